@@ -1,0 +1,34 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   - virtual environment, install, find near-duplicates in the Python standard library
+#   make test   - virtual environment, install with test extras, ruff, the whole pytest suite
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STDLIB := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['stdlib'])")
+
+.PHONY: venv demo test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	$(VENV)/bin/neardup find "$(STDLIB)" --include "*.py" --exclude "*/site-packages/*" \
+	    --shingle word --ngram 5 --threshold 0.8 --out out/stdlib --top 10
+
+lint: venv
+	$(VENV)/bin/ruff check neardup tests bench
+
+test: lint
+	$(PY) -m pytest -q
+
+bench: venv
+	$(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) bench/bench_core.py
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache
