@@ -1,0 +1,297 @@
+"""Shingling: documents become sets of hashed shingles, stored column-wise (CSR).
+
+A shingle is k consecutive characters (``kind="char"``) or n consecutive tokens
+(``kind="word"``, or the tokens of any tokenizer plugged in through ``tokenize``).
+Each shingle is hashed to a 64-bit integer by a rolling mix over its tokens and
+kept as 32 or 64 bits. A document's shingle set is the sorted, unique array of
+those hashes; all documents together are one :class:`ShingleSets`:
+``offsets`` (int64[n + 1]) and ``values`` (uint32 or uint64), document ``d``
+owning ``values[offsets[d]:offsets[d + 1]]``.
+
+Hashing runs in numba kernels over code-point arrays: Python touches each
+document once (normalize, tokenize with a regular expression), never each
+shingle. A document shorter than one shingle (fewer than k characters or n
+tokens, but not empty) becomes a single shingle of all it has, so short strings
+are still comparable. Hash collisions between distinct shingles happen with
+probability about S^2 / 2^33 for 32-bit values (S distinct shingles); each
+collision can only raise a Jaccard similarity by about 1/|A ∪ B|.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+SHINGLE_KINDS = ("char", "word")
+HASH_BITS = (32, 64)
+WORD_PATTERN = re.compile(r"\w+")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class ShingleSets:
+    """Shingle sets of n documents in CSR form.
+
+    ``values[offsets[d]:offsets[d + 1]]`` is document d's set: sorted, unique.
+    """
+
+    offsets: np.ndarray  # int64[n + 1]
+    values: np.ndarray  # uint32 or uint64, sorted and unique within each document
+
+    def __post_init__(self) -> None:
+        if self.offsets.ndim != 1 or self.offsets.size == 0:
+            raise ValueError("offsets must be a 1-d array of length n + 1")
+        if int(self.offsets[-1]) != self.values.size:
+            raise ValueError(
+                f"offsets end at {int(self.offsets[-1])} but there are {self.values.size} values"
+            )
+
+    @property
+    def n(self) -> int:
+        return self.offsets.size - 1
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def get(self, d: int) -> np.ndarray:
+        return self.values[self.offsets[d] : self.offsets[d + 1]]
+
+    def subset(self, index: np.ndarray) -> ShingleSets:
+        """The sets of the documents at ``index``, in that order."""
+        index = np.asarray(index, dtype=np.int64)
+        sizes = self.sizes[index]
+        offsets = np.zeros(index.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        values = np.empty(int(offsets[-1]), dtype=self.values.dtype)
+        _gather_segments(self.offsets, self.values, index, offsets, values)
+        return ShingleSets(offsets, values)
+
+    @staticmethod
+    def from_sets(sets: Iterable[Iterable[int]], dtype=np.uint64) -> ShingleSets:
+        """Build from Python iterables of integers (tests, small inputs)."""
+        arrays = [np.unique(np.asarray(list(s), dtype=dtype)) for s in sets]
+        offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+        np.cumsum([a.size for a in arrays], out=offsets[1:])
+        values = np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
+        return ShingleSets(offsets, values.astype(dtype, copy=False))
+
+    @staticmethod
+    def concat(parts: Sequence[ShingleSets]) -> ShingleSets:
+        if not parts:
+            return ShingleSets(np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint32))
+        sizes = np.concatenate([p.sizes for p in parts])
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return ShingleSets(offsets, np.concatenate([p.values for p in parts]))
+
+
+def normalize_light(text: str) -> str:
+    """The default normalization: Unicode NFKC, case folding, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def word_tokens(text: str) -> list[str]:
+    """Words: maximal runs of Unicode letters, digits and underscores."""
+    return WORD_PATTERN.findall(text)
+
+
+@dataclass(frozen=True)
+class ShingleOptions:
+    """How documents become shingle sets.
+
+    kind: "char" (k consecutive characters) or "word" (n consecutive tokens).
+    size: k or n.
+    hash_bits: 32 or 64; 32 halves memory, collisions stay negligible below ~10^8 shingles.
+    normalize: text -> text before tokenizing (default: NFKC, casefold, collapse spaces);
+        None keeps text as is.
+    tokenize: text -> list of tokens for kind "word" (default: \\w+ runs). Code
+        tokenizers and cleaning chains plug in here.
+    seed: seeds the shingle hash; sets built with different seeds are not comparable.
+    """
+
+    kind: str = "char"
+    size: int = 5
+    hash_bits: int = 32
+    normalize: Callable[[str], str] | None = normalize_light
+    tokenize: Callable[[str], list[str]] | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in SHINGLE_KINDS:
+            raise ValueError(f"shingle kind must be one of {SHINGLE_KINDS}, got {self.kind!r}")
+        if not isinstance(self.size, int) or self.size < 1:
+            raise ValueError(f"shingle size must be a positive integer, got {self.size!r}")
+        if self.hash_bits not in HASH_BITS:
+            raise ValueError(f"hash_bits must be 32 or 64, got {self.hash_bits!r}")
+
+
+def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> ShingleSets:
+    """Shingle sets of ``texts``, one per text, in order."""
+    options = options or ShingleOptions()
+    normalize = options.normalize
+    if normalize is not None:
+        texts = [normalize(t) for t in texts]
+    if options.kind == "char":
+        token_values, token_offsets = _code_points(texts)
+    else:
+        tokenize = options.tokenize or word_tokens
+        token_values, token_offsets = hash_tokens([tokenize(t) for t in texts], options.seed)
+    return shingle_token_arrays(
+        token_values, token_offsets, options.size, options.hash_bits, options.seed
+    )
+
+
+def hash_tokens(token_lists: Sequence[Sequence[str]], seed: int = 0):
+    """Hash every token of every document in bulk.
+
+    Returns (token_hashes uint64[T], offsets int64[n + 1]) in CSR form. Python
+    joins each document's tokens once; the per-token hashing runs in numba over
+    the code points of the joined text.
+    """
+    doc_counts = np.fromiter((len(toks) for toks in token_lists), dtype=np.int64,
+                             count=len(token_lists))
+    doc_offsets = np.zeros(len(token_lists) + 1, dtype=np.int64)
+    np.cumsum(doc_counts, out=doc_offsets[1:])
+    flat = [tok for toks in token_lists for tok in toks]
+    lengths = np.fromiter(map(len, flat), dtype=np.int64, count=len(flat))
+    tok_offsets = np.zeros(len(flat) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=tok_offsets[1:])
+    code_points = np.frombuffer("".join(flat).encode("utf-32-le"), dtype=np.uint32)
+    hashes = _hash_segments(code_points, tok_offsets, np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
+    return hashes, doc_offsets
+
+
+def shingle_token_arrays(
+    token_values: np.ndarray,
+    token_offsets: np.ndarray,
+    size: int,
+    hash_bits: int = 32,
+    seed: int = 0,
+) -> ShingleSets:
+    """Shingle sets from tokens already as integers (CSR): n-gram hash, sort, unique."""
+    seed64 = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
+    raw, raw_offsets = _ngram_hashes(
+        token_values.astype(np.uint64, copy=False), token_offsets, size, seed64
+    )
+    if hash_bits == 32:
+        raw = (raw >> np.uint64(32)).astype(np.uint32)
+    counts = _sort_unique_segments(raw, raw_offsets)
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    values = np.empty(int(offsets[-1]), dtype=raw.dtype)
+    _compact_segments(raw, raw_offsets, offsets, values)
+    return ShingleSets(offsets, values)
+
+
+def _code_points(texts: Sequence[str]):
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    code_points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+    return code_points.astype(np.uint64), offsets
+
+
+# ---------------------------------------------------------------- numba kernels
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@nb.njit(inline="always")
+def mix64(z):
+    """splitmix64's finalizer: a bijection on 64 bits with full avalanche."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@nb.njit(cache=True)
+def _hash_segments(code_points, offsets, seed):
+    n = offsets.size - 1
+    out = np.empty(n, dtype=np.uint64)
+    for t in range(n):
+        h = mix64(seed ^ _GOLDEN)
+        for p in range(offsets[t], offsets[t + 1]):
+            h = mix64(h + np.uint64(code_points[p]) * _GOLDEN + np.uint64(1))
+        out[t] = h
+    return out
+
+
+@nb.njit(cache=True)
+def _ngram_hashes(tokens, offsets, size, seed):
+    n = offsets.size - 1
+    counts = np.empty(n, dtype=np.int64)
+    for d in range(n):
+        length = offsets[d + 1] - offsets[d]
+        if length == 0:
+            counts[d] = 0
+        elif length < size:
+            counts[d] = 1
+        else:
+            counts[d] = length - size + 1
+    out_offsets = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):
+        out_offsets[d + 1] = out_offsets[d] + counts[d]
+    out = np.empty(out_offsets[n], dtype=np.uint64)
+    start = mix64(seed ^ np.uint64(0x632BE59BD9B4E019))
+    for d in range(n):
+        lo = offsets[d]
+        width = min(size, offsets[d + 1] - lo)
+        for s in range(counts[d]):
+            h = start
+            for p in range(lo + s, lo + s + width):
+                h = mix64(h + tokens[p] * _GOLDEN + np.uint64(1))
+            out[out_offsets[d] + s] = h
+    return out, out_offsets
+
+
+@nb.njit(cache=True, parallel=True)
+def _sort_unique_segments(values, offsets):
+    n = offsets.size - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for d in nb.prange(n):
+        lo, hi = offsets[d], offsets[d + 1]
+        if hi == lo:
+            continue
+        values[lo:hi] = np.sort(values[lo:hi])
+        c = 1
+        for p in range(lo + 1, hi):
+            if values[p] != values[p - 1]:
+                c += 1
+        counts[d] = c
+    return counts
+
+
+@nb.njit(cache=True, parallel=True)
+def _compact_segments(values, offsets, new_offsets, out):
+    n = offsets.size - 1
+    for d in nb.prange(n):
+        lo, hi = offsets[d], offsets[d + 1]
+        if hi == lo:
+            continue
+        w = new_offsets[d]
+        out[w] = values[lo]
+        w += 1
+        for p in range(lo + 1, hi):
+            if values[p] != values[p - 1]:
+                out[w] = values[p]
+                w += 1
+
+
+@nb.njit(cache=True, parallel=True)
+def _gather_segments(offsets, values, index, new_offsets, out):
+    for k in nb.prange(index.size):
+        d = index[k]
+        lo = offsets[d]
+        w = new_offsets[k]
+        for p in range(offsets[d + 1] - lo):
+            out[w + p] = values[lo + p]
