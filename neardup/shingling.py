@@ -30,7 +30,6 @@ import numpy as np
 SHINGLE_KINDS = ("char", "word")
 HASH_BITS = (32, 64)
 WORD_PATTERN = re.compile(r"\w+")
-_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,7 @@ class ShingleSets:
 def normalize_light(text: str) -> str:
     """The default normalization: Unicode NFKC, case folding, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    return _WHITESPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def word_tokens(text: str) -> list[str]:
@@ -295,3 +294,23 @@ def _gather_segments(offsets, values, index, new_offsets, out):
         w = new_offsets[k]
         for p in range(offsets[d + 1] - lo):
             out[w + p] = values[lo + p]
+
+
+def set_fingerprints(sets: ShingleSets, seed: int = 0) -> np.ndarray:
+    """uint64[n]: a hash of each whole set, equal for identical sets.
+
+    Different sets collide with probability 2^-64 per pair; callers that must be
+    exact confirm a match with the sets themselves.
+    """
+    out = np.empty(sets.n, dtype=np.uint64)
+    _fingerprints(sets.offsets, sets.values, np.uint64(seed & 0xFFFFFFFFFFFFFFFF), out)
+    return out
+
+
+@nb.njit(cache=True, parallel=True)
+def _fingerprints(offsets, values, seed, out):
+    for d in nb.prange(offsets.size - 1):
+        h = mix64(seed ^ np.uint64(offsets[d + 1] - offsets[d]))
+        for p in range(offsets[d], offsets[d + 1]):
+            h = mix64(h + np.uint64(values[p]) * _GOLDEN + np.uint64(1))
+        out[d] = h

@@ -1,0 +1,302 @@
+"""The local engine: documents → shingle sets → signatures → candidates → pairs → clusters.
+
+Each stage is a function of arrays in its own module (shingling, minhash, lsh,
+verify, cluster); this module only composes them, so another engine (Spark)
+can call the same functions on partitions and get the same results.
+
+What is exact and what is estimated:
+- a reported pair's ``jaccard`` is exact (computed from the shingle sets);
+  with ``verify=True`` (the default) every reported pair has jaccard ≥ t;
+- ``estimate`` is the MinHash estimate, error about sqrt(J(1-J)/K);
+- which pairs are found is probabilistic: a pair of similarity s is a
+  candidate with probability P(s) = 1 - (1 - s^r)^b (see :mod:`neardup.lsh`),
+  except identical sets, which are grouped exactly before LSH and always found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
+
+import numpy as np
+import pyarrow as pa
+
+from . import cluster, lsh, minhash, verify
+from .progress import StageTimer
+from .shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle
+
+SHINGLE_BATCH = 20_000
+
+
+@dataclass(frozen=True)
+class FindConfig:
+    """Every option of a run, checked once here.
+
+    threshold: report pairs with exact Jaccard ≥ threshold (and tune LSH for it).
+    num_perm: K, minima per signature. seed: seeds the MinHash family.
+    shingle_kind, shingle_size, hash_bits: see :class:`~neardup.shingling.ShingleOptions`.
+    min_shingles: documents with fewer shingles are set aside (reported, never paired).
+    bands, rows: force b × r instead of the optimized choice; weights: (w_fp, w_fn).
+    bits: keep b low bits of each minimum (b-bit MinHash), None keeps 32.
+    max_bucket, bucket_policy: see :func:`~neardup.lsh.candidate_pairs`.
+    verify: if False, report every candidate with its estimate and exact Jaccard.
+    representative: "first", "longest", "shortest" (by text length) or "field".
+    """
+
+    threshold: float = 0.8
+    num_perm: int = 128
+    seed: int = 1
+    shingle_kind: str = "char"
+    shingle_size: int = 5
+    hash_bits: int = 32
+    min_shingles: int = 5
+    bands: int | None = None
+    rows: int | None = None
+    weights: tuple[float, float] = lsh.DEFAULT_WEIGHTS
+    bits: int | None = None
+    max_bucket: int = 1000
+    bucket_policy: str = "star"
+    verify: bool = True
+    representative: str = "first"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.threshold, (int, float)) or not 0.0 < self.threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
+        if not isinstance(self.num_perm, int) or not 1 <= self.num_perm <= 4096:
+            raise ValueError(f"num_perm must be an integer in 1..4096, got {self.num_perm!r}")
+        if not isinstance(self.min_shingles, int) or self.min_shingles < 1:
+            raise ValueError(f"min_shingles must be a positive integer, got {self.min_shingles!r}")
+        if self.bits is not None and not 1 <= self.bits <= 16:
+            raise ValueError(f"bits must be between 1 and 16, got {self.bits!r}")
+        if self.bucket_policy not in lsh.BUCKET_POLICIES:
+            raise ValueError(f"bucket_policy must be one of {lsh.BUCKET_POLICIES}, "
+                             f"got {self.bucket_policy!r}")
+        if self.representative not in cluster.REPRESENTATIVE_POLICIES:
+            raise ValueError(f"representative must be one of {cluster.REPRESENTATIVE_POLICIES},"
+                             f" got {self.representative!r}")
+        self.shingle_options()  # validates kind, size, hash_bits
+        self.band_plan()  # validates bands, rows
+
+    def shingle_options(self, **plugins) -> ShingleOptions:
+        return ShingleOptions(kind=self.shingle_kind, size=self.shingle_size,
+                              hash_bits=self.hash_bits, **plugins)
+
+    def band_plan(self) -> lsh.BandPlan:
+        return lsh.choose_bands(self.threshold, self.num_perm, weights=self.weights,
+                                bands=self.bands, rows=self.rows)
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_options(cls, **options) -> FindConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown option(s) {unknown}; known: {sorted(known)}")
+        return cls(**options)
+
+
+@dataclass
+class FindResult:
+    """What a run found, as columns indexed by document number (input order)."""
+
+    ids: list[str]
+    config: FindConfig
+    plan: lsh.BandPlan
+    shingle_counts: np.ndarray  # int64[n]
+    status: np.ndarray  # object[n]: "ok" or "too few shingles"
+    pair_i: np.ndarray  # int64, i < j
+    pair_j: np.ndarray
+    estimate: np.ndarray  # float64, MinHash estimate (1.0 for identical sets)
+    jaccard: np.ndarray  # float64, exact
+    labels: np.ndarray  # int64[n], smallest document index in the cluster
+    representative: np.ndarray  # bool[n]
+    counts: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    read_report: dict | None = None
+    sets: ShingleSets | None = None
+    signatures: minhash.Signatures | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def removable(self) -> np.ndarray:
+        """bool[n]: documents that have a near-duplicate kept in their place."""
+        return ~self.representative
+
+    def pairs_table(self) -> pa.Table:
+        ids = np.asarray(self.ids, dtype=object)
+        return pa.table({
+            "id_a": pa.array(ids[self.pair_i].tolist(), pa.string()),
+            "id_b": pa.array(ids[self.pair_j].tolist(), pa.string()),
+            "jaccard": self.jaccard.round(6),
+            "estimate": self.estimate.round(6),
+            "doc_a": self.pair_i,
+            "doc_b": self.pair_j,
+        })
+
+    def clusters_table(self, include_singletons: bool = False) -> pa.Table:
+        """One row per document in a cluster of two or more, largest clusters first."""
+        sizes = np.bincount(self.labels, minlength=self.n)[self.labels]
+        members = np.arange(self.n) if include_singletons else np.flatnonzero(sizes > 1)
+        order = np.lexsort((members, self.labels[members], -sizes[members]))
+        members = members[order]
+        ids = np.asarray(self.ids, dtype=object)
+        return pa.table({
+            "cluster": pa.array(ids[self.labels[members]].tolist(), pa.string()),
+            "id": pa.array(ids[members].tolist(), pa.string()),
+            "cluster_size": sizes[members],
+            "representative": self.representative[members],
+            "shingles": self.shingle_counts[members],
+            "doc": members,
+        })
+
+    def summary(self) -> dict:
+        """Counts, parameters and the band plan; deterministic (no timings)."""
+        return {"counts": self.counts, "config": self.config.as_dict(),
+                "plan": self.plan.as_dict(), "read": self.read_report}
+
+
+def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
+               config: FindConfig | None = None, *, quiet: bool = True,
+               normalize=None, tokenize=None, keep_arrays: bool = False,
+               representative_key=None, **options) -> FindResult:
+    """Near-duplicate pairs and clusters among ``texts`` (the library's core call).
+
+    ``options`` are :class:`FindConfig` fields; ``normalize``/``tokenize`` plug
+    cleaners and tokenizers into the shingler (default: light normalization, words).
+    ``representative_key`` ranks documents for the "field" policy (default for
+    "longest"/"shortest": text length).
+    """
+    config = config or FindConfig.from_options(**options)
+    ids = [str(k + 1) for k in range(len(texts))] if ids is None else [str(x) for x in ids]
+    if len(ids) != len(texts):
+        raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
+    timer = StageTimer(quiet)
+    plugins = {"tokenize": tokenize}
+    if normalize is not None:
+        plugins["normalize"] = normalize
+    options_ = config.shingle_options(**plugins)
+    with timer.stage("shingle", f"{len(texts):,} documents"):
+        sets = shingle_in_batches(texts, options_, timer)
+    if representative_key is None:
+        representative_key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    return find_sets(sets, ids, config, timer=timer, representative_key=representative_key,
+                     keep_arrays=keep_arrays)
+
+
+def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
+                       timer: StageTimer | None = None) -> ShingleSets:
+    """:func:`~neardup.shingling.shingle` over batches, bounding the temporary memory."""
+    starts = range(0, len(texts), SHINGLE_BATCH)
+    if timer is not None and len(starts) > 1:
+        starts = timer.bar(starts, total=len(starts), desc="shingle")
+    return ShingleSets.concat([shingle(texts[s:s + SHINGLE_BATCH], options) for s in starts])
+
+
+def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
+              timer: StageTimer | None = None, representative_key=None,
+              keep_arrays: bool = False) -> FindResult:
+    """The pipeline from shingle sets on: group, sign, band, verify, cluster."""
+    timer = timer or StageTimer(quiet=True)
+    n = sets.n
+    plan = config.band_plan()
+    sizes = sets.sizes
+    usable = np.flatnonzero(sizes >= config.min_shingles)
+
+    with timer.stage("group identical sets"):
+        group_first, copies_of, copies = identical_groups(sets, usable, config.seed)
+
+    with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
+        signatures = minhash.minhash(sets.subset(group_first), config.num_perm, config.seed)
+        if config.bits is not None:
+            signatures = signatures.b_bit(config.bits)
+
+    with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
+        keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+        ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
+                                                   policy=config.bucket_policy)
+
+    with timer.stage("verify", f"{ci.size:,} candidates"):
+        doc_i, doc_j = group_first[ci], group_first[cj]
+        jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
+        estimate = signatures.estimate(ci, cj)
+        if config.verify:
+            real = jaccard >= config.threshold
+            doc_i, doc_j, jaccard, estimate = (doc_i[real], doc_j[real], jaccard[real],
+                                               estimate[real])
+
+    with timer.stage("cluster"):
+        pair_i = np.concatenate([doc_i, copies_of])
+        pair_j = np.concatenate([doc_j, copies])
+        ones = np.ones(copies.size)
+        jaccard = np.concatenate([jaccard, ones])
+        estimate = np.concatenate([estimate, ones])
+        order = np.lexsort((pair_j, pair_i))
+        pair_i, pair_j, jaccard, estimate = (pair_i[order], pair_j[order], jaccard[order],
+                                             estimate[order])
+        labels = cluster.cluster_labels(n, pair_i, pair_j)
+        key = None
+        if config.representative in ("longest", "shortest"):
+            key = sizes if representative_key is None else representative_key
+        elif config.representative == "field":
+            if representative_key is None:
+                raise ValueError("representative='field' needs a field value per document")
+            key = representative_key
+        representative = cluster.choose_representatives(labels, config.representative, key)
+
+    status = np.full(n, "ok", dtype=object)
+    status[sizes < config.min_shingles] = "too few shingles"
+    cluster_sizes = np.bincount(labels, minlength=n)
+    counts = {
+        "documents": n,
+        "too_few_shingles": int(n - usable.size),
+        "shingled": int(usable.size),
+        "shingles": int(sizes[usable].sum()),
+        "distinct_sets": int(group_first.size),
+        "identical_copies": int(copies.size),
+        "candidates": int(ci.size),
+        "pairs": int(pair_i.size),
+        "near_duplicate_pairs": int(pair_i.size - copies.size),
+        "clusters": int((cluster_sizes > 1).sum()),
+        "documents_in_clusters": int(cluster_sizes[cluster_sizes > 1].sum()),
+        "removable": int(n - representative.sum()),
+        "buckets": bucket_stats.as_dict(),
+    }
+    return FindResult(
+        ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
+        pair_i=pair_i, pair_j=pair_j, estimate=estimate, jaccard=jaccard, labels=labels,
+        representative=representative, counts=counts, seconds=dict(timer.seconds),
+        sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
+    )
+
+
+def identical_groups(sets: ShingleSets, usable: np.ndarray, seed: int = 0):
+    """Group the ``usable`` documents whose shingle sets are identical.
+
+    Returns (group_first, copies_of, copies): the first document of each distinct
+    set (ascending), and for every other member of a group the pair (its group's
+    first document, the member). Matches of the fingerprint are confirmed on the
+    sets, so a hash collision can never merge different sets.
+    """
+    usable = np.asarray(usable, dtype=np.int64)
+    if usable.size == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty.copy(), empty.copy()
+    prints = set_fingerprints(sets, seed)[usable]
+    _, first_index, inverse = np.unique(prints, return_index=True, return_inverse=True)
+    first_of = usable[first_index][inverse]  # each usable doc's group head
+    member = first_of != usable
+    copies_of, copies = first_of[member], usable[member]
+    confirmed = verify.exact_jaccard(sets, copies_of, copies) == 1.0
+    if not confirmed.all():  # a fingerprint collision: the member stands on its own
+        copies_of, copies = copies_of[confirmed], copies[confirmed]
+    group_first = np.setdiff1d(usable, copies, assume_unique=True)
+    return group_first, copies_of, copies
+
+
+def with_options(config: FindConfig, **changes) -> FindConfig:
+    return replace(config, **changes)

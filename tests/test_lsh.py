@@ -1,0 +1,90 @@
+import numpy as np
+import pytest
+
+from neardup.lsh import (
+    band_keys,
+    candidate_pairs,
+    choose_bands,
+    false_negative_area,
+    s_curve,
+    steep_point,
+)
+from neardup.minhash import minhash
+from neardup.shingling import ShingleSets
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8, 0.9])
+@pytest.mark.parametrize("num_perm", [48, 128])
+def test_chosen_bands_fit_and_put_the_steep_point_below_the_threshold(threshold, num_perm):
+    plan = choose_bands(threshold, num_perm)
+    assert plan.bands * plan.rows <= num_perm
+    assert plan.steep_point < threshold
+    # fewer misses than an even-weighted choice (datasketch's default weights)
+    even = choose_bands(threshold, num_perm, weights=(0.5, 0.5))
+    assert plan.fn_area <= even.fn_area
+
+
+def test_user_bands_are_kept_and_checked():
+    plan = choose_bands(0.5, 48, bands=16, rows=3)
+    assert (plan.bands, plan.rows, plan.chosen) == (16, 3, "user")
+    assert abs(plan.steep_point - steep_point(16, 3)) < 1e-12
+    with pytest.raises(ValueError, match="fit"):
+        choose_bands(0.5, 48, bands=16, rows=4)
+    with pytest.raises(ValueError, match="threshold"):
+        choose_bands(1.5, 48)
+
+
+def test_s_curve_matches_the_article():
+    # Go tree article: 12 bands of 4 rows: P(0.8) = 0.998, P(0.2) = 0.019
+    assert round(float(s_curve(0.8, 12, 4)), 3) == 0.998
+    assert round(float(s_curve(0.2, 12, 4)), 3) == 0.019
+    assert false_negative_area(0.5, 16, 3) < false_negative_area(0.5, 12, 4)
+
+
+def _planted_pairs(rng, similarity, count, size=200):
+    sets = []
+    common = int(round(2 * size * similarity / (1 + similarity)))
+    only = size - common
+    for _ in range(count):
+        base = rng.choice(10**9, size=common + 2 * only, replace=False)
+        sets += [base[: common + only], np.concatenate([base[:common], base[common + only:]])]
+    return ShingleSets.from_sets(sets), common / (common + 2 * only)
+
+
+@pytest.mark.parametrize("similarity", [0.3, 0.5, 0.7, 0.9])
+def test_candidate_rate_of_planted_pairs_follows_the_s_curve(similarity):
+    rng = np.random.default_rng(int(similarity * 100))
+    count, bands, rows = 400, 20, 5
+    sets, exact = _planted_pairs(rng, similarity, count)
+    sig = minhash(sets, bands * rows, seed=17)
+    i, j, _ = candidate_pairs(band_keys(sig.matrix, bands, rows))
+    planted = set(zip(range(0, 2 * count, 2), range(1, 2 * count, 2)))
+    rate = len(planted & set(zip(i.tolist(), j.tolist()))) / count
+    p = float(s_curve(exact, bands, rows))
+    sigma = np.sqrt(p * (1 - p) / count)
+    assert abs(rate - p) <= 4 * sigma + 0.01
+
+
+def test_candidates_are_unique_sorted_and_from_shared_keys():
+    keys = np.array([[1, 7], [1, 8], [2, 7], [3, 9], [1, 9]], dtype=np.uint64)
+    i, j, stats = candidate_pairs(keys)
+    assert list(zip(i.tolist(), j.tolist())) == [(0, 1), (0, 2), (0, 4), (1, 4), (3, 4)]
+    assert stats.largest_bucket == 3 and stats.buckets_over_limit == 0
+
+
+def test_oversized_bucket_policies():
+    keys = np.zeros((50, 1), dtype=np.uint64)  # one bucket of 50: 1225 pairs in full
+    i, j, stats = candidate_pairs(keys, max_bucket=10, policy="star")
+    assert i.size == 49 and set(i.tolist()) == {0}
+    assert stats.buckets_over_limit == 1 and stats.pairs_avoided == 1225 - 49
+    i, j, stats = candidate_pairs(keys, max_bucket=10, policy="skip")
+    assert i.size == 0 and stats.pairs_avoided == 1225
+    i, j, _ = candidate_pairs(keys, max_bucket=50)
+    assert i.size == 1225
+    with pytest.raises(ValueError, match="policy"):
+        candidate_pairs(keys, policy="explode")
+
+
+def test_describe_shows_formula_steep_point_and_table():
+    text = choose_bands(0.8, 128).describe()
+    assert "P(s) = 1 - (1 - s^" in text and "steep point" in text and "0.50" in text

@@ -1,0 +1,96 @@
+import numpy as np
+import pytest
+
+from neardup.pipeline import FindConfig, find_texts
+from neardup.synthetic import brute_force_pairs, planted_corpus
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return planted_corpus(3000, dup_fraction=0.08, similarity=(0.4, 1.0), exact_copies=30,
+                          seed=5)
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.8])
+def test_recall_and_precision_against_brute_force(corpus, threshold):
+    result = find_texts(corpus.texts, corpus.ids, shingle_kind="word", shingle_size=1,
+                        threshold=threshold, keep_arrays=True)
+    bi, bj, bjac = brute_force_pairs(result.sets, threshold)
+    truth = dict(zip(zip(bi.tolist(), bj.tolist()), bjac.tolist()))
+    found = dict(zip(zip(result.pair_i.tolist(), result.pair_j.tolist()),
+                     result.jaccard.tolist()))
+    # precision 1.0: every reported pair is real, with its exact Jaccard
+    assert set(found) <= set(truth)
+    assert all(abs(found[p] - truth[p]) < 1e-9 for p in found)
+    # recall >= 0.99 for the pairs well above the threshold; identical copies always found
+    clear = {p for p, jac in truth.items() if jac >= threshold + 0.1}
+    assert len(clear) > 50
+    assert len(clear & set(found)) / len(clear) >= 0.99
+    # identical copies (linked to the first of their group) are always reported
+    assert result.counts["identical_copies"] >= 30
+
+
+def test_identical_copies_are_grouped_before_lsh_and_form_one_cluster():
+    texts = ["the same job advert, posted again and again by one agency"] * 1600 + [
+        "a different text entirely, about the weather in spring"]
+    result = find_texts(texts, threshold=0.8)
+    assert result.counts["distinct_sets"] == 2
+    assert result.counts["candidates"] == 0  # no LSH work for the copies
+    assert result.counts["clusters"] == 1
+    assert result.counts["documents_in_clusters"] == 1600
+    assert result.counts["removable"] == 1599
+    assert result.representative[0] and not result.representative[1:1600].any()
+    assert result.pair_i.size == 1599 and np.all(result.jaccard == 1.0)
+
+
+def test_empty_and_tiny_documents_are_set_aside_and_never_match():
+    texts = ["", "", "   ", "ab", "ab", "a real document with enough characters in it"]
+    result = find_texts(texts, threshold=0.5, min_shingles=5)
+    assert result.counts["too_few_shingles"] == 5
+    assert result.pair_i.size == 0
+    assert list(result.status[:5]) == ["too few shingles"] * 5
+    assert result.counts["documents"] == (result.counts["shingled"]
+                                          + result.counts["too_few_shingles"])
+
+
+def test_same_input_same_seed_same_output(corpus, tmp_path):
+    from neardup.sinks import write_result
+
+    outputs = []
+    for run in range(2):
+        result = find_texts(corpus.texts[:800], corpus.ids[:800], threshold=0.6)
+        paths = write_result(result, tmp_path / f"run{run}", "parquet")
+        outputs.append({k: p.read_bytes() for k, p in paths.items() if k != "timings"})
+    assert outputs[0] == outputs[1]
+
+
+def test_no_verify_reports_candidates_below_the_threshold(corpus):
+    kwargs = dict(shingle_kind="word", shingle_size=1, threshold=0.9)
+    verified = find_texts(corpus.texts, corpus.ids, **kwargs)
+    unverified = find_texts(corpus.texts, corpus.ids, verify=False, **kwargs)
+    assert np.all(verified.jaccard >= 0.9)
+    assert unverified.pair_i.size >= verified.pair_i.size
+    assert unverified.jaccard.min() < 0.9
+
+
+def test_b_bit_signatures_find_the_same_clear_pairs(corpus):
+    kwargs = dict(shingle_kind="word", shingle_size=1, threshold=0.7)
+    full = find_texts(corpus.texts, corpus.ids, **kwargs)
+    low = find_texts(corpus.texts, corpus.ids, bits=16, **kwargs)
+    clear_full = set(zip(full.pair_i[full.jaccard > 0.8].tolist(),
+                         full.pair_j[full.jaccard > 0.8].tolist()))
+    clear_low = set(zip(low.pair_i.tolist(), low.pair_j.tolist()))
+    assert clear_full <= clear_low
+
+
+def test_config_is_checked_at_the_door():
+    with pytest.raises(ValueError, match="threshold"):
+        FindConfig(threshold=0)
+    with pytest.raises(ValueError, match="num_perm"):
+        FindConfig(num_perm=0)
+    with pytest.raises(ValueError, match="bucket_policy"):
+        FindConfig(bucket_policy="all")
+    with pytest.raises(ValueError, match="unknown option"):
+        FindConfig.from_options(treshold=0.5)
+    with pytest.raises(ValueError, match="fit"):
+        FindConfig(num_perm=16, bands=8, rows=4)
