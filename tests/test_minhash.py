@@ -8,7 +8,7 @@ from neardup.shingling import ShingleSets
 def _pairs_with_known_jaccard(rng, count, size=300):
     """Pairs of integer sets whose exact Jaccard is known, over many similarities."""
     sets, truth = [], []
-    for k in range(count):
+    for _ in range(count):
         common = int(rng.integers(0, size))
         only = size - common
         base = rng.choice(10**9, size=common + 2 * only, replace=False)
