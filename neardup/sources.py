@@ -171,7 +171,8 @@ class _DocumentsBuilder:
         self.id_uses: dict[str, int] = {}
 
     def add(self, source: int, record: int, doc_id: str, text: str,
-            display: str, location: str) -> None:
+            display: str, unit: str, number: int) -> None:
+        """Append one document; ``unit number`` ("line 3", "row 2") locates it for messages."""
         uses = self.id_uses.get(doc_id, 0)
         self.id_uses[doc_id] = uses + 1
         if uses:
@@ -181,13 +182,28 @@ class _DocumentsBuilder:
                 renamed = f"{doc_id}#{uses}"
             self.id_uses[renamed] = 1
             reason = f"duplicate id {doc_id!r} (renamed to {renamed!r})"
-            self.report._note(display, location, reason)
+            self.report._note(display, f"{unit} {number}" if unit else "", reason)
             doc_id = renamed
         self.ids.append(doc_id)
         self.texts.append(text)
         self.source.append(source)
         self.record.append(record)
         self.report.processed += 1
+
+    def extend(self, source: int, records: list[int], ids: list[str], texts: list[str],
+               display: str, unit: str) -> None:
+        """Append many documents; one set operation when no id repeats (the usual case)."""
+        new_ids = dict.fromkeys(ids, 1)
+        if len(new_ids) != len(ids) or not self.id_uses.keys().isdisjoint(new_ids):
+            for record, doc_id, text in zip(records, ids, texts, strict=True):
+                self.add(source, record, doc_id, text, display, unit, record + 1)
+            return
+        self.id_uses.update(new_ids)
+        self.ids.extend(ids)
+        self.texts.extend(texts)
+        self.source.extend([source] * len(ids))
+        self.record.extend(records)
+        self.report.processed += len(ids)
 
     def build(self, inputs: list[InputSource]) -> Documents:
         return Documents(
@@ -393,8 +409,8 @@ class _ReadContext:
     id_field: str | None
     id_prefix: str
 
-    def add(self, record: int, doc_id: str, text: str, location: str) -> None:
-        self.builder.add(self.index, record, doc_id, text, self.src.display, location)
+    def add(self, record: int, doc_id: str, text: str, unit: str, number: int) -> None:
+        self.builder.add(self.index, record, doc_id, text, self.src.display, unit, number)
 
 
 # ---------------------------------------------------------------- directories
@@ -431,7 +447,7 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> None:
         except UnicodeDecodeError:
             report._skip(path, "", ctx.not_decodable)
             continue
-        ctx.add(record, ctx.id_prefix + rel, text, "")
+        ctx.add(record, ctx.id_prefix + rel, text, "", 0)
 
 
 def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[str, str]]:
@@ -486,34 +502,49 @@ def _matches_any(rel: str, root_name: str, patterns: Sequence[str]) -> bool:
 
 
 def _read_lines(ctx: _ReadContext) -> None:
-    report, display = ctx.report, ctx.src.display
-    with _open_binary(ctx.src) as f:
-        for record, raw in enumerate(f):
-            report.records_seen += 1
-            location = f"line {record + 1}"
-            try:
-                text = _decode_line(raw, record, ctx.src.encoding)
-            except UnicodeDecodeError:
-                report._skip(display, location, ctx.not_decodable)
-                continue
-            text = _strip_line_ending(text)
-            if not text.strip():
-                report._skip(display, location, "empty line")
-                continue
-            ctx.add(record, f"{ctx.id_prefix}{record + 1}", text, location)
+    """Lines in bulk: one decode for the whole input when it is clean, per line when not."""
+    src, report, display = ctx.src, ctx.report, ctx.src.display
+    if src.data is not None:
+        data = src.data
+    else:
+        with open(src.given, "rb") as f:
+            data = f.read()
+    raws = data.split(b"\n")
+    if raws[-1] == b"":
+        raws.pop()  # the final line ending does not start another line
+    try:
+        lines: list[str | None] = data.decode(src.encoding).removeprefix("\ufeff").split("\n")
+        if lines[-1] == "":
+            lines.pop()
+    except UnicodeDecodeError:
+        lines = [_decode_line_or_none(raw, record, src.encoding) for record, raw in enumerate(raws)]
+    report.records_seen += len(lines)
+    records, texts = [], []
+    for record, line in enumerate(lines):
+        if line is None:
+            report._skip(display, f"line {record + 1}", ctx.not_decodable)
+            continue
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.isspace():
+            report._skip(display, f"line {record + 1}", "empty line")
+            continue
+        records.append(record)
+        texts.append(line)
+    ids = [f"{ctx.id_prefix}{record + 1}" for record in records]
+    ctx.builder.extend(ctx.index, records, ids, texts, display, "line")
+
+
+def _decode_line_or_none(raw: bytes, record: int, encoding: str) -> str | None:
+    try:
+        return _decode_line(raw, record, encoding)
+    except UnicodeDecodeError:
+        return None
 
 
 def _decode_line(raw: bytes, record: int, encoding: str) -> str:
     text = raw.decode(encoding)
     return text.removeprefix("\ufeff") if record == 0 else text  # byte-order mark
-
-
-def _strip_line_ending(text: str) -> str:
-    if text.endswith("\n"):
-        text = text[:-1]
-    if text.endswith("\r"):
-        text = text[:-1]
-    return text
 
 
 def _read_jsonl(ctx: _ReadContext) -> None:
@@ -549,7 +580,7 @@ def _read_jsonl(ctx: _ReadContext) -> None:
                 continue
             doc_id = (_as_text(obj[ctx.id_field]) if ctx.id_field is not None
                       else f"{ctx.id_prefix}{record + 1}")
-            ctx.add(record, doc_id, text, location)
+            ctx.add(record, doc_id, text, "line", record + 1)
 
 
 # ---------------------------------------------------------------- CSV and TSV
@@ -595,7 +626,7 @@ def _read_table_rows(ctx: _ReadContext, rows) -> None:
         if not text.strip():
             report._skip(display, location, "empty text")
             continue
-        ctx.add(record, doc_id, text, location)
+        ctx.add(record, doc_id, text, "row", row_number)
 
 
 def _csv_rows(binary, codec: str, delimiter: str) -> Iterator[tuple[int, int, list | None, str]]:
@@ -692,7 +723,7 @@ def _read_parquet(ctx: _ReadContext) -> None:
         if not text.strip():
             report._skip(display, location, "empty text")
             continue
-        ctx.add(record, doc_id, text, location)
+        ctx.add(record, doc_id, text, "row", record + 1)
 
 
 def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:

@@ -97,6 +97,17 @@ def test_directory_unreadable_file_is_failed_with_os_error(tree):
     assert report.failed == {"Permission denied": 1}
 
 
+def test_directory_broken_symlink_is_failed_and_not_copied(tree, tmp_path):
+    os.symlink(tree / "missing.py", tree / "dangling.py")
+    documents, report = read([tree], include=["*.py"])
+    assert report.failed == {"No such file or directory": 1}
+    counts = write_deduplicated(documents, np.ones(len(documents), bool), [str(tree)],
+                                tmp_path / "copy")
+    assert counts["outputs"][0]["not_copied"] == 1
+    assert not (tmp_path / "copy" / "dangling.py").exists()
+    assert (tmp_path / "copy" / "blob.py").read_bytes() == (tree / "blob.py").read_bytes()
+
+
 # ---------------------------------------------------------------- JSONL
 
 
@@ -214,6 +225,15 @@ def test_lines_strip_endings_and_skip_blank_lines(tmp_path):
     assert documents.texts == ["alice", "bob", "carol"]
     assert report.skipped == {"empty line": 2}
     assert report.problems == []  # routine skips are counted, not listed
+
+
+def test_lines_undecodable_line_is_skipped_alone_and_copied_back(tmp_path):
+    path = write(tmp_path / "names.txt", b"\xef\xbb\xbfann\ncaf\xe9\nbob\n")
+    documents, report = read([path])
+    assert documents.texts == ["ann", "bob"]  # byte-order mark dropped
+    assert report.skipped == {"not UTF-8": 1}
+    write_deduplicated(documents, np.array([False, True]), [path], tmp_path / "out.txt")
+    assert (tmp_path / "out.txt").read_bytes() == b"caf\xe9\nbob\n"
 
 
 def test_stdin_reads_lines_or_the_format_given(monkeypatch):
