@@ -1,0 +1,902 @@
+"""Sources: inputs become :class:`Documents`; the dedup copy goes back out in each input's format.
+
+Formats (``fmt="auto"`` guesses from the path):
+
+========  =============================  =========================================
+fmt       a record is                    document id (several inputs: prefixed)
+========  =============================  =========================================
+dir       a file under the root          path relative to the root
+jsonl     a non-blank line (JSON object) ``id_field`` value, else line number
+csv/tsv   a data row after the header    ``id_field`` value, else row number
+parquet   a row                          ``id_field`` value, else row number
+lines     a line                         line number
+========  =============================  =========================================
+
+Guarantees:
+
+* Accounting is closed: every record read is exactly one of processed, skipped
+  (cannot be read as text, or has no text) or failed (malformed, unreadable);
+  :meth:`ReadReport.check` verifies ``records_seen == processed + skipped + failed``.
+* Order is deterministic: inputs in the order given, a directory's files sorted
+  by relative path, records in file order.
+* Nothing is dropped silently at the document level: a duplicate id is renamed
+  (``x#2``) and reported, never discarded.
+* :func:`write_deduplicated` removes exactly the documents whose ``keep`` is
+  False; skipped and failed records are written back. Lines and JSONL are copied
+  byte for byte, directories file for file, CSV/TSV rewritten by the csv module
+  in the input's delimiter and line ending, Parquet filtered as an Arrow table.
+  File inputs are read again for the copy, and a file that changed since it was
+  read is refused.
+
+Line-based formats (lines, jsonl, csv, tsv) need an ASCII-compatible encoding.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import csv
+import errno
+import fnmatch
+import io
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+FORMATS = ("auto", "dir", "jsonl", "csv", "tsv", "parquet", "lines")
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+BINARY_PROBE_BYTES = 8192
+_SUFFIX_FORMATS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_FORMAT_SUFFIX = {"jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet",
+                  "lines": ".txt"}
+_DEFAULT_DELIMITER = {"csv": ",", "tsv": "\t"}
+# Routine skips are counted but not listed as problems, so real errors stay in view.
+_ROUTINE_SKIPS = frozenset({"empty line", "empty text"})
+
+
+@dataclass
+class Problem:
+    source: str  # file path, or "<stdin>"
+    location: str  # "row 17 (line 20)", "line 3", "column 'text'", "" for a whole file
+    reason: str
+
+
+@dataclass
+class ReadReport:
+    """What happened to every record: processed, skipped (with reason) or failed (with reason)."""
+
+    records_seen: int = 0
+    processed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, int] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)  # the first max_problems
+    problems_total: int = 0
+    max_problems: int = 100
+
+    def check(self) -> None:
+        """Raise AssertionError unless every record seen is accounted for exactly once."""
+        accounted = self.processed + sum(self.skipped.values()) + sum(self.failed.values())
+        if self.records_seen != accounted:
+            raise AssertionError(
+                f"read accounting broken: {self.records_seen} records seen but "
+                f"{self.processed} processed + {sum(self.skipped.values())} skipped + "
+                f"{sum(self.failed.values())} failed = {accounted}"
+            )
+
+    def as_dict(self) -> dict:
+        return {
+            "records_seen": self.records_seen,
+            "processed": self.processed,
+            "skipped": dict(sorted(self.skipped.items())),
+            "failed": dict(sorted(self.failed.items())),
+            "problems": [asdict(p) for p in self.problems],
+            "problems_total": self.problems_total,
+        }
+
+    def _note(self, source: str, location: str, reason: str) -> None:
+        self.problems_total += 1
+        if len(self.problems) < self.max_problems:
+            self.problems.append(Problem(source, location, reason))
+
+    def _skip(self, source: str, location: str, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if reason not in _ROUTINE_SKIPS:
+            self._note(source, location, reason)
+
+    def _fail(self, source: str, location: str, reason: str) -> None:
+        self.failed[reason] = self.failed.get(reason, 0) + 1
+        self._note(source, location, reason)
+
+
+@dataclass
+class InputSource:
+    """One input as read: enough to find its records again for the dedup copy."""
+
+    given: str  # the path as given ("-" for standard input)
+    fmt: str  # resolved format, never "auto"
+    name: str  # basename, unique among the inputs: output name and id prefix
+    encoding: str
+    delimiter: str | None = None  # csv/tsv
+    line_terminator: str = "\n"  # csv/tsv: the input's, reused for the copy
+    entries: list[str] = field(default_factory=list)  # dir: relative path of each record
+    unreadable: set[int] = field(default_factory=set)  # dir: records that could not be read
+    data: bytes | None = None  # standard input, kept for the copy
+    stat: tuple[int, int] | None = None  # file: (size, mtime_ns) when read
+
+    @property
+    def display(self) -> str:
+        return STDIN_NAME if self.given == STDIN else self.given
+
+
+@dataclass
+class Documents:
+    """n documents, column-wise; document d came from ``inputs[source[d]]``, record ``record[d]``.
+
+    ``record`` is the 0-based position within the input: the index in the sorted
+    file list (dir), the physical line index (lines, jsonl: line number - 1), or
+    the data row index (csv/tsv without the header, parquet).
+    """
+
+    ids: list[str]
+    texts: list[str]
+    source: np.ndarray  # int32[n]
+    record: np.ndarray  # int64[n]
+    inputs: list[InputSource] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+class _DocumentsBuilder:
+    def __init__(self, report: ReadReport):
+        self.report = report
+        self.ids: list[str] = []
+        self.texts: list[str] = []
+        self.source: list[int] = []
+        self.record: list[int] = []
+        self.id_uses: dict[str, int] = {}
+
+    def add(self, source: int, record: int, doc_id: str, text: str,
+            display: str, unit: str, number: int) -> None:
+        """Append one document; ``unit number`` ("line 3", "row 2") locates it for messages."""
+        uses = self.id_uses.get(doc_id, 0)
+        self.id_uses[doc_id] = uses + 1
+        if uses:
+            renamed = doc_id
+            while renamed in self.id_uses:
+                uses += 1
+                renamed = f"{doc_id}#{uses}"
+            self.id_uses[renamed] = 1
+            reason = f"duplicate id {doc_id!r} (renamed to {renamed!r})"
+            self.report._note(display, f"{unit} {number}" if unit else "", reason)
+            doc_id = renamed
+        self.ids.append(doc_id)
+        self.texts.append(text)
+        self.source.append(source)
+        self.record.append(record)
+        self.report.processed += 1
+
+    def extend(self, source: int, records: list[int], ids: list[str], texts: list[str],
+               display: str, unit: str) -> None:
+        """Append many documents; one set operation when no id repeats (the usual case)."""
+        new_ids = dict.fromkeys(ids, 1)
+        if len(new_ids) != len(ids) or not self.id_uses.keys().isdisjoint(new_ids):
+            for record, doc_id, text in zip(records, ids, texts, strict=True):
+                self.add(source, record, doc_id, text, display, unit, record + 1)
+            return
+        self.id_uses.update(new_ids)
+        self.ids.extend(ids)
+        self.texts.extend(texts)
+        self.source.extend([source] * len(ids))
+        self.record.extend(records)
+        self.report.processed += len(ids)
+
+    def build(self, inputs: list[InputSource]) -> Documents:
+        return Documents(
+            ids=self.ids,
+            texts=self.texts,
+            source=np.asarray(self.source, dtype=np.int32),
+            record=np.asarray(self.record, dtype=np.int64),
+            inputs=inputs,
+        )
+
+
+def read_documents(
+    inputs: Sequence[str | os.PathLike],
+    *,
+    fmt: str = "auto",
+    text_fields: Sequence[str] = ("text",),
+    id_field: str | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    delimiter: str | None = None,
+    encoding: str = "utf-8",
+    max_problems: int = 100,
+    progress: bool = False,
+) -> tuple[Documents, ReadReport]:
+    """Read every input into one :class:`Documents`, accounting for every record.
+
+    inputs: paths (files or directories); "-" reads standard input ("lines"
+        unless ``fmt`` says otherwise; at most once).
+    fmt: one of FORMATS; "auto" guesses per input from the path.
+    text_fields: fields/columns whose values, joined by "\\n", are the text (jsonl,
+        csv, tsv, parquet). A column missing from a table header is a ValueError.
+    id_field: field/column holding the document id; default: line or row number.
+    include, exclude: fnmatch globs for directories, matched against the path
+        relative to the root, that path prefixed by the root's name, and (for
+        patterns without "/") the basename. A directory matching an exclude
+        pattern is not entered. Filtered files are not records.
+    delimiter: csv/tsv field delimiter (default "," and tab).
+    encoding: text encoding; undecodable records are skipped as "not <ENCODING>".
+    max_problems: how many problems the report lists (all are counted).
+    progress: show a progress bar on stderr while reading directories.
+
+    Directories: symlinked directories are never entered (no loops); files with
+    a NUL byte in their first 8 KiB are skipped as "binary file"; empty files are
+    documents. Records with blank text in the other formats are skipped
+    ("empty line", "empty text").
+    """
+    paths = [os.fspath(p) for p in inputs]
+    _validate(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems)
+    text_fields = list(text_fields)
+    codec = _text_codec(encoding)
+    not_decodable = f"not {_encoding_label(encoding)}"
+
+    resolved = [_resolve_format(p, fmt) for p in paths]
+    names = _unique_names(paths, resolved)
+    several = len(paths) > 1
+    report = ReadReport(max_problems=max_problems)
+    builder = _DocumentsBuilder(report)
+    sources: list[InputSource] = []
+    for index, (path, path_fmt, name) in enumerate(zip(paths, resolved, names, strict=True)):
+        src = InputSource(
+            given=path, fmt=path_fmt, name=name, encoding=encoding,
+            delimiter=delimiter or _DEFAULT_DELIMITER.get(path_fmt),
+        )
+        sources.append(src)
+        if path == STDIN:
+            src.data = _read_stdin(encoding)
+        elif path_fmt != "dir":
+            st = os.stat(path)
+            src.stat = (st.st_size, st.st_mtime_ns)
+        context = _ReadContext(
+            index=index, src=src, builder=builder, report=report, codec=codec,
+            not_decodable=not_decodable, text_fields=text_fields, id_field=id_field,
+            id_prefix=(f"{name}/" if path_fmt == "dir" else f"{name}:") if several else "",
+        )
+        if path_fmt == "dir":
+            _read_dir(context, include, exclude, progress)
+        elif path_fmt == "lines":
+            _read_lines(context)
+        elif path_fmt == "jsonl":
+            _read_jsonl(context)
+        elif path_fmt in ("csv", "tsv"):
+            _read_table(context)
+        else:
+            _read_parquet(context)
+    report.check()
+    return builder.build(sources), report
+
+
+# ---------------------------------------------------------------- validation, naming
+
+
+def _validate(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+    if not paths:
+        raise ValueError("no inputs given")
+    if paths.count(STDIN) > 1:
+        raise ValueError("standard input ('-') can be read only once")
+    if isinstance(text_fields, str) or not text_fields or not all(
+        isinstance(f, str) and f for f in text_fields
+    ):
+        raise ValueError(f"text_fields must be a non-empty list of names, got {text_fields!r}")
+    if id_field is not None and (not isinstance(id_field, str) or not id_field):
+        raise ValueError(f"id_field must be a non-empty name or None, got {id_field!r}")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r}") from None
+    if max_problems < 0:
+        raise ValueError(f"max_problems must be >= 0, got {max_problems!r}")
+    for path in paths:
+        if path != STDIN and not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+
+
+def _resolve_format(path: str, fmt: str) -> str:
+    if path == STDIN:
+        if fmt == "dir":
+            raise ValueError("standard input ('-') cannot be read as a directory")
+        return "lines" if fmt == "auto" else fmt
+    is_dir = os.path.isdir(path)
+    if fmt == "auto":
+        if is_dir:
+            return "dir"
+        return _SUFFIX_FORMATS.get(os.path.splitext(path)[1].lower(), "lines")
+    if is_dir != (fmt == "dir"):
+        kind = "a directory" if is_dir else "not a directory"
+        raise ValueError(f"{path} is {kind}; it cannot be read as fmt={fmt!r}")
+    return fmt
+
+
+def _unique_names(paths: Sequence[str], formats: Sequence[str]) -> list[str]:
+    """Each input's basename, made unique deterministically: 'a.txt', 'a-2.txt', ..."""
+    bases = []
+    for path, path_fmt in zip(paths, formats, strict=True):
+        if path == STDIN:
+            bases.append("stdin" + _FORMAT_SUFFIX[path_fmt])
+        else:
+            bases.append(os.path.basename(os.path.abspath(path)) or "root")
+    taken = set(bases)
+    names: list[str] = []
+    for base in bases:
+        name = base
+        if name in names:
+            stem, suffix = os.path.splitext(base)
+            copy = 2
+            while (name := f"{stem}-{copy}{suffix}") in taken:
+                copy += 1
+            taken.add(name)
+        names.append(name)
+    return names
+
+
+def _text_codec(encoding: str) -> str:
+    # A UTF-8 byte-order mark is not text: "utf-8-sig" drops it where it leads.
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
+def _encoding_label(encoding: str) -> str:
+    name = codecs.lookup(encoding).name
+    return "UTF-8" if name == "utf-8" else name
+
+
+def _read_stdin(encoding: str) -> bytes:
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return buffer.read()
+    return sys.stdin.read().encode(encoding)  # a text stream without bytes (tests, notebooks)
+
+
+def _open_binary(src: InputSource):
+    return io.BytesIO(src.data) if src.data is not None else open(src.given, "rb")
+
+
+def _as_text(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def _has_surrogates(text: str) -> bool:
+    # Undecodable bytes survive "surrogateescape" decoding as lone surrogates.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+@dataclass
+class _ReadContext:
+    index: int
+    src: InputSource
+    builder: _DocumentsBuilder
+    report: ReadReport
+    codec: str
+    not_decodable: str
+    text_fields: list[str]
+    id_field: str | None
+    id_prefix: str
+
+    def add(self, record: int, doc_id: str, text: str, unit: str, number: int) -> None:
+        self.builder.add(self.index, record, doc_id, text, self.src.display, unit, number)
+
+
+# ---------------------------------------------------------------- directories
+
+
+def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> None:
+    from tqdm import tqdm
+
+    root = ctx.src.given
+    root_name = os.path.basename(os.path.abspath(root))
+    entries, unreadable_dirs = _walk(root, root_name, include, exclude)
+    ctx.src.entries = entries
+    report = ctx.report
+    bar = tqdm(entries, disable=not progress, file=sys.stderr, unit="file", desc=ctx.src.name)
+    for record, rel in enumerate(bar):
+        report.records_seen += 1
+        path = os.path.join(root, rel)
+        if rel in unreadable_dirs:
+            ctx.src.unreadable.add(record)
+            report._fail(path, "", f"unreadable directory: {unreadable_dirs[rel]}")
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as err:
+            ctx.src.unreadable.add(record)
+            report._fail(path, "", err.strerror or type(err).__name__)
+            continue
+        if b"\0" in data[:BINARY_PROBE_BYTES]:
+            report._skip(path, "", "binary file")
+            continue
+        try:
+            text = data.decode(ctx.codec)
+        except UnicodeDecodeError:
+            report._skip(path, "", ctx.not_decodable)
+            continue
+        ctx.add(record, ctx.id_prefix + rel, text, "", 0)
+
+
+def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[str, str]]:
+    """Relative paths ("/"-separated, sorted) of the selected files under root.
+
+    Symlinked directories are listed by os.walk but not entered (followlinks=False),
+    so a link to an ancestor cannot loop. Directories that cannot be listed come
+    back as entries too, with their error, so they are counted as failed.
+    """
+    unreadable: dict[str, str] = {}
+
+    def on_error(err: OSError) -> None:
+        rel = _relative(root, err.filename or root)
+        unreadable[rel] = err.strerror or type(err).__name__
+
+    selected: list[str] = []
+    for directory, dirnames, filenames in os.walk(root, onerror=on_error):
+        rel_dir = _relative(root, directory)
+        dirnames[:] = [
+            d for d in dirnames
+            if not _matches_any(f"{rel_dir}/{d}/" if rel_dir else f"{d}/", root_name, exclude)
+        ]
+        for name in filenames:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if include and not _matches_any(rel, root_name, include):
+                continue
+            if _matches_any(rel, root_name, exclude):
+                continue
+            selected.append(rel)
+    selected.extend(unreadable)
+    return sorted(selected), unreadable
+
+
+def _relative(root: str, path: str) -> str:
+    rel = os.path.relpath(path, root)
+    return "" if rel == "." else rel.replace(os.sep, "/")
+
+
+def _matches_any(rel: str, root_name: str, patterns: Sequence[str]) -> bool:
+    basename = rel.rstrip("/").rsplit("/", 1)[-1]
+    for pattern in patterns:
+        if (
+            fnmatch.fnmatchcase(rel, pattern)
+            or fnmatch.fnmatchcase(f"{root_name}/{rel}", pattern)
+            or ("/" not in pattern and fnmatch.fnmatchcase(basename, pattern))
+        ):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- lines and JSONL
+
+
+def _read_lines(ctx: _ReadContext) -> None:
+    """Lines in bulk: one decode for the whole input when it is clean, per line when not."""
+    src, report, display = ctx.src, ctx.report, ctx.src.display
+    if src.data is not None:
+        data = src.data
+    else:
+        with open(src.given, "rb") as f:
+            data = f.read()
+    raws = data.split(b"\n")
+    if raws[-1] == b"":
+        raws.pop()  # the final line ending does not start another line
+    try:
+        lines: list[str | None] = data.decode(src.encoding).removeprefix("\ufeff").split("\n")
+        if lines[-1] == "":
+            lines.pop()
+    except UnicodeDecodeError:
+        lines = [_decode_line_or_none(raw, record, src.encoding) for record, raw in enumerate(raws)]
+    report.records_seen += len(lines)
+    records, texts = [], []
+    for record, line in enumerate(lines):
+        if line is None:
+            report._skip(display, f"line {record + 1}", ctx.not_decodable)
+            continue
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.isspace():
+            report._skip(display, f"line {record + 1}", "empty line")
+            continue
+        records.append(record)
+        texts.append(line)
+    ids = [f"{ctx.id_prefix}{record + 1}" for record in records]
+    ctx.builder.extend(ctx.index, records, ids, texts, display, "line")
+
+
+def _decode_line_or_none(raw: bytes, record: int, encoding: str) -> str | None:
+    try:
+        return _decode_line(raw, record, encoding)
+    except UnicodeDecodeError:
+        return None
+
+
+def _decode_line(raw: bytes, record: int, encoding: str) -> str:
+    text = raw.decode(encoding)
+    return text.removeprefix("\ufeff") if record == 0 else text  # byte-order mark
+
+
+def _read_jsonl(ctx: _ReadContext) -> None:
+    report, display = ctx.report, ctx.src.display
+    with _open_binary(ctx.src) as f:
+        for record, raw in enumerate(f):
+            if not raw.strip():
+                continue  # a blank line is not a record
+            report.records_seen += 1
+            location = f"line {record + 1}"
+            try:
+                line = _decode_line(raw, record, ctx.src.encoding)
+            except UnicodeDecodeError:
+                report._skip(display, location, ctx.not_decodable)
+                continue
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                report._fail(display, location, "malformed JSON")
+                continue
+            if not isinstance(obj, dict):
+                report._fail(display, location, "not a JSON object")
+                continue
+            missing = next((name for name in ctx.text_fields if obj.get(name) is None), None)
+            if missing is None and ctx.id_field is not None and obj.get(ctx.id_field) is None:
+                missing = ctx.id_field
+            if missing is not None:
+                report._fail(display, location, f"missing field {missing!r}")
+                continue
+            text = "\n".join(_as_text(obj[name]) for name in ctx.text_fields)
+            if not text.strip():
+                report._skip(display, location, "empty text")
+                continue
+            doc_id = (_as_text(obj[ctx.id_field]) if ctx.id_field is not None
+                      else f"{ctx.id_prefix}{record + 1}")
+            ctx.add(record, doc_id, text, "line", record + 1)
+
+
+# ---------------------------------------------------------------- CSV and TSV
+
+
+def _read_table(ctx: _ReadContext) -> None:
+    src = ctx.src
+    with _open_binary(src) as f:
+        first_line = f.readline()
+        src.line_terminator = "\r\n" if first_line.endswith(b"\r\n") else "\n"
+        f.seek(0)
+        with contextlib.closing(_csv_rows(f, ctx.codec, src.delimiter)) as rows:
+            _read_table_rows(ctx, rows)
+
+
+def _read_table_rows(ctx: _ReadContext, rows) -> None:
+    report, display = ctx.report, ctx.src.display
+    header = next(rows, None)
+    if header is None:
+        report._note(display, "", "empty file: no header row, no records")
+        return
+    header_row = header[2]
+    if header_row is None:
+        raise ValueError(f"{display}: cannot parse the header row: {header[3]}")
+    text_columns = [_column_index(header_row, name, display) for name in ctx.text_fields]
+    id_column = (_column_index(header_row, ctx.id_field, display)
+                 if ctx.id_field is not None else None)
+    width = len(header_row)
+    for record, (row_number, line_number, row, error) in enumerate(rows):
+        report.records_seen += 1
+        location = f"row {row_number} (line {line_number})"
+        if row is None:
+            report._fail(display, location, f"malformed row: {error}")
+            continue
+        if len(row) != width:
+            report._fail(display, location, f"row has {len(row)} fields, header has {width}")
+            continue
+        text = "\n".join(row[c] for c in text_columns)
+        doc_id = row[id_column] if id_column is not None else f"{ctx.id_prefix}{row_number}"
+        if _has_surrogates(text) or _has_surrogates(doc_id):
+            report._skip(display, location, ctx.not_decodable)
+            continue
+        if not text.strip():
+            report._skip(display, location, "empty text")
+            continue
+        ctx.add(record, doc_id, text, "row", row_number)
+
+
+def _csv_rows(binary, codec: str, delimiter: str) -> Iterator[tuple[int, int, list | None, str]]:
+    """(row number, first line number, fields or None, error) for the header and each row.
+
+    The header is row 0; blank lines are not rows. Undecodable bytes come through
+    as lone surrogates ("surrogateescape"), so one bad byte costs one row, not the
+    file. Reading and writing the dedup copy share this, so row numbers agree.
+    """
+    stream = io.TextIOWrapper(binary, encoding=codec, errors="surrogateescape", newline="")
+    reader = csv.reader(stream, delimiter=delimiter)
+    previous_limit = csv.field_size_limit(2**31 - 1)  # documents can be long; restored below
+    try:
+        row_number, last_line = 0, 0
+        while True:
+            try:
+                row, error = next(reader), ""
+            except StopIteration:
+                return
+            except csv.Error as err:
+                row, error = None, str(err)
+            first_line, last_line = last_line + 1, reader.line_num
+            if row is not None and not row:
+                continue
+            yield row_number, first_line, row, error
+            row_number += 1
+    finally:
+        csv.field_size_limit(previous_limit)
+        stream.detach()
+
+
+def _column_index(header: list[str], name: str, display: str) -> int:
+    try:
+        return header.index(name)
+    except ValueError:
+        raise ValueError(
+            f"{display}: no column {name!r}; the columns are {header}"
+        ) from None
+
+
+# ---------------------------------------------------------------- Parquet
+
+
+def _parquet_file(src: InputSource):
+    import pyarrow as pa
+
+    return pa.BufferReader(src.data) if src.data is not None else src.given
+
+
+def _read_parquet_table(src: InputSource, columns: list[str] | None = None):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(_parquet_file(src), columns=columns)
+    except (pa.ArrowInvalid, OSError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise ValueError(f"{src.display}: cannot read as Parquet: {err}") from err
+
+
+def _read_parquet(ctx: _ReadContext) -> None:
+    import pyarrow.parquet as pq
+
+    src, report, display = ctx.src, ctx.report, ctx.src.display
+    try:
+        schema_names = pq.read_schema(_parquet_file(src)).names
+    except Exception as err:
+        raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
+    wanted = ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
+    for name in wanted:
+        if name not in schema_names:
+            raise ValueError(f"{display}: no column {name!r}; the columns are {schema_names}")
+    table = _read_parquet_table(src, list(dict.fromkeys(wanted)))
+    text_columns = [table.column(name).to_pylist() for name in ctx.text_fields]
+    ids = table.column(ctx.id_field).to_pylist() if ctx.id_field is not None else None
+    to_text = _parquet_value_decoder(ctx)
+    for record in range(table.num_rows):
+        report.records_seen += 1
+        location = f"row {record + 1}"
+        values = [column[record] for column in text_columns]
+        if any(v is None for v in values):
+            report._skip(display, location, "null text")
+            continue
+        if ids is not None and ids[record] is None:
+            report._fail(display, location, f"null id in column {ctx.id_field!r}")
+            continue
+        try:
+            text = "\n".join(to_text(v) for v in values)
+            doc_id = to_text(ids[record]) if ids is not None else f"{ctx.id_prefix}{record + 1}"
+        except UnicodeDecodeError:
+            report._skip(display, location, ctx.not_decodable)
+            continue
+        if not text.strip():
+            report._skip(display, location, "empty text")
+            continue
+        ctx.add(record, doc_id, text, "row", record + 1)
+
+
+def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:
+    def to_text(value) -> str:
+        if isinstance(value, bytes):  # binary columns hold encoded text
+            return value.decode(ctx.codec)
+        return _as_text(value)
+
+    return to_text
+
+
+# ---------------------------------------------------------------- the dedup copy
+
+
+def write_deduplicated(
+    documents: Documents,
+    keep: np.ndarray,
+    inputs: Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+) -> dict:
+    """Write the inputs minus the documents whose ``keep[d]`` is False, each in its format.
+
+    One input: ``out`` is the output file (a directory for a directory input).
+    Several inputs: ``out`` is a directory holding one output per input, named
+    after the input's unique basename (``Documents.inputs[i].name``).
+    Only documents are ever removed: skipped and failed records are written back
+    (a directory copy leaves out only files that could not be read). File inputs
+    are read again; one that changed since :func:`read_documents` is refused.
+
+    Returns ``{"written": records written, "removed": documents removed,
+    "outputs": [{"input", "output", "format", "written", "removed", "not_copied"}]}``.
+    """
+    given = [os.fspath(p) for p in inputs]
+    if given != [src.given for src in documents.inputs]:
+        raise ValueError(
+            f"inputs {given} are not the inputs the documents were read from "
+            f"{[src.given for src in documents.inputs]}"
+        )
+    keep = np.asarray(keep)
+    if keep.dtype != np.bool_ or keep.shape != (len(documents),):
+        raise ValueError(
+            f"keep must be a bool array of shape ({len(documents)},), "
+            f"got {keep.dtype} {keep.shape}"
+        )
+    out = os.fspath(out)
+    source = np.asarray(documents.source)
+    outputs = []
+    for index, src in enumerate(documents.inputs):
+        if len(documents.inputs) == 1:
+            target = out
+        else:
+            os.makedirs(out, exist_ok=True)
+            target = os.path.join(out, src.name)
+        _refuse_overwriting_input(src, target)
+        removed = np.sort(documents.record[(source == index) & ~keep])
+        counts = _WRITERS[src.fmt](src, set(removed.tolist()), target)
+        outputs.append({"input": src.display, "output": target, "format": src.fmt,
+                        "written": counts[0], "removed": int(removed.size),
+                        "not_copied": counts[1]})
+    return {
+        "written": sum(o["written"] for o in outputs),
+        "removed": sum(o["removed"] for o in outputs),
+        "outputs": outputs,
+    }
+
+
+def _refuse_overwriting_input(src: InputSource, target: str) -> None:
+    if src.given == STDIN:
+        return
+    source_path, target_path = os.path.realpath(src.given), os.path.realpath(target)
+    inside = src.fmt == "dir" and os.path.commonpath([source_path, target_path]) == source_path
+    if source_path == target_path or inside:
+        raise ValueError(f"the dedup copy {target} would overwrite or sit inside its input "
+                         f"{src.given}")
+    if src.fmt != "dir" and os.path.isdir(target):
+        raise ValueError(f"{target} is a directory; the dedup copy of {src.given} is a file")
+
+
+def _check_unchanged(src: InputSource) -> None:
+    if src.stat is None:
+        return
+    st = os.stat(src.given)
+    if (st.st_size, st.st_mtime_ns) != src.stat:
+        raise RuntimeError(f"{src.given} changed since it was read; read it again")
+
+
+class _AtomicFile:
+    """Open ``path + '.partial'``; on success rename it onto ``path``, on error remove it."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.partial = f"{path}.partial"
+
+    def __enter__(self) -> str:
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        return self.partial
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            os.replace(self.partial, self.path)
+        elif os.path.exists(self.partial):
+            os.remove(self.partial)
+
+
+def _write_lines(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+    """Copy the input's lines byte for byte, leaving out removed records (line indices)."""
+    _check_unchanged(src)
+    written = 0
+    with _AtomicFile(target) as partial, _open_binary(src) as f, open(partial, "wb") as out:
+        for record, raw in enumerate(f):
+            if record in removed:
+                continue
+            out.write(raw)
+            if src.fmt == "lines" or raw.strip():  # jsonl blank lines are not records
+                written += 1
+    return written, 0
+
+
+def _write_table(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+    _check_unchanged(src)
+    written = not_copied = 0
+    codec = _text_codec(src.encoding)
+    with _AtomicFile(target) as partial, _open_binary(src) as f, open(
+        partial, "w", encoding=src.encoding, errors="surrogateescape", newline=""
+    ) as out:
+        writer = csv.writer(out, delimiter=src.delimiter, lineterminator=src.line_terminator)
+        with contextlib.closing(_csv_rows(f, codec, src.delimiter)) as rows:
+            header = next(rows, None)
+            if header is not None:
+                writer.writerow(header[2])
+            for record, (_, _, row, _) in enumerate(rows):
+                if record in removed:
+                    continue
+                if row is None:  # the csv module could not parse it, so cannot rewrite it
+                    not_copied += 1
+                    continue
+                writer.writerow(row)
+                written += 1
+    return written, not_copied
+
+
+def _write_parquet(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _check_unchanged(src)
+    table = _read_parquet_table(src)
+    mask = np.ones(table.num_rows, dtype=bool)
+    mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
+    kept = table.filter(pa.array(mask))
+    with _AtomicFile(target) as partial:
+        pq.write_table(kept, partial)
+    return kept.num_rows, 0
+
+
+def _write_dir(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+    written = 0
+    for record, rel in enumerate(src.entries):
+        if record in removed or record in src.unreadable:
+            continue
+        destination = os.path.join(target, rel)
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        shutil.copyfile(os.path.join(src.given, rel), destination)
+        written += 1
+    os.makedirs(target, exist_ok=True)
+    return written, len(src.unreadable)
+
+
+_WRITERS = {
+    "lines": _write_lines,
+    "jsonl": _write_lines,
+    "csv": _write_table,
+    "tsv": _write_table,
+    "parquet": _write_parquet,
+    "dir": _write_dir,
+}
