@@ -112,6 +112,7 @@ class FindResult:
     jaccard: np.ndarray  # float64, exact
     labels: np.ndarray  # int64[n], smallest document index in the cluster
     representative: np.ndarray  # bool[n]
+    candidates: dict = field(default_factory=dict)  # i, j, jaccard, estimate: every candidate
     counts: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
     read_report: dict | None = None
@@ -136,6 +137,25 @@ class FindResult:
             "estimate": self.estimate.round(6),
             "doc_a": self.pair_i,
             "doc_b": self.pair_j,
+        })
+
+    def candidates_table(self) -> pa.Table:
+        """Every LSH candidate (distinct sets only) with its exact Jaccard and estimate."""
+        c = self.candidates
+        return pa.table({"doc_a": c["i"], "doc_b": c["j"], "jaccard": c["jaccard"].round(6),
+                         "estimate": c["estimate"].round(6),
+                         "verified": c["jaccard"] >= self.config.threshold})
+
+    def documents_table(self) -> pa.Table:
+        """One row per document: id, shingle count, status, cluster, kept or removable."""
+        ids = np.asarray(self.ids, dtype=object)
+        return pa.table({
+            "doc": np.arange(self.n),
+            "id": pa.array(ids.tolist(), pa.string()),
+            "shingles": self.shingle_counts,
+            "status": pa.array(self.status.tolist(), pa.string()),
+            "cluster": pa.array(ids[self.labels].tolist(), pa.string()),
+            "representative": self.representative,
         })
 
     def clusters_table(self, include_singletons: bool = False) -> pa.Table:
@@ -224,6 +244,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         doc_i, doc_j = group_first[ci], group_first[cj]
         jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
         estimate = signatures.estimate(ci, cj)
+        candidates = {"i": doc_i, "j": doc_j, "jaccard": jaccard, "estimate": estimate}
         if config.verify:
             real = jaccard >= config.threshold
             doc_i, doc_j, jaccard, estimate = (doc_i[real], doc_j[real], jaccard[real],
@@ -269,7 +290,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     return FindResult(
         ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
         pair_i=pair_i, pair_j=pair_j, estimate=estimate, jaccard=jaccard, labels=labels,
-        representative=representative, counts=counts, seconds=dict(timer.seconds),
+        representative=representative, candidates=candidates, counts=counts, seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
     )
 

@@ -44,11 +44,14 @@ def write_json(obj, path: str | os.PathLike) -> Path:
 
 
 def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv") -> dict[str, Path]:
-    """pairs.FMT, clusters.FMT, summary.json and timings.json in ``out_dir``."""
+    """pairs, clusters, documents and candidates (.FMT), summary.json, timings.json."""
     out_dir = Path(out_dir)
     return {
         "pairs": write_table(result.pairs_table(), out_dir / f"pairs.{fmt}", fmt),
         "clusters": write_table(result.clusters_table(), out_dir / f"clusters.{fmt}", fmt),
+        "documents": write_table(result.documents_table(), out_dir / f"documents.{fmt}", fmt),
+        "candidates": write_table(result.candidates_table(), out_dir / f"candidates.{fmt}",
+                                  fmt),
         "summary": write_json(result.summary(), out_dir / "summary.json"),
         "timings": write_json({k: round(v, 4) for k, v in result.seconds.items()},
                               out_dir / "timings.json"),
