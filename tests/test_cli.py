@@ -1,0 +1,143 @@
+"""The CLI is the library: same results, clear errors, exit codes 0 / 1 / 2."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+import neardup
+from neardup.cli import main
+from neardup.synthetic import planted_corpus
+
+AD = ("Senior Python developer wanted for a fast growing fintech company in Milan. "
+      "You will design data pipelines, review code and mentor two junior engineers. ")
+
+
+@pytest.fixture(scope="module")
+def jsonl_corpus(tmp_path_factory):
+    corpus = planted_corpus(400, dup_fraction=0.1, similarity=(0.85, 1.0), exact_copies=5,
+                            seed=2)
+    path = tmp_path_factory.mktemp("in") / "docs.jsonl"
+    with open(path, "w") as f:
+        for doc_id, text in zip(corpus.ids, corpus.texts):
+            f.write(json.dumps({"id": doc_id, "body": text}) + "\n")
+    return path
+
+
+def test_find_cli_equals_library_call(jsonl_corpus, tmp_path, capsys):
+    options = dict(text_fields=("body",), id_field="id", threshold=0.8, shingle_kind="word",
+                   shingle_size=1)
+    library = neardup.find(jsonl_corpus, **options)
+    code = main(["find", str(jsonl_corpus), "--text-field", "body", "--id-field", "id",
+                 "-t", "0.8", "--shingle", "word", "--ngram", "1", "--out", str(tmp_path),
+                 "--output-format", "parquet", "--quiet"])
+    assert code == 0
+    pairs = pq.read_table(tmp_path / "pairs.parquet")
+    assert pairs.column("id_a").to_pylist() == library.pairs_table().column("id_a").to_pylist()
+    assert pairs.column("jaccard").to_pylist() == library.pairs_table().column(
+        "jaccard").to_pylist()
+    assert library.counts["pairs"] >= 40  # planted pairs at J >= 0.85 and exact copies
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["counts"]["pairs"] == library.counts["pairs"]
+    assert summary["read"]["processed"] == 400
+    out = capsys.readouterr().out
+    assert "largest clusters" in out and "candidates" in out
+
+
+def test_dedup_cli_removes_exactly_the_non_representatives(jsonl_corpus, tmp_path):
+    out = tmp_path / "dedup.jsonl"
+    code = main(["dedup", str(jsonl_corpus), "--text-field", "body", "--id-field", "id",
+                 "-t", "0.8", "--shingle", "word", "--ngram", "1", "-o", str(out), "-q"])
+    assert code == 0
+    result = neardup.find(jsonl_corpus, text_fields=("body",), id_field="id", threshold=0.8,
+                          shingle_kind="word", shingle_size=1)
+    kept_ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    expected = [doc_id for doc_id, keep in zip(result.ids, result.representative) if keep]
+    assert kept_ids == expected
+    assert len(kept_ids) == 400 - result.counts["removable"]
+    # the deduplicated copy has no near-duplicates left
+    again = neardup.find(out, text_fields=("body",), id_field="id", threshold=0.8,
+                         shingle_kind="word", shingle_size=1)
+    assert again.counts["pairs"] == 0
+
+
+def test_tune_prints_the_choice(capsys):
+    assert main(["tune", "--threshold", "0.8", "--num-perm", "128"]) == 0
+    out = capsys.readouterr().out
+    assert "16 bands x 8 rows" in out and "steep point" in out
+    assert main(["tune", "-t", "0.5", "--num-perm", "48", "--bands", "16", "--rows", "3",
+                 "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["bands"], plan["rows"], plan["chosen"]) == (16, 3, "user")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["find", "/no/such/path"], "/no/such/path"),
+    (["find", "{csv}", "--text-field", "nope"], "nope"),
+    (["find", "{csv}", "--threshold", "1.5"], "threshold"),
+    (["tune", "-t", "0.5", "--num-perm", "8", "--bands", "4", "--rows", "4"], "fit"),
+])
+def test_usage_errors_exit_2_and_name_the_problem(tmp_path, capsys, argv, message):
+    csv_path = tmp_path / "a.csv"
+    csv_path.write_text("id,text\n1,hello world\n")
+    argv = [a.replace("{csv}", str(csv_path)) for a in argv]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_option_is_a_usage_error_from_argparse():
+    with pytest.raises(SystemExit) as exc:
+        main(["find", "x", "--shingle", "sentence"])
+    assert exc.value.code == 2
+
+
+def test_bad_input_is_accounted_for_and_the_summary_adds_up(tmp_path):
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.txt").write_text(AD * 3)
+    (root / "b.txt").write_text(AD * 3 + "Apply now.")
+    (root / "empty.txt").write_text("")
+    (root / "binary.bin").write_bytes(b"\x00\x01\x02\xff" * 100)
+    (root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e".encode("latin-1"))
+    result = neardup.find(root, threshold=0.8)
+    read = result.read_report
+    assert read["records_seen"] == 5
+    assert read["skipped"] == {"binary file": 1, "not UTF-8": 1}
+    assert read["processed"] == 3 == result.counts["documents"]
+    assert result.counts["too_few_shingles"] == 1  # the empty file: set aside, never paired
+    assert result.counts["pairs"] == 1 and result.ids[result.pair_i[0]] == "a.txt"
+
+
+def test_broken_csv_row_and_duplicate_ids(tmp_path):
+    path = tmp_path / "ads.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "title", "description"])
+        writer.writerow(["1", "Python dev", AD + '\nMulti-line, with "quotes".'])
+        writer.writerow(["2", "Python dev", AD + '\nMulti-line, with "quotes"!'])
+        writer.writerow(["2", "Other", "Something else entirely, nothing alike at all"])
+        f.write("3,only two fields\n")
+    result = neardup.find(path, text_fields=("title", "description"), id_field="id",
+                          threshold=0.8)
+    read = result.read_report
+    assert read["records_seen"] == 4 and read["processed"] == 3
+    assert sum(read["failed"].values()) == 1
+    assert any("duplicate id" in p["reason"] for p in read["problems"])
+    assert result.ids == ["1", "2", "2#2"]
+    assert result.counts["pairs"] == 1
+
+
+def test_stdin_lines_through_the_real_entry_point(tmp_path):
+    lines = "john smith\njohn smyth\nmary jones\n\njon smith\n"
+    proc = subprocess.run([sys.executable, "-m", "neardup.cli", "find", "-", "--shingle", "char",
+                           "-k", "2", "--min-shingles", "1", "-t", "0.5", "--quiet",
+                           "--out", str(tmp_path)], input=lines, text=True,
+                          capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    pairs = list(csv.DictReader(open(tmp_path / "pairs.csv")))
+    found = {(p["id_a"], p["id_b"]) for p in pairs}
+    assert ("1", "2") in found and ("1", "5") in found
+    assert all(float(p["jaccard"]) >= 0.5 for p in pairs)
