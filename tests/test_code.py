@@ -2,6 +2,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup.cleaning import make_cleaner
 from neardup.code import (
@@ -259,3 +261,13 @@ def test_cleaner_makes_web_page_and_its_text_duplicates():
     options = ShingleOptions(kind="word", size=5, normalize=make_cleaner("web"))
     assert jaccard(shingle([page, text], options), 0, 1) == 1.0
     assert jaccard(shingle([page, text], ShingleOptions(kind="word", size=5)), 0, 1) < 0.5
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.text(max_size=80) | st.text(st.sampled_from("{}()\"'/*#\n fx1="), max_size=80))
+def test_tokenizers_and_splitters_never_raise(text):
+    for language in sorted(SOURCES):
+        tokens = CodeTokenizer(language, normalize_identifiers=True, normalize_literals=True)(text)
+        assert all(isinstance(t, str) and t and t == t.strip() for t in tokens)
+        for _name, start, end, body in split_functions(text, language):
+            assert 1 <= start <= end and isinstance(body, str)
