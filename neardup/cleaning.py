@@ -50,7 +50,7 @@ import threading
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from html.parser import HTMLParser
 
 STEPS = (
@@ -209,13 +209,14 @@ def _lemmatize(text: str, language: str) -> str:
     return "".join(parts)
 
 
-@lru_cache(maxsize=1)
-def _combining_marks() -> dict[int, None]:
-    import sys
+# Planes 0-3 hold every punctuation mark, decimal digit and combining mark; above are
+# tags and variation selectors (category Cf/Mn, combining class 0) and private use.
+_SCANNED_CODE_POINTS = range(0x40000)
 
-    return {
-        cp: None for cp in range(sys.maxunicode + 1) if unicodedata.combining(chr(cp))
-    }
+
+@cache
+def _combining_marks() -> dict[int, None]:
+    return {cp: None for cp in _SCANNED_CODE_POINTS if unicodedata.combining(chr(cp))}
 
 
 def _accents(text: str, language: str) -> str:
@@ -227,11 +228,9 @@ def _accents(text: str, language: str) -> str:
 
 @cache
 def _category_table(prefix: str, replacement: str | None) -> dict[int, str | None]:
-    import sys
-
     return {
         cp: replacement
-        for cp in range(sys.maxunicode + 1)
+        for cp in _SCANNED_CODE_POINTS
         if unicodedata.category(chr(cp)).startswith(prefix)
     }
 
