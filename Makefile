@@ -21,7 +21,7 @@ demo: venv
 	    --shingle word --ngram 5 --threshold 0.8 --out out/stdlib --top 10
 
 lint: venv
-	$(VENV)/bin/ruff check neardup tests bench
+	$(VENV)/bin/ruff check .
 
 test: lint
 	$(PY) -m pytest -q

@@ -157,7 +157,8 @@ def _nfkc(text: str, language: str) -> str:
 
 
 def _casefold(text: str, language: str) -> str:
-    return text.casefold()
+    # NFC after folding: "ß\u0301" folds to "ss\u0301", which must compose now, not on a rerun
+    return unicodedata.normalize("NFC", text.casefold())
 
 
 @cache

@@ -94,8 +94,12 @@ class ShingleSets:
 
 
 def normalize_light(text: str) -> str:
-    """The default normalization: Unicode NFKC, case folding, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """The default normalization: Unicode NFKC, case folding, whitespace collapsed.
+
+    Case folding can leave text that composes differently ("ß\u0301" folds to
+    "ss\u0301"), so it is followed by NFC: normalizing twice changes nothing.
+    """
+    text = unicodedata.normalize("NFC", unicodedata.normalize("NFKC", text).casefold())
     return " ".join(text.split())
 
 
