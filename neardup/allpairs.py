@@ -65,16 +65,15 @@ def all_pairs(sets: ShingleSets, threshold: float) -> tuple[np.ndarray, np.ndarr
     pair with anything.
     """
     threshold = _check_threshold(threshold)
-    ranked = rank_sets(sets)
+    order = np.argsort(_small_keys(sets.sizes), kind="stable")  # processing order: by size
+    ranked = rank_sets(sets, order)
     sizes = np.diff(ranked.offsets)
-    order = np.argsort(sizes, kind="stable")
-    offsets, ranks = _reorder(ranked.offsets, ranked.values, order)
-    sizes = sizes[order]
     probe_len = probing_prefix_lengths(sizes, threshold)
     index_len = indexing_prefix_lengths(sizes, threshold)
     post_offsets, post_doc, post_pos = _prefix_postings(
-        offsets, ranks, index_len, ranked.n_elements
+        ranked.offsets, ranked.values, index_len, ranked.n_elements
     )
+    offsets, ranks = ranked.offsets, ranked.values
     x, y, jaccard = _join(
         offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold
     )
@@ -111,11 +110,11 @@ def estimate_exact_cost(
     if not isinstance(sample, int) or sample < 2:
         raise ValueError(f"sample must be an integer >= 2, got {sample!r}")
     n = sets.n
-    ranked = rank_sets(sets)
-    sizes = np.diff(ranked.offsets)
     m = min(sample, n)
     picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
-    offsets, ranks = _reorder(ranked.offsets, ranked.values, picked)
+    ranked = rank_sets(sets, picked)
+    offsets, ranks = ranked.offsets, ranked.values
+    sizes = sets.sizes
     picked_sizes = sizes[picked]
     probe_len = probing_prefix_lengths(picked_sizes, threshold)
     index_len = indexing_prefix_lengths(picked_sizes, threshold)
@@ -153,21 +152,54 @@ class RankedSets:
         return self.offsets.size - 1
 
 
-def rank_sets(sets: ShingleSets) -> RankedSets:
-    """Replace every element by its rank in the global order: rarest first, ties by value."""
-    distinct, inverse, frequency = np.unique(
-        sets.values, return_inverse=True, return_counts=True
-    )
-    rank_dtype = np.int32 if distinct.size < 2**31 else np.int64
-    # distinct is sorted by value, so a stable sort by frequency breaks ties by value.
-    rank_of_distinct = np.empty(distinct.size, dtype=rank_dtype)
-    rank_of_distinct[np.argsort(frequency, kind="stable")] = np.arange(
-        distinct.size, dtype=rank_dtype
-    )
-    ranks = rank_of_distinct[inverse.reshape(-1)]
-    doc = np.repeat(np.arange(sets.n, dtype=np.int64), sets.sizes)
-    ranks = ranks[np.lexsort((ranks, doc))]
-    return RankedSets(sets.offsets.astype(np.int64, copy=True), ranks, int(distinct.size))
+def rank_sets(sets: ShingleSets, order: np.ndarray | None = None) -> RankedSets:
+    """Replace every element by its rank in the global order: rarest first, ties by value.
+
+    Each set comes out sorted by rank. With ``order`` (distinct set ids), only the
+    sets at ``order``, in that order; ranks still come from the whole collection.
+    """
+    by_value, group_bounds = _group_by_value(sets.values)
+    frequency = _small_keys(np.diff(group_bounds))
+    # Groups are numbered in value order, so a stable sort by frequency breaks ties by value.
+    groups_by_rank = np.argsort(frequency, kind="stable")
+    n_elements = groups_by_rank.size
+    if order is None:
+        order = np.arange(sets.n, dtype=np.int64)
+    new_offsets = np.zeros(order.size + 1, dtype=np.int64)
+    np.cumsum(sets.sizes[order], out=new_offsets[1:])
+    new_id = np.full(sets.n, -1, dtype=np.int64)
+    new_id[order] = np.arange(order.size, dtype=np.int64)
+    ranks = np.empty(int(new_offsets[-1]), dtype=np.int32 if n_elements < 2**31 else np.int64)
+    _distribute_ranks(sets.offsets, new_id, new_offsets, by_value, group_bounds,
+                      groups_by_rank, ranks)
+    return RankedSets(new_offsets, ranks, n_elements)
+
+
+def _group_by_value(values: np.ndarray):
+    """(by_value, group_bounds): positions sorted by value; equal values form groups."""
+    if values.dtype.itemsize <= 4 and values.size < 2**32:
+        # One sort of (value, position) packed in 64 bits beats an argsort.
+        packed = (values.astype(np.uint64) << np.uint64(32)) | np.arange(
+            values.size, dtype=np.uint64
+        )
+        packed.sort()
+        by_value = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        sorted_values = packed >> np.uint64(32)
+    else:
+        by_value = np.argsort(values)
+        sorted_values = values[by_value]
+    starts = np.empty(sorted_values.size, dtype=bool)
+    starts[:1] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=starts[1:])
+    group_bounds = np.append(np.flatnonzero(starts), sorted_values.size).astype(np.int64)
+    return by_value, group_bounds
+
+
+def _small_keys(keys: np.ndarray) -> np.ndarray:
+    """Non-negative integer keys as uint16 where they fit: numpy's stable sort is then radix."""
+    if keys.size and keys.max() < 2**16:
+        return keys.astype(np.uint16)
+    return keys
 
 
 def probing_prefix_lengths(sizes: np.ndarray, threshold: float) -> np.ndarray:
@@ -202,16 +234,6 @@ def _positions(offsets: np.ndarray) -> np.ndarray:
     return np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], sizes)
 
 
-def _reorder(offsets: np.ndarray, values: np.ndarray, order: np.ndarray):
-    """The CSR sets at ``order``, in that order."""
-    sizes = np.diff(offsets)[order]
-    new_offsets = np.zeros(order.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=new_offsets[1:])
-    new_values = np.empty(int(new_offsets[-1]), dtype=values.dtype)
-    _gather(offsets, values, order.astype(np.int64), new_offsets, new_values)
-    return new_offsets, new_values
-
-
 def _prefix_postings(offsets, ranks, index_len, n_elements):
     """Inverted lists over the indexing prefixes, CSR by element rank.
 
@@ -219,29 +241,53 @@ def _prefix_postings(offsets, ranks, index_len, n_elements):
     "insert" a set by advancing each list's end by one.
     """
     n = offsets.size - 1
-    sizes = np.diff(offsets)
-    in_prefix = _positions(offsets) < np.repeat(index_len, sizes)
-    doc = np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), sizes)[in_prefix]
-    pos = _positions(offsets).astype(np.int32 if sizes.max(initial=0) < 2**31 else np.int64)
-    pos = pos[in_prefix]
-    element = ranks[in_prefix]
-    # Stable: within one element the entries stay in set (processing) order.
-    by_element = np.argsort(element, kind="stable")
     post_offsets = np.zeros(n_elements + 1, dtype=np.int64)
-    np.cumsum(np.bincount(element, minlength=n_elements), out=post_offsets[1:])
-    return post_offsets, doc[by_element], pos[by_element]
+    total = int(index_len.sum())
+    post_doc = np.empty(total, dtype=np.int32 if n < 2**31 else np.int64)
+    post_pos = np.empty(total, dtype=np.int32 if total < 2**31 else np.int64)
+    _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos)
+    return post_offsets, post_doc, post_pos
 
 
 # ---------------------------------------------------------------- numba kernels
 
 
 @nb.njit(cache=True)
-def _gather(offsets, values, order, new_offsets, out):
-    for k in range(order.size):
-        lo = offsets[order[k]]
-        w = new_offsets[k]
-        for p in range(new_offsets[k + 1] - w):
-            out[w + p] = values[lo + p]
+def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, groups_by_rank, out):
+    """Write each element's rank into its set's slot, visiting elements in rank order.
+
+    A counting sort: every set receives its ranks in increasing order, so no set
+    needs sorting afterwards.
+    """
+    doc_of = np.empty(offsets[-1], dtype=np.int64)
+    for d in range(offsets.size - 1):
+        for p in range(offsets[d], offsets[d + 1]):
+            doc_of[p] = new_id[d]
+    fill = new_offsets[:-1].copy()
+    for rank in range(groups_by_rank.size):
+        g = groups_by_rank[rank]
+        for q in range(group_bounds[g], group_bounds[g + 1]):
+            d = doc_of[by_value[q]]
+            if d >= 0:
+                out[fill[d]] = rank
+                fill[d] += 1
+
+
+@nb.njit(cache=True)
+def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos):
+    """Counting sort of the indexing-prefix entries by element, sets in order."""
+    for d in range(offsets.size - 1):
+        for p in range(offsets[d], offsets[d] + index_len[d]):
+            post_offsets[ranks[p] + 1] += 1
+    for e in range(post_offsets.size - 1):
+        post_offsets[e + 1] += post_offsets[e]
+    fill = post_offsets[:-1].copy()
+    for d in range(offsets.size - 1):
+        for i in range(index_len[d]):
+            e = ranks[offsets[d] + i]
+            post_doc[fill[e]] = d
+            post_pos[fill[e]] = i
+            fill[e] += 1
 
 
 @nb.njit(inline="always")
