@@ -67,13 +67,13 @@ def all_pairs(sets: ShingleSets, threshold: float) -> tuple[np.ndarray, np.ndarr
     threshold = _check_threshold(threshold)
     order = np.argsort(_small_keys(sets.sizes), kind="stable")  # processing order: by size
     ranked = rank_sets(sets, order)
-    sizes = np.diff(ranked.offsets)
+    offsets, ranks = ranked.offsets, ranked.values
+    sizes = np.diff(offsets)
     probe_len = probing_prefix_lengths(sizes, threshold)
     index_len = indexing_prefix_lengths(sizes, threshold)
     post_offsets, post_doc, post_pos = _prefix_postings(
-        ranked.offsets, ranked.values, index_len, ranked.n_elements
+        offsets, ranks, index_len, ranked.n_elements
     )
-    offsets, ranks = ranked.offsets, ranked.values
     x, y, jaccard = _join(
         offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold
     )
@@ -101,8 +101,8 @@ def estimate_exact_cost(
     expected_candidates: Σ over elements of C(L, 2), L the number of probing
         prefixes holding the element; unbiased from the sample with the factor
         n(n-1) / (m(m-1)). It counts the pair-element meetings the prefix filter
-        lets through before the size and position filters, so it bounds the
-        candidates from above.
+        lets through before the size and position filters: over the whole
+        collection it bounds the candidates verified from above.
     all_pairs: n(n-1)/2, the brute-force count, for comparison.
     candidate_fraction: expected_candidates / all_pairs.
     """
