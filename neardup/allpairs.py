@@ -1,0 +1,405 @@
+"""Exact all-pairs Jaccard join: every pair of sets with J(A, B) >= t, and nothing else.
+
+No estimate is involved: the filters below only skip pairs that provably cannot
+reach t, and every surviving candidate is verified by an exact intersection. The
+result is the same pair set, with the same float64 Jaccard values
+``|A ∩ B| / |A ∪ B|``, as comparing all n(n-1)/2 pairs. Empty sets have J = 0
+with everything (the convention of ``neardup.verify``), so they never pair.
+
+The filters, for a threshold t and sets x, y with |y| <= |x|:
+
+* Global order. Elements are ranked rarest first (ties by value) and every set
+  is written in rank order, so prefixes hold the rare elements and the inverted
+  lists over them stay short.
+* Size filter. J <= |y| / |x|, so y is a candidate of x only if |y| >= t·|x|.
+* Prefix filter (Chaudhuri, Ganti, Kaushik 2006). J >= t needs an overlap of at
+  least ⌈t·|x|⌉, so the first |x| − ⌈t·|x|⌉ + 1 elements of x (its probing
+  prefix) hold a common element; otherwise the common ones would not fit into
+  the remaining ⌈t·|x|⌉ − 1 places. Sets are processed by increasing size, so a
+  set indexed now is only ever probed by larger ones; then the overlap is at
+  least 2t/(1+t)·|y| and the shorter indexing prefix |y| − ⌈2t/(1+t)·|y|⌉ + 1
+  is enough (Bayardo, Ma, Srikant 2007, "Scaling up all pairs similarity search").
+* Position filter (Xiao, Wang, Lin, Yu 2008, PPJoin). J >= t is the same as an
+  overlap of at least α = ⌈t/(1+t)·(|x| + |y|)⌉. When x and y meet at position
+  i of x and j of y, with ``seen`` common elements found before, the overlap is
+  at most seen + 1 + min(|x| − i − 1, |y| − j − 1); below α the pair is dropped.
+* Verification. The common elements up to the last prefix match are already
+  counted (every smaller-ranked common element lies in both prefixes), so only
+  the suffixes after it are merged, stopping once α is out of reach.
+
+Every ceiling is taken of ``value - ROUNDING_SLACK``: where float arithmetic
+lands a hair above an integer (0.7 · 10 = 7.000000000000001) the bound drops to
+that integer instead of the next one. A looser bound only lets one more
+candidate through; a tighter one would lose pairs.
+
+When it is fast: short sets (names, titles, character q-grams) and high
+thresholds, where the prefix is a small part of each set and holds its rarest
+elements. When it is not: long documents at t = 0.5, where the probing prefix
+is half the set and reaches into frequent elements, so the inverted lists and
+the candidate count grow towards all pairs; MinHash + LSH is the tool there.
+``estimate_exact_cost`` says which case a collection is in from a sample.
+
+Memory is the ranked copy of the sets, the inverted lists over the indexing
+prefixes (at most one entry per element), a few arrays of n, and the output;
+never n².
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .shingling import ShingleSets
+
+# Subtracted before every ceiling of a real-valued bound; see the module docstring.
+ROUNDING_SLACK = 1e-6
+
+
+def all_pairs(sets: ShingleSets, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair (i < j) with exact Jaccard >= threshold.
+
+    Returns (i int64, j int64, jaccard float64), sorted by (i, j). The threshold
+    must be in (0, 1]; t = 1.0 finds identical non-empty sets. Empty sets never
+    pair with anything.
+    """
+    threshold = _check_threshold(threshold)
+    order = np.argsort(_small_keys(sets.sizes), kind="stable")  # processing order: by size
+    ranked = rank_sets(sets, order)
+    offsets, ranks = ranked.offsets, ranked.values
+    sizes = np.diff(offsets)
+    probe_len = probing_prefix_lengths(sizes, threshold)
+    index_len = indexing_prefix_lengths(sizes, threshold)
+    post_offsets, post_doc, post_pos = _prefix_postings(
+        offsets, ranks, index_len, ranked.n_elements
+    )
+    x, y, jaccard = _join(
+        offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold
+    )
+    x, y = order[x], order[y]
+    i, j = np.minimum(x, y), np.maximum(x, y)
+    by_pair = np.lexsort((j, i))
+    return i[by_pair], j[by_pair], jaccard[by_pair]
+
+
+def estimate_exact_cost(
+    sets: ShingleSets, threshold: float, sample: int = 2000, seed: int = 0
+) -> dict:
+    """What ``all_pairs`` would cost on ``sets``, from a sample of documents.
+
+    The global order (document frequencies) is computed on the whole collection,
+    O(S log S) for S elements in all, the same first step as ``all_pairs``; the
+    prefixes are taken from ``sample`` documents drawn without replacement and
+    scaled up. Keys:
+
+    n, sampled: documents in all, and in the sample.
+    total_size: elements in all sets (exact).
+    probe_prefix_total, index_prefix_total: elements in the probing and indexing
+        prefixes of all sets (estimated: sample mean × n).
+    prefix_fraction: probe_prefix_total / total_size; near 1 - t for long sets.
+    expected_candidates: Σ over elements of C(L, 2), L the number of probing
+        prefixes holding the element; unbiased from the sample with the factor
+        n(n-1) / (m(m-1)). It counts the pair-element meetings the prefix filter
+        lets through before the size and position filters: over the whole
+        collection it bounds the candidates verified from above.
+    all_pairs: n(n-1)/2, the brute-force count, for comparison.
+    candidate_fraction: expected_candidates / all_pairs.
+    """
+    threshold = _check_threshold(threshold)
+    if not isinstance(sample, int) or sample < 2:
+        raise ValueError(f"sample must be an integer >= 2, got {sample!r}")
+    n = sets.n
+    m = min(sample, n)
+    picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
+    ranked = rank_sets(sets, picked)
+    offsets, ranks = ranked.offsets, ranked.values
+    sizes = sets.sizes
+    picked_sizes = sizes[picked]
+    probe_len = probing_prefix_lengths(picked_sizes, threshold)
+    index_len = indexing_prefix_lengths(picked_sizes, threshold)
+    in_prefix = _positions(offsets) < np.repeat(probe_len, picked_sizes)
+    counts = np.bincount(ranks[in_prefix]).astype(np.float64)
+    scale = n * (n - 1) / (m * (m - 1)) if m > 1 else 0.0
+    expected_candidates = float(np.sum(counts * (counts - 1) / 2) * scale)
+    total_pairs = n * (n - 1) / 2
+    total_size = int(sizes.sum())
+    probe_total = float(probe_len.sum()) * n / max(m, 1)
+    return {
+        "n": n,
+        "sampled": m,
+        "threshold": threshold,
+        "total_size": total_size,
+        "probe_prefix_total": probe_total,
+        "index_prefix_total": float(index_len.sum()) * n / max(m, 1),
+        "prefix_fraction": probe_total / total_size if total_size else 0.0,
+        "expected_candidates": expected_candidates,
+        "all_pairs": total_pairs,
+        "candidate_fraction": expected_candidates / total_pairs if total_pairs else 0.0,
+    }
+
+
+class RankedSets:
+    """Sets rewritten as element ranks (0 = rarest), each sorted by rank; CSR like ShingleSets."""
+
+    def __init__(self, offsets: np.ndarray, values: np.ndarray, n_elements: int) -> None:
+        self.offsets = offsets  # int64[n + 1]
+        self.values = values  # int32 (int64 beyond 2^31 distinct elements), sorted per set
+        self.n_elements = n_elements
+
+    @property
+    def n(self) -> int:
+        return self.offsets.size - 1
+
+
+def rank_sets(sets: ShingleSets, order: np.ndarray | None = None) -> RankedSets:
+    """Replace every element by its rank in the global order: rarest first, ties by value.
+
+    Each set comes out sorted by rank. With ``order`` (distinct set ids), only the
+    sets at ``order``, in that order; ranks still come from the whole collection.
+    """
+    by_value, group_bounds = _group_by_value(sets.values)
+    frequency = _small_keys(np.diff(group_bounds))
+    # Groups are numbered in value order, so a stable sort by frequency breaks ties by value.
+    groups_by_rank = np.argsort(frequency, kind="stable")
+    n_elements = groups_by_rank.size
+    if order is None:
+        order = np.arange(sets.n, dtype=np.int64)
+    new_offsets = np.zeros(order.size + 1, dtype=np.int64)
+    np.cumsum(sets.sizes[order], out=new_offsets[1:])
+    new_id = np.full(sets.n, -1, dtype=np.int64)
+    new_id[order] = np.arange(order.size, dtype=np.int64)
+    ranks = np.empty(int(new_offsets[-1]), dtype=np.int32 if n_elements < 2**31 else np.int64)
+    _distribute_ranks(sets.offsets, new_id, new_offsets, by_value, group_bounds,
+                      groups_by_rank, ranks)
+    return RankedSets(new_offsets, ranks, n_elements)
+
+
+def _group_by_value(values: np.ndarray):
+    """(by_value, group_bounds): positions sorted by value; equal values form groups."""
+    if values.dtype.itemsize <= 4 and values.size < 2**32:
+        # One sort of (value, position) packed in 64 bits beats an argsort.
+        packed = (values.astype(np.uint64) << np.uint64(32)) | np.arange(
+            values.size, dtype=np.uint64
+        )
+        packed.sort()
+        by_value = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        sorted_values = packed >> np.uint64(32)
+    else:
+        by_value = np.argsort(values)
+        sorted_values = values[by_value]
+    starts = np.empty(sorted_values.size, dtype=bool)
+    starts[:1] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=starts[1:])
+    group_bounds = np.append(np.flatnonzero(starts), sorted_values.size).astype(np.int64)
+    return by_value, group_bounds
+
+
+def _small_keys(keys: np.ndarray) -> np.ndarray:
+    """Non-negative integer keys as uint16 where they fit: numpy's stable sort is then radix."""
+    if keys.size and keys.max() < 2**16:
+        return keys.astype(np.uint16)
+    return keys
+
+
+def probing_prefix_lengths(sizes: np.ndarray, threshold: float) -> np.ndarray:
+    """|x| − ⌈t·|x|⌉ + 1 (0 for empty sets): a set with J >= t shares an element in here."""
+    return _prefix_lengths(sizes, threshold)
+
+
+def indexing_prefix_lengths(sizes: np.ndarray, threshold: float) -> np.ndarray:
+    """|y| − ⌈2t/(1+t)·|y|⌉ + 1: enough for y when only sets at least as large probe it."""
+    return _prefix_lengths(sizes, 2 * threshold / (1 + threshold))
+
+
+def _prefix_lengths(sizes: np.ndarray, fraction: float) -> np.ndarray:
+    sizes = np.asarray(sizes, dtype=np.int64)
+    overlap = np.maximum(np.ceil(fraction * sizes - ROUNDING_SLACK).astype(np.int64), 1)
+    return np.where(sizes > 0, sizes - overlap + 1, 0)
+
+
+def _check_threshold(threshold: float) -> float:
+    try:
+        value = float(threshold)
+    except (TypeError, ValueError):
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    return value
+
+
+def _positions(offsets: np.ndarray) -> np.ndarray:
+    """Each element's position within its own set, for CSR offsets."""
+    sizes = np.diff(offsets)
+    return np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], sizes)
+
+
+def _prefix_postings(offsets, ranks, index_len, n_elements):
+    """Inverted lists over the indexing prefixes, CSR by element rank.
+
+    Entries of one element are in processing order (set id), so the join can
+    "insert" a set by advancing each list's end by one.
+    """
+    n = offsets.size - 1
+    post_offsets = np.zeros(n_elements + 1, dtype=np.int64)
+    total = int(index_len.sum())
+    post_doc = np.empty(total, dtype=np.int32 if n < 2**31 else np.int64)
+    post_pos = np.empty(total, dtype=np.int32 if total < 2**31 else np.int64)
+    _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos)
+    return post_offsets, post_doc, post_pos
+
+
+# ---------------------------------------------------------------- numba kernels
+
+
+@nb.njit(cache=True)
+def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, groups_by_rank, out):
+    """Write each element's rank into its set's slot, visiting elements in rank order.
+
+    A counting sort: every set receives its ranks in increasing order, so no set
+    needs sorting afterwards.
+    """
+    doc_of = np.empty(offsets[-1], dtype=np.int64)
+    for d in range(offsets.size - 1):
+        for p in range(offsets[d], offsets[d + 1]):
+            doc_of[p] = new_id[d]
+    fill = new_offsets[:-1].copy()
+    for rank in range(groups_by_rank.size):
+        g = groups_by_rank[rank]
+        for q in range(group_bounds[g], group_bounds[g + 1]):
+            d = doc_of[by_value[q]]
+            if d >= 0:
+                out[fill[d]] = rank
+                fill[d] += 1
+
+
+@nb.njit(cache=True)
+def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos):
+    """Counting sort of the indexing-prefix entries by element, sets in order."""
+    for d in range(offsets.size - 1):
+        for p in range(offsets[d], offsets[d] + index_len[d]):
+            post_offsets[ranks[p] + 1] += 1
+    for e in range(post_offsets.size - 1):
+        post_offsets[e + 1] += post_offsets[e]
+    fill = post_offsets[:-1].copy()
+    for d in range(offsets.size - 1):
+        for i in range(index_len[d]):
+            e = ranks[offsets[d] + i]
+            post_doc[fill[e]] = d
+            post_pos[fill[e]] = i
+            fill[e] += 1
+
+
+@nb.njit(inline="always")
+def _ceil_bound(value):
+    return max(1, math.ceil(value - ROUNDING_SLACK))
+
+
+@nb.njit(inline="always")
+def _overlap_reaching(ranks, a, a_end, b, b_end, needed):
+    """|ranks[a:a_end] ∩ ranks[b:b_end]|, or less once ``needed`` is out of reach."""
+    common = 0
+    while a < a_end and b < b_end:
+        if common + min(a_end - a, b_end - b) < needed:
+            break
+        ra = ranks[a]
+        rb = ranks[b]
+        if ra == rb:
+            common += 1
+            a += 1
+            b += 1
+        elif ra < rb:
+            a += 1
+        else:
+            b += 1
+    return common
+
+
+@nb.njit(cache=True)
+def _grow(array, capacity):
+    out = np.empty(capacity, dtype=array.dtype)
+    out[: array.size] = array
+    return out
+
+
+@nb.njit(cache=True)
+def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold):
+    """Sets in increasing size; each probes the lists of its probing prefix, then is indexed.
+
+    Returns (x, y, jaccard) in processing order ids, y processed before x.
+    """
+    n = offsets.size - 1
+    ratio = threshold / (1.0 + threshold)
+    list_start = post_offsets[:-1].copy()  # entries before it are too small for every later set
+    list_end = post_offsets[:-1].copy()  # entries of sets already indexed
+    # Overlap seen so far between the current set and each earlier one; -1: pruned.
+    seen = np.zeros(n, dtype=np.int64)
+    last_x = np.zeros(n, dtype=np.int64)
+    last_y = np.zeros(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    capacity = 1024
+    out_x = np.empty(capacity, dtype=np.int64)
+    out_y = np.empty(capacity, dtype=np.int64)
+    out_j = np.empty(capacity, dtype=np.float64)
+    found = 0
+    for x in range(n):
+        x_lo = offsets[x]
+        sx = offsets[x + 1] - x_lo
+        if sx == 0:
+            continue
+        min_size = _ceil_bound(threshold * sx)
+        n_touched = 0
+        for i in range(probe_len[x]):
+            element = ranks[x_lo + i]
+            q = list_start[element]
+            end = list_end[element]
+            while q < end and offsets[post_doc[q] + 1] - offsets[post_doc[q]] < min_size:
+                q += 1
+            list_start[element] = q
+            for p in range(q, end):
+                y = post_doc[p]
+                so_far = seen[y]
+                if so_far < 0:
+                    continue
+                if so_far == 0:
+                    touched[n_touched] = y
+                    n_touched += 1
+                j = post_pos[p]
+                sy = offsets[y + 1] - offsets[y]
+                alpha = _ceil_bound(ratio * (sx + sy))
+                if so_far + 1 + min(sx - i - 1, sy - j - 1) >= alpha:
+                    seen[y] = so_far + 1
+                    last_x[y] = i
+                    last_y[y] = j
+                else:
+                    seen[y] = -1
+        for k in range(n_touched):
+            y = touched[k]
+            so_far = seen[y]
+            seen[y] = 0
+            if so_far <= 0:
+                continue
+            y_lo = offsets[y]
+            sy = offsets[y + 1] - y_lo
+            alpha = _ceil_bound(ratio * (sx + sy))
+            common = so_far + _overlap_reaching(
+                ranks, x_lo + last_x[y] + 1, x_lo + sx, y_lo + last_y[y] + 1, y_lo + sy,
+                alpha - so_far,
+            )
+            if common < alpha:
+                continue
+            jaccard = common / (sx + sy - common)
+            if jaccard < threshold:
+                continue
+            if found == capacity:
+                capacity *= 2
+                out_x = _grow(out_x, capacity)
+                out_y = _grow(out_y, capacity)
+                out_j = _grow(out_j, capacity)
+            out_x[found] = x
+            out_y[found] = y
+            out_j[found] = jaccard
+            found += 1
+        for i in range(index_len[x]):
+            list_end[ranks[x_lo + i]] += 1
+    return out_x[:found].copy(), out_y[:found].copy(), out_j[:found].copy()
