@@ -6,15 +6,17 @@ Shingles → MinHash signatures → LSH banding → exact verification → clust
 
 from .api import dedup, find, tune
 from .lsh import BandPlan, choose_bands, s_curve
-from .minhash import Signatures, load_signatures, minhash
+from . import allpairs, cleaning, code, lsh, minhash, synthetic, verify
+from .minhash import Signatures, load_signatures
 from .pipeline import FindConfig, FindResult, find_sets, find_texts
 from .shingling import ShingleOptions, ShingleSets, shingle
 from .verify import exact_jaccard
 
 __version__ = "0.1.0"
 
+# modules: neardup.minhash.minhash(sets, K) computes signatures, neardup.lsh bands them
 __all__ = [
     "BandPlan", "FindConfig", "FindResult", "ShingleOptions", "ShingleSets", "Signatures",
     "choose_bands", "dedup", "exact_jaccard", "find", "find_sets", "find_texts",
-    "load_signatures", "minhash", "s_curve", "shingle", "tune",
+    "load_signatures", "s_curve", "shingle", "tune",
 ]
