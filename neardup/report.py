@@ -287,7 +287,7 @@ def chord_svg(data: ReportData, limit: int, seed: int, size: int = 760) -> tuple
     order = np.argsort(jac, kind="stable")  # most similar drawn last, on top
     a, b, jac = a[order], b[order], jac[order]
     cx = cy = size / 2
-    radius = size / 2 - 90
+    radius = size / 2 - 75
     x, y, angle = circle_positions(data.ids, radius, cx, cy)
     lo, hi = colour_domain(c["jaccard"])
     colours = colour(jac, lo, hi)
