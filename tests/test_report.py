@@ -188,3 +188,11 @@ def test_chromium_renders_the_report_without_console_errors(injected, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000  # a drawn page, not blank
     assert _console_errors(run.stderr, page) == []
 
+
+
+def test_a_run_without_candidates_still_gives_a_page(tmp_path):
+    result = find_texts(["alpha beta gamma delta epsilon zeta", "one two three four five six",
+                         "x"], shingle_kind="word", shingle_size=1, threshold=0.5)
+    drawn = report.write_report(result, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert drawn["chords"] == _chords(page) == 0 and "<p>No clusters.</p>" in page
