@@ -17,17 +17,25 @@ SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delim
 
 def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
          output_format: str = "csv", quiet: bool = True, representative_field: str | None = None,
-         **options) -> FindResult:
+         report=None, **options) -> FindResult:
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
     delimiter, encoding) and :class:`~neardup.pipeline.FindConfig` fields
-    (threshold, num_perm, shingle_kind, shingle_size, ...).
+    (threshold, num_perm, shingle_kind, shingle_size, ...). ``report``: write the
+    HTML report there (see :func:`neardup.report.write_report`), with the texts
+    still in memory for the side-by-side pair views; what it drew lands in
+    ``result.counts["report"]``.
     """
-    result, _ = _find(inputs, quiet=quiet, representative_field=representative_field,
-                      **options)
+    result, documents = _find(inputs, quiet=quiet, representative_field=representative_field,
+                              **options)
     if out is not None:
         sinks.write_result(result, out, output_format)
+    if report is not None:
+        from .report import write_report  # matplotlib and difflib only when asked
+
+        drawn = write_report(result, report, texts=documents.texts)
+        result.counts["report"] = {k: v for k, v in drawn.items() if k != "notes"}
     return result
 
 
@@ -67,6 +75,11 @@ def _find(inputs, *, quiet, representative_field, **options):
     result = find_texts(documents.texts, documents.ids, config, quiet=quiet,
                         representative_key=key)
     result.read_report = report.as_dict()
+    # where the documents came from, so a report can re-read a directory's files
+    result.read_report["inputs"] = [
+        {"path": src.given if src.given == "-" else os.path.abspath(src.given),
+         "format": src.fmt, "name": src.name, "prefixed": len(documents.inputs) > 1}
+        for src in documents.inputs]
     return result, documents
 
 

@@ -99,11 +99,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write pairs, clusters, summary.json and timings.json here")
     p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS))
     p.add_argument("--top", type=int, default=10, help="print the N largest clusters")
+    p.add_argument("--report", metavar="HTML",
+                   help="write a self-contained HTML report (plots, clusters, pair views)")
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates")
     _source_arguments(p)
     p.add_argument("--out", "-o", required=True, metavar="PATH",
                    help="output file (directory for a directory or several inputs)")
+
+    p = commands.add_parser("report", help="an HTML report of a `find --out` directory")
+    p.add_argument("result_dir", metavar="RESULT_DIR", help="directory written by find --out")
+    p.add_argument("--out", "-o", required=True, metavar="HTML", help="the report to write")
+    p.add_argument("--plots", metavar="DIR", help="also write the plots as PNG and SVG here")
+    p.add_argument("--max-bytes", type=int, default=4_000_000,
+                   help="keep the page under N bytes by cutting lists (default: 4000000)")
+    p.add_argument("--max-chords", type=int, default=5_000,
+                   help="above N candidate pairs draw a seeded sample (default: 5000)")
+    p.add_argument("--root", metavar="DIR",
+                   help="directory the document ids are paths in, to show pairs side by side "
+                        "(default: the directories find read, if they still exist)")
 
     p = commands.add_parser("tune", help="choose bands x rows for a threshold")
     p.add_argument("--threshold", "-t", type=float, required=True)
@@ -123,9 +137,16 @@ def main(argv=None) -> int:
             print(json.dumps(plan.as_dict(), indent=2) if args.json else plan.describe())
         elif args.command == "find":
             result = api.find(args.sources, out=args.out, output_format=args.output_format,
-                              quiet=args.quiet,
+                              quiet=args.quiet, report=args.report,
                               representative_field=args.representative_field, **_options(args))
             print(format_report(result, top=args.top, out=args.out))
+        elif args.command == "report":
+            from .report import write_report
+
+            drawn = write_report(args.result_dir, args.out, root=args.root,
+                                 max_bytes=args.max_bytes, max_chords=args.max_chords,
+                                 plots=args.plots)
+            print(describe_report(drawn))
         else:
             result = api.dedup(args.sources, args.out, quiet=args.quiet,
                                representative_field=args.representative_field,
@@ -179,9 +200,24 @@ def format_report(result, top: int = 10, out=None) -> str:
     lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in result.seconds.items()))
     if out:
         lines.append(f"written to {out}")
+    if "report" in c:
+        lines.append(describe_report(c["report"]))
     if top:
         lines += _top_clusters(result, top)
     return "\n".join(lines)
+
+
+def describe_report(drawn: dict) -> str:
+    """One line on what a report drew and cut."""
+    chords = f"{drawn['chords']:,} chords"
+    if drawn["sampled"]:
+        chords += f" (a sample of {drawn['candidates']:,} candidates)"
+    line = (f"report {drawn['path']} ({drawn['bytes']:,} bytes): {chords}, "
+            f"{drawn['clusters_shown']:,} of {drawn['clusters']:,} clusters, "
+            f"{drawn['pair_views']} pair views")
+    if drawn.get("plots"):
+        line += f"; {len(drawn['plots'])} plot files"
+    return line
 
 
 def _top_clusters(result, top: int) -> list[str]:
