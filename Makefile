@@ -1,12 +1,13 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   - virtual environment, install, find near-duplicates in the Python standard library
-#   make test   - virtual environment, install with test extras, ruff, the whole pytest suite
+#   make test   - virtual environment, install with test extras, Chromium (Debian) for the
+#                 report's browser test, ruff, the whole pytest suite
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STDLIB := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['stdlib'])")
 
-.PHONY: venv demo test lint bench clean
+.PHONY: venv demo test lint browser bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +24,10 @@ demo: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 
-test: lint
+browser:
+	@bash scripts/install-chromium.sh || echo "chromium could not be installed: the browser test will skip"
+
+test: lint browser
 	$(PY) -m pytest -q
 
 bench: venv

@@ -64,6 +64,9 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                    "every member to the first, skip drops the bucket (default: star)")
     g.add_argument("--no-verify", dest="verify", action="store_false",
                    help="report every candidate, also those below the threshold")
+    g.add_argument("--method", default=d.method, choices=["auto", "lsh", "exact"],
+                   help="lsh: MinHash + LSH (may miss pairs near T); exact: all-pairs join, "
+                        "every pair >= T; auto: estimate both from a sample (default)")
     g.add_argument("--representative", default=d.representative,
                    choices=["first", "longest", "shortest", "field"],
                    help="which document of a cluster is kept (default: first)")
@@ -73,7 +76,7 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
 
-CONFIG_KEYS = ("shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
+CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
                "num_perm", "seed", "bands", "rows", "bits", "max_bucket", "bucket_policy",
                "verify", "representative")
 SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter")
@@ -181,9 +184,11 @@ def format_report(result, top: int = 10, out=None) -> str:
         f"(< {result.config.min_shingles} shingles)",
         f"distinct shingle sets {c['distinct_sets']:,} ({c['identical_copies']:,} identical "
         f"copies grouped before LSH)",
-        f"LSH {result.plan.bands} x {result.plan.rows} (steep point "
-        f"{result.plan.steep_point:.3f}, t = {result.config.threshold}): "
-        f"{c['candidates']:,} candidates",
+        f"method {c['method']}: {c['method_choice']['reason']}",
+        (f"LSH {result.plan.bands} x {result.plan.rows} (steep point "
+         f"{result.plan.steep_point:.3f}, t = {result.config.threshold}): "
+         f"{c['candidates']:,} candidates") if c["method"] == "lsh" else
+        f"exact join: {c['candidates']:,} pairs >= {result.config.threshold}, none lost",
         f"pairs {c['pairs']:,} (near-duplicates {c['near_duplicate_pairs']:,}, exact Jaccard "
         f">= {result.config.threshold if result.config.verify else 'any'})",
         f"clusters {c['clusters']:,} holding {c['documents_in_clusters']:,} documents; "

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pyarrow as pa
 
-from . import cluster, lsh, minhash, verify
+from . import allpairs, cluster, lsh, minhash, planner, verify
 from .progress import StageTimer
 from .shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle
 
@@ -41,6 +41,9 @@ class FindConfig:
     max_bucket, bucket_policy: see :func:`~neardup.lsh.candidate_pairs`.
     verify: if False, report every candidate with its estimate and exact Jaccard.
     representative: "first", "longest", "shortest" (by text length) or "field".
+    method: "lsh" (MinHash + LSH: fast, may miss pairs near t), "exact" (all-pairs
+        join with prefix filtering: every pair ≥ t, no estimate), or "auto" (the
+        planner estimates both costs from a sample and says which and why).
     """
 
     threshold: float = 0.8
@@ -58,6 +61,7 @@ class FindConfig:
     bucket_policy: str = "star"
     verify: bool = True
     representative: str = "first"
+    method: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.threshold, (int, float)) or not 0.0 < self.threshold <= 1.0:
@@ -74,6 +78,8 @@ class FindConfig:
         if self.representative not in cluster.REPRESENTATIVE_POLICIES:
             raise ValueError(f"representative must be one of {cluster.REPRESENTATIVE_POLICIES},"
                              f" got {self.representative!r}")
+        if self.method not in planner.METHODS:
+            raise ValueError(f"method must be one of {planner.METHODS}, got {self.method!r}")
         self.shingle_options()  # validates kind, size, hash_bits
         self.band_plan()  # validates bands, rows
 
@@ -230,25 +236,37 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     with timer.stage("group identical sets"):
         group_first, copies_of, copies = identical_groups(sets, usable, config.seed)
 
-    with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
-        signatures = minhash.minhash(sets.subset(group_first), config.num_perm, config.seed)
-        if config.bits is not None:
-            signatures = signatures.b_bit(config.bits)
+    method, choice = config.method, None
+    if method == "auto":
+        with timer.stage("plan"):
+            choice = planner.choose_method(sets.subset(group_first), config.threshold,
+                                           config.num_perm, plan, seed=config.seed)
+            method = choice.method
 
-    with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
-        keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
-        ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
-                                                   policy=config.bucket_policy)
-
-    with timer.stage("verify", f"{ci.size:,} candidates"):
-        doc_i, doc_j = group_first[ci], group_first[cj]
-        jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
-        estimate = signatures.estimate(ci, cj)
-        candidates = {"i": doc_i, "j": doc_j, "jaccard": jaccard, "estimate": estimate}
-        if config.verify:
-            real = jaccard >= config.threshold
-            doc_i, doc_j, jaccard, estimate = (doc_i[real], doc_j[real], jaccard[real],
-                                               estimate[real])
+    signatures, bucket_stats = None, lsh.CandidateStats()
+    if method == "exact":
+        with timer.stage("exact join", f"{group_first.size:,} distinct sets"):
+            ci, cj, jaccard = allpairs.all_pairs(sets.subset(group_first), config.threshold)
+            doc_i, doc_j = group_first[ci], group_first[cj]
+            estimate = np.full(ci.size, np.nan)  # no signatures: nothing is estimated
+    else:
+        with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
+            signatures = minhash.minhash(sets.subset(group_first), config.num_perm, config.seed)
+            if config.bits is not None:
+                signatures = signatures.b_bit(config.bits)
+        with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
+            keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+            ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
+                                                       policy=config.bucket_policy)
+        with timer.stage("verify", f"{ci.size:,} candidates"):
+            doc_i, doc_j = group_first[ci], group_first[cj]
+            jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
+            estimate = signatures.estimate(ci, cj)
+    candidates = {"i": doc_i, "j": doc_j, "jaccard": jaccard, "estimate": estimate}
+    if config.verify:
+        real = jaccard >= config.threshold
+        doc_i, doc_j, jaccard, estimate = (doc_i[real], doc_j[real], jaccard[real],
+                                           estimate[real])
 
     with timer.stage("cluster"):
         pair_i = np.concatenate([doc_i, copies_of])
@@ -286,6 +304,9 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         "documents_in_clusters": int(cluster_sizes[cluster_sizes > 1].sum()),
         "removable": int(n - representative.sum()),
         "buckets": bucket_stats.as_dict(),
+        "method": method,
+        "method_choice": choice.as_dict() if choice else {"method": method,
+                                                           "reason": "chosen by the user"},
     }
     return FindResult(
         ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,

@@ -14,7 +14,7 @@ def corpus():
 @pytest.mark.parametrize("threshold", [0.5, 0.8])
 def test_recall_and_precision_against_brute_force(corpus, threshold):
     result = find_texts(corpus.texts, corpus.ids, shingle_kind="word", shingle_size=1,
-                        threshold=threshold, keep_arrays=True)
+                        threshold=threshold, keep_arrays=True, method="lsh")
     bi, bj, bjac = brute_force_pairs(result.sets, threshold)
     truth = dict(zip(zip(bi.tolist(), bj.tolist()), bjac.tolist()))
     found = dict(zip(zip(result.pair_i.tolist(), result.pair_j.tolist()),
@@ -65,7 +65,7 @@ def test_same_input_same_seed_same_output(corpus, tmp_path):
 
 
 def test_no_verify_reports_candidates_below_the_threshold(corpus):
-    kwargs = dict(shingle_kind="word", shingle_size=1, threshold=0.9)
+    kwargs = dict(shingle_kind="word", shingle_size=1, threshold=0.9, method="lsh")
     verified = find_texts(corpus.texts, corpus.ids, **kwargs)
     unverified = find_texts(corpus.texts, corpus.ids, verify=False, **kwargs)
     assert np.all(verified.jaccard >= 0.9)
@@ -74,7 +74,7 @@ def test_no_verify_reports_candidates_below_the_threshold(corpus):
 
 
 def test_b_bit_signatures_find_the_same_clear_pairs(corpus):
-    kwargs = dict(shingle_kind="word", shingle_size=1, threshold=0.7)
+    kwargs = dict(shingle_kind="word", shingle_size=1, threshold=0.7, method="lsh")
     full = find_texts(corpus.texts, corpus.ids, **kwargs)
     low = find_texts(corpus.texts, corpus.ids, bits=16, **kwargs)
     clear_full = set(zip(full.pair_i[full.jaccard > 0.8].tolist(),
@@ -94,3 +94,30 @@ def test_config_is_checked_at_the_door():
         FindConfig.from_options(treshold=0.5)
     with pytest.raises(ValueError, match="fit"):
         FindConfig(num_perm=16, bands=8, rows=4)
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.9])
+def test_exact_method_finds_every_pair_of_brute_force(threshold):
+    # no exact copies: those are reported as (first, copy) pairs, not all pairs among them
+    corpus = planted_corpus(2000, dup_fraction=0.1, similarity=(0.3, 1.0), seed=8)
+    result = find_texts(corpus.texts, corpus.ids, shingle_kind="word", shingle_size=1,
+                        threshold=threshold, keep_arrays=True, method="exact")
+    bi, bj, bjac = brute_force_pairs(result.sets, threshold)
+    assert np.array_equal(result.pair_i, bi) and np.array_equal(result.pair_j, bj)
+    assert np.allclose(result.jaccard, bjac)
+    assert result.counts["method"] == "exact"
+
+
+def test_auto_method_says_which_and_why():
+    short = planted_corpus(2000, doc_words=12, dup_fraction=0.05, similarity=(0.8, 1.0),
+                           vocabulary=5000, seed=9)
+    result = find_texts(short.texts, short.ids, shingle_kind="word", shingle_size=1,
+                        threshold=0.9)
+    choice = result.counts["method_choice"]
+    assert choice["method"] == result.counts["method"] == "exact"
+    assert "exact join estimated" in choice["reason"]
+    long_docs = planted_corpus(3000, doc_words=200, seed=9)
+    result = find_texts(long_docs.texts, long_docs.ids, shingle_kind="word", shingle_size=1,
+                        threshold=0.5)
+    assert result.counts["method"] == "lsh" and "prefixes hold" in \
+        result.counts["method_choice"]["reason"]

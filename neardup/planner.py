@@ -1,0 +1,91 @@
+"""Choosing between the exact all-pairs join and MinHash + LSH, from a sample.
+
+Both costs are estimated in seconds on this kind of machine from a sample of
+the distinct sets, so the choice and its reason can be shown to the user:
+
+- exact: ranking all S elements, then about C_exact pair-element meetings let
+  through by the prefix filter (:func:`neardup.allpairs.estimate_exact_cost`),
+  each a partial merge of about the mean set size:
+  seconds ≈ S·1.7e-7 + C_exact · mean_size · 1e-8.
+- LSH: signatures cost S · K multiply-min steps, banding n · b keys, the R
+  pairs emitted by all bands (duplicates included) a sort each, and the C_lsh
+  distinct candidates a merge each; R and C_lsh are counted on the sample's
+  own band collisions and scaled by n(n-1)/(m(m-1)):
+  seconds ≈ S·K·1.5e-9 + n·b·2e-7 + R·1e-7 + C_lsh · mean_size · 1e-8.
+
+The constants were fitted on the Python standard library (word 5-grams), a
+generated corpus of 200-word documents and 50,000 short strings (character
+2-grams), t = 0.5 and 0.8; they rank the two methods, not predict to the
+second. Exact is chosen when it is estimated no slower than 1.5 × LSH: losing
+no pair is worth that much.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import allpairs, lsh, minhash
+from .shingling import ShingleSets
+
+METHODS = ("auto", "lsh", "exact")
+EXACT_PREFERENCE = 1.5
+_MERGE_STEP = 1e-8
+_MINHASH_STEP = 1.5e-9
+_BAND_STEP = 2e-7
+_RANK_STEP = 1.7e-7
+_EMIT_STEP = 1e-7
+
+
+@dataclass(frozen=True)
+class MethodChoice:
+    method: str
+    reason: str
+    exact_seconds: float
+    lsh_seconds: float
+    exact_candidates: float
+    lsh_candidates: float
+
+    def as_dict(self) -> dict:
+        return {"method": self.method, "reason": self.reason,
+                "exact_seconds_estimate": round(self.exact_seconds, 3),
+                "lsh_seconds_estimate": round(self.lsh_seconds, 3),
+                "exact_candidates_estimate": round(self.exact_candidates),
+                "lsh_candidates_estimate": round(self.lsh_candidates)}
+
+
+def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.BandPlan,
+                  sample: int = 2000, seed: int = 0) -> MethodChoice:
+    """Estimate both costs on ``sets`` (distinct, non-empty sets) and pick one."""
+    n = sets.n
+    if n < 2:
+        return MethodChoice("exact", "fewer than two sets", 0.0, 0.0, 0.0, 0.0)
+    mean_size = float(sets.sizes.mean())
+    exact = allpairs.estimate_exact_cost(sets, threshold, sample=sample, seed=seed)
+    exact_seconds = (exact["total_size"] * _RANK_STEP
+                     + exact["expected_candidates"] * mean_size * _MERGE_STEP)
+
+    m = min(sample, n)
+    picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
+    signatures = minhash.minhash(sets.subset(picked), num_perm, seed=seed + 1)
+    keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+    sample_i, _, stats = lsh.candidate_pairs(keys)
+    scale = n * (n - 1) / (m * (m - 1)) if m > 1 else 0.0
+    lsh_candidates = sample_i.size * scale
+    emitted = sum(stats.per_band) * scale
+    lsh_seconds = (exact["total_size"] * num_perm * _MINHASH_STEP + n * plan.bands * _BAND_STEP
+                   + emitted * _EMIT_STEP + lsh_candidates * mean_size * _MERGE_STEP)
+
+    if exact_seconds <= EXACT_PREFERENCE * lsh_seconds:
+        method = "exact"
+        reason = (f"exact join estimated at {exact_seconds:.2g} s vs LSH {lsh_seconds:.2g} s "
+                  f"(prefix filter: ~{exact['expected_candidates']:.3g} candidates): "
+                  f"exact loses no pair at a similar cost")
+    else:
+        method = "lsh"
+        reason = (f"LSH estimated at {lsh_seconds:.2g} s vs exact join {exact_seconds:.2g} s: "
+                  f"prefixes hold {exact['prefix_fraction']:.0%} of each set at t = "
+                  f"{threshold}, ~{exact['expected_candidates']:.3g} prefix candidates")
+    return MethodChoice(method, reason, exact_seconds, lsh_seconds,
+                        exact["expected_candidates"], lsh_candidates)
