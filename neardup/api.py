@@ -49,6 +49,24 @@ def dedup(inputs, out, *, quiet: bool = True, representative_field: str | None =
     return result
 
 
+def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
+             plot=None, json_path=None, **options):
+    """Run LSH and the exact join on the same input; see :mod:`neardup.evaluate`."""
+    from . import evaluate as evaluation
+
+    source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+    options.pop("representative", None)
+    config = FindConfig.from_options(**options)
+    documents, _ = read_documents(_as_list(inputs), progress=not quiet, **source_options)
+    result = evaluation.evaluate_texts(documents.texts, config, sweep=sweep,
+                                       curve_from=curve_from)
+    if plot is not None:
+        evaluation.plot_curve(result, plot)
+    if json_path is not None:
+        sinks.write_json(result.as_dict(), json_path)
+    return result
+
+
 def tune(threshold: float, num_perm: int = 128, *, bands: int | None = None,
          rows: int | None = None, weights=lsh.DEFAULT_WEIGHTS) -> lsh.BandPlan:
     """The b × r for ``threshold`` and K, with its S-curve (see :mod:`neardup.lsh`)."""

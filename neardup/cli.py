@@ -122,6 +122,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory the document ids are paths in, to show pairs side by side "
                         "(default: the directories find read, if they still exist)")
 
+    p = commands.add_parser("evaluate", help="LSH against the exact join: recall, precision, "
+                            "the empirical S-curve")
+    _source_arguments(p)
+    p.add_argument("--sweep", action="store_true",
+                   help="also try every b x r = K (e.g. 10x10, 20x5, 25x4, 50x2 at K = 100)")
+    p.add_argument("--curve-from", type=float,
+                   help="lowest similarity in the empirical S-curve (default: t - 0.3)")
+    p.add_argument("--plot", metavar="PNG", help="write the S-curve plot here")
+    p.add_argument("--json", metavar="FILE", help="write the evaluation as JSON here")
+
     p = commands.add_parser("tune", help="choose bands x rows for a threshold")
     p.add_argument("--threshold", "-t", type=float, required=True)
     p.add_argument("--num-perm", type=int, default=128)
@@ -143,6 +153,13 @@ def main(argv=None) -> int:
                               quiet=args.quiet, report=args.report,
                               representative_field=args.representative_field, **_options(args))
             print(format_report(result, top=args.top, out=args.out))
+        elif args.command == "evaluate":
+            options = _options(args)
+            options.pop("method")
+            evaluation = api.evaluate(args.sources, quiet=args.quiet, sweep=args.sweep,
+                                      curve_from=args.curve_from, plot=args.plot,
+                                      json_path=args.json, **options)
+            print(evaluation.describe())
         elif args.command == "report":
             from .report import write_report
 
