@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import lsh, sinks
-from .pipeline import FindConfig, FindResult, find_texts
+from . import itemsets, lsh, prepare, sinks
+from .pipeline import FindConfig, FindResult, find_sets
+from .progress import StageTimer
 from .sources import read_documents, write_deduplicated
 
 SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
@@ -21,20 +22,32 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
-    delimiter, encoding) and :class:`~neardup.pipeline.FindConfig` fields
-    (threshold, num_perm, shingle_kind, shingle_size, ...). ``report``: write the
-    HTML report there (see :func:`neardup.report.write_report`), with the texts
-    still in memory for the side-by-side pair views; what it drew lands in
-    ``result.counts["report"]``.
+    delimiter, encoding), :class:`~neardup.pipeline.FindConfig` fields
+    (threshold, num_perm, shingle_kind, shingle_size, ...) and
+    :class:`~neardup.prepare.PrepareOptions` fields (clean, language, stem, ...,
+    code, type2, generated).
+
+    Item sets instead of texts: ``items=(user_col, item_col)`` reads a two-column
+    table, ``items_field=NAME`` a JSON Lines list field; ``transpose=True`` swaps
+    users and items (see :mod:`neardup.itemsets`).
+
+    ``report``: write the HTML report there (see :func:`neardup.report.write_report`),
+    with the texts still in memory for the side-by-side pair views; what it drew
+    lands in ``result.counts["report"]``.
     """
-    result, documents = _find(inputs, quiet=quiet, representative_field=representative_field,
-                              **options)
+    documents = None
+    if "items" in options or "items_field" in options:
+        result = find_items(inputs, quiet=quiet, **options)
+    else:
+        result, documents = _find(inputs, quiet=quiet,
+                                  representative_field=representative_field, **options)
     if out is not None:
         sinks.write_result(result, out, output_format)
     if report is not None:
         from .report import write_report  # matplotlib and difflib only when asked
 
-        drawn = write_report(result, report, texts=documents.texts)
+        drawn = write_report(result, report,
+                             texts=documents.texts if documents is not None else None)
         result.counts["report"] = {k: v for k, v in drawn.items() if k != "notes"}
     return result
 
@@ -79,19 +92,85 @@ def _as_list(inputs) -> list[str]:
     return [os.fspath(x) for x in inputs]
 
 
+def explain(inputs, doc_id: str, **options) -> dict:
+    """What the document ``doc_id`` of ``inputs`` becomes under ``options``: the text
+    after each cleaning step and its first 20 shingles as strings (no pipeline run)."""
+    source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+    prep = prepare.PrepareOptions.pop_from(options)
+    config = FindConfig.from_options(**_code_defaults(prep, options))
+    documents, _ = read_documents(_as_list(inputs), **source_options)
+    try:
+        index = documents.ids.index(str(doc_id))
+    except ValueError:
+        raise ValueError(f"no document with id {doc_id!r} in the input") from None
+    return prepare.shingle_strings(documents.texts[index], documents.ids[index],
+                                   config.shingle_options(), prep)
+
+
+def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | None = None,
+               transpose: bool = False, id_field: str | None = None,
+               delimiter: str | None = None, **options) -> FindResult:
+    """Near-duplicate sets among records that already are sets (see :mod:`neardup.itemsets`).
+
+    ``items=(user_col, item_col)`` for a CSV/TSV/Parquet table, or ``items_field`` for
+    JSON Lines; ``options`` are :class:`~neardup.pipeline.FindConfig` fields.
+    """
+    if (items is None) == (items_field is None):
+        raise ValueError("give one of items=(user_col, item_col) or items_field=")
+    config = FindConfig.from_options(**options)
+    paths = _as_list(inputs)
+    if len(paths) != 1:
+        raise ValueError(f"item sets read one file, got {len(paths)}")
+    if items is not None:
+        if isinstance(items, str):
+            items = tuple(items.split(","))
+        if len(items) != 2 or not all(items):
+            raise ValueError(f"items must be two column names (user, item), got {items!r}")
+        sets, ids, report = itemsets.read_item_pairs(paths[0], user_col=items[0],
+                                                     item_col=items[1], delimiter=delimiter,
+                                                     transpose=transpose)
+    else:
+        if transpose:
+            raise ValueError("transpose needs items=(user_col, item_col)")
+        sets, ids, report = itemsets.read_item_lists(paths[0], items_field=items_field,
+                                                     id_field=id_field)
+    result = find_sets(sets, ids, config, timer=StageTimer(quiet))
+    result.read_report = report
+    return result
+
+
+def _code_defaults(prep, options: dict) -> dict:
+    if prep.code is not None:  # code is tokens: word shingles, 5 tokens unless said
+        options["shingle_kind"] = "word"
+        options.setdefault("shingle_size", prepare.CODE_SHINGLE_SIZE)
+    return options
+
+
 def _find(inputs, *, quiet, representative_field, **options):
     source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+    prep = prepare.PrepareOptions.pop_from(options)
     if representative_field is not None:
         options.setdefault("representative", "field")
-    config = FindConfig.from_options(**options)  # checked before any reading
+    config = FindConfig.from_options(**_code_defaults(prep, options))  # checked before reading
     if config.representative == "field" and representative_field is None:
         raise ValueError("representative='field' needs representative_field")
     documents, report = read_documents(_as_list(inputs), progress=not quiet, **source_options)
     key = None
     if representative_field is not None:
         key = _field_values(documents, representative_field)
-    result = find_texts(documents.texts, documents.ids, config, quiet=quiet,
-                        representative_key=key)
+    texts = documents.texts
+    if key is None:
+        key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    timer = StageTimer(quiet)
+    with timer.stage("shingle", f"{len(texts):,} documents"):
+        prepared = prepare.shingle_documents(texts, documents.ids, config.shingle_options(),
+                                             prep, timer)
+    aside = {"generated": prepared.generated} if prep.generated == "exclude" else None
+    result = find_sets(prepared.sets, documents.ids, config, timer=timer,
+                       representative_key=key, set_aside=aside)
+    if prep.generated == "flag":
+        result.status[prepared.generated & (result.status == "ok")] = "ok (generated)"
+    result.counts.update(prepared.counts)
     result.read_report = report.as_dict()
     # where the documents came from, so a report can re-read a directory's files
     result.read_report["inputs"] = [

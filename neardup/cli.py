@@ -13,7 +13,9 @@ import sys
 import numpy as np
 
 from . import api, lsh, sinks
+from .cleaning import PRESETS
 from .pipeline import FindConfig
+from .prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -73,7 +75,40 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--representative-field", metavar="NAME",
                    help="with --representative field: keep the smallest value of NAME "
                         "('id' for the document id)")
+    _text_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def _text_arguments(p: argparse.ArgumentParser) -> None:
+    """Cleaning, code and item-set options (see neardup.prepare, neardup.itemsets)."""
+    g = p.add_argument_group("cleaning (prose)")
+    g.add_argument("--clean", metavar="PRESET", choices=list(PRESETS),
+                   help="cleaning preset: none, light, text, web (default: light "
+                        "normalization: NFKC, casefold, whitespace)")
+    g.add_argument("--language", default="en",
+                   help="ISO 639-1 code for --stem, --lemmatize, --stopwords (default: en)")
+    for step in CLEAN_STEP_FLAGS:
+        g.add_argument(f"--{step}", action="store_true", default=None,
+                       help=f"add the {step} step to the preset")
+    g = p.add_argument_group("source code")
+    g.add_argument("--code", nargs="?", const="auto", metavar="LANG",
+                   help="tokenize as code (comments dropped, 5-token word shingles): LANG "
+                        "(go, python, ...) or auto (default with no LANG: each file's "
+                        "extension; unknown ones fall back to words)")
+    g.add_argument("--type2", action="store_true",
+                   help="with --code: identifiers and literals normalized (renamed clones)")
+    g.add_argument("--generated", choices=list(GENERATED_POLICIES), default="keep",
+                   help="generated files: keep, exclude (never paired) or flag "
+                        "(default: keep)")
+    g = p.add_argument_group("item sets (records that are already sets)")
+    g.add_argument("--items", metavar="USER,ITEM",
+                   help="two-column CSV/TSV/Parquet: each USER's set is its ITEMs "
+                        "(e.g. --items user,movie)")
+    g.add_argument("--items-field", metavar="NAME",
+                   help="JSON Lines: each record's list field NAME is its set")
+    g.add_argument("--transpose", action="store_true",
+                   help="with --items: sets of users per item (items with nearly the "
+                        "same audience)")
 
 
 CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
@@ -87,7 +122,22 @@ def _options(args) -> dict:
     options["text_fields"] = tuple(args.text_fields or ("text",))
     options["include"] = tuple(args.include)
     options["exclude"] = tuple(args.exclude)
+    if args.items or args.items_field:
+        options = {k: v for k, v in options.items()
+                   if k in CONFIG_KEYS or k in ("id_field", "delimiter")}
+        options.update(items=args.items, items_field=args.items_field,
+                       transpose=args.transpose)
+        return {k: v for k, v in options.items() if v is not None}
+    for key in PREPARE_KEYS:
+        value = getattr(args, key)
+        if value is not None and value is not False and value != "keep":
+            options[key] = value
+    if "code" in options and args.shingle_size == FindConfig().shingle_size:
+        del options["shingle_size"]  # --code picks its own default n
     return options
+
+
+PREPARE_KEYS = ("clean", "language", *CLEAN_STEP_FLAGS, "code", "type2", "generated")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, help="print the N largest clusters")
     p.add_argument("--report", metavar="HTML",
                    help="write a self-contained HTML report (plots, clusters, pair views)")
+    p.add_argument("--explain", metavar="ID",
+                   help="print what document ID becomes (text after each cleaning step, "
+                        "first 20 shingles) and exit without running the pipeline")
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates")
     _source_arguments(p)
@@ -148,6 +201,11 @@ def main(argv=None) -> int:
         if args.command == "tune":
             plan = api.tune(args.threshold, args.num_perm, bands=args.bands, rows=args.rows)
             print(json.dumps(plan.as_dict(), indent=2) if args.json else plan.describe())
+        elif args.command == "find" and args.explain is not None:
+            options = _options(args)
+            for key in ("items", "items_field", "transpose"):
+                options.pop(key, None)
+            print(format_explain(api.explain(args.sources, args.explain, **options)))
         elif args.command == "find":
             result = api.find(args.sources, out=args.out, output_format=args.output_format,
                               quiet=args.quiet, report=args.report,
@@ -240,6 +298,17 @@ def describe_report(drawn: dict) -> str:
     if drawn.get("plots"):
         line += f"; {len(drawn['plots'])} plot files"
     return line
+def format_explain(explained: dict) -> str:
+    lines = [f"document {explained['id']} (route {explained['route']}, "
+             f"{explained['shingle_kind']} shingles of {explained['shingle_size']}"
+             f"{', generated' if explained['generated'] else ''})"]
+    for step in explained["steps"]:
+        lines.append(f"after {step['step']}: {step['text'][:500]!r}")
+    if not explained["steps"]:
+        lines.append("no cleaning steps (tokenized as is)")
+    lines.append(f"first {len(explained['shingles'])} shingles:")
+    lines += [f"  {s!r}" for s in explained["shingles"]]
+    return "\n".join(lines)
 
 
 def _top_clusters(result, top: int) -> list[str]:

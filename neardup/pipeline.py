@@ -225,13 +225,20 @@ def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
 
 def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
               timer: StageTimer | None = None, representative_key=None,
-              keep_arrays: bool = False) -> FindResult:
-    """The pipeline from shingle sets on: group, sign, band, verify, cluster."""
+              keep_arrays: bool = False, set_aside: dict | None = None) -> FindResult:
+    """The pipeline from shingle sets on: group, sign, band, verify, cluster.
+
+    ``set_aside`` maps a status ("generated") to a bool[n] mask of documents kept out
+    of every pair; they get that status in the documents table.
+    """
     timer = timer or StageTimer(quiet=True)
     n = sets.n
     plan = config.band_plan()
     sizes = sets.sizes
-    usable = np.flatnonzero(sizes >= config.min_shingles)
+    aside = np.zeros(n, dtype=bool)
+    for mask in (set_aside or {}).values():
+        aside |= mask
+    usable = np.flatnonzero((sizes >= config.min_shingles) & ~aside)
 
     with timer.stage("group identical sets"):
         group_first, copies_of, copies = identical_groups(sets, usable, config.seed)
@@ -289,10 +296,12 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
 
     status = np.full(n, "ok", dtype=object)
     status[sizes < config.min_shingles] = "too few shingles"
+    for reason, mask in (set_aside or {}).items():
+        status[mask] = reason
     cluster_sizes = np.bincount(labels, minlength=n)
     counts = {
         "documents": n,
-        "too_few_shingles": int(n - usable.size),
+        "too_few_shingles": int(((sizes < config.min_shingles) & ~aside).sum()),
         "shingled": int(usable.size),
         "shingles": int(sizes[usable].sum()),
         "distinct_sets": int(group_first.size),

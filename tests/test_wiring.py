@@ -1,0 +1,257 @@
+"""Cleaning, code tokenizers, generated files, fallbacks, --explain and item sets, wired
+into neardup.find and neardup find (the CLI mirrors the library)."""
+
+import json
+import warnings
+
+import pytest
+
+import neardup
+from neardup.api import explain
+from neardup.cli import main
+
+ITALIAN = [
+    "I gatti neri dormono sempre sul divano della nonna durante le lunghe giornate "
+    "di pioggia in campagna",
+    "Il gatto nero dorme sempre sul divano della nonna durante la lunga giornata "
+    "di pioggia in campagna",
+    "La ricetta della pasta al pomodoro richiede basilico fresco olio buono e molta "
+    "pazienza in cucina",
+    "Un treno regionale parte ogni ora dalla stazione centrale verso il mare "
+    "nei mesi estivi",
+]
+
+
+def write_jsonl(path, texts, ids=None):
+    with open(path, "w", encoding="utf-8") as f:
+        for k, text in enumerate(texts):
+            f.write(json.dumps({"id": ids[k] if ids else f"d{k}", "text": text},
+                               ensure_ascii=False) + "\n")
+    return path
+
+
+def pair_ids(result):
+    table = result.pairs_table()
+    return set(zip(table.column("id_a").to_pylist(), table.column("id_b").to_pylist()))
+
+
+def test_cli_and_library_agree_on_cleaning_with_stems(tmp_path):
+    path = write_jsonl(tmp_path / "it.jsonl", ITALIAN)
+    options = dict(id_field="id", shingle_kind="word", shingle_size=1, threshold=0.6)
+    stemmed = neardup.find(path, clean="text", stem=True, language="it", **options)
+    plain = neardup.find(path, **options)
+    # inflections (gatti/gatto, dormono/dorme, ...) meet only after stemming
+    assert ("d0", "d1") in pair_ids(stemmed)
+    assert ("d0", "d1") not in pair_ids(plain)
+    code = main(["find", str(path), "--id-field", "id", "--shingle", "word", "--ngram", "1",
+                 "-t", "0.6", "--clean", "text", "--stem", "--language", "it",
+                 "-q", "--out", str(tmp_path / "out")])
+    assert code == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["counts"]["pairs"] == stemmed.counts["pairs"]
+    lines = (tmp_path / "out" / "pairs.csv").read_text().splitlines()
+    assert len(lines) == 1 + stemmed.counts["pairs"] and lines[1].startswith('"d0","d1",')
+
+
+def test_unknown_clean_preset_and_type2_without_code_are_usage_errors(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "it.jsonl", ITALIAN)
+    with pytest.raises(ValueError, match="clean must be one of"):
+        neardup.find(path, clean="heavy")
+    with pytest.raises(ValueError, match="type2 needs code"):
+        neardup.find(path, type2=True)
+    assert main(["find", str(path), "--type2", "-q"]) == 2
+
+
+PYTHON = '''
+def moving_average(values, window):
+    """Mean of each window."""
+    total = 0.0
+    result = []
+    for index, value in enumerate(values):
+        total += value  # running sum
+        if index >= window:
+            total -= values[index - window]
+        if index + 1 >= window:
+            result.append(total / window)
+    return result
+'''
+PYTHON_RENAMED = '''
+def rolling_mean(xs, k):
+    acc = 0.0
+    out = []
+    for i, x in enumerate(xs):
+        acc += x
+        if i >= k:
+            acc -= xs[i - k]
+        if i + 1 >= k:
+            out.append(acc / k)
+    return out
+'''
+JAVA = '''
+public class Counter {
+    private int count;
+    public int increment(int step) {
+        // add and report
+        count = count + step;
+        if (count > limit) { count = limit; }
+        return count;
+    }
+}
+'''
+JAVA_RENAMED = '''
+public class Tally {
+    private int n;
+    public int bump(int by) {
+        n = n + by;
+        if (n > cap) { n = cap; }
+        return n;
+    }
+}
+'''
+
+
+@pytest.fixture
+def code_tree(tmp_path):
+    root = tmp_path / "src"
+    (root / "py").mkdir(parents=True)
+    (root / "java").mkdir()
+    (root / "py" / "stats.py").write_text(PYTHON)
+    (root / "py" / "rolling.py").write_text(PYTHON_RENAMED)
+    (root / "java" / "Counter.java").write_text(JAVA)
+    (root / "java" / "Tally.java").write_text(JAVA_RENAMED)
+    (root / "notes.unknownext").write_text("just some words about nothing in particular here")
+    return root
+
+
+def test_renamed_clones_found_with_type2_and_missed_without(code_tree, tmp_path):
+    type2 = neardup.find(code_tree, code="auto", type2=True, threshold=0.8)
+    assert pair_ids(type2) == {("java/Counter.java", "java/Tally.java"),
+                               ("py/rolling.py", "py/stats.py")}
+    assert type2.counts["languages"] == {"java": 2, "python": 2}
+    assert type2.counts["unknown_language"] == 1
+    type1 = neardup.find(code_tree, code="auto", threshold=0.8)
+    assert pair_ids(type1) == set()
+    code = main(["find", str(code_tree), "--code", "--type2", "-t", "0.8", "-q",
+                 "--out", str(tmp_path / "out")])
+    assert code == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["counts"]["pairs"] == 2
+    assert summary["config"]["shingle_kind"] == "word"
+
+
+GENERATED = "// Code generated by stringer -type=Kind; DO NOT EDIT.\n\npackage p\n" + "".join(
+    f'const k{i} = "{i}"\n' for i in range(40))
+
+
+def test_generated_exclude_keeps_generated_files_out_of_pairs(tmp_path):
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "kind_string.go").write_text(GENERATED)
+    (root / "kind2_string.go").write_text(GENERATED)
+    body = "package p\n\nfunc Add(a, b int) int {\n\treturn a + b + 1 + 2 + 3\n}\n"
+    (root / "add.go").write_text(body)
+    (root / "add_copy.go").write_text(body + "// a comment\n")
+    kept = neardup.find(root, code="go", threshold=0.9)
+    assert ("kind2_string.go", "kind_string.go") in pair_ids(kept)
+    result = neardup.find(root, code="go", threshold=0.9, generated="exclude")
+    assert pair_ids(result) == {("add.go", "add_copy.go")}
+    assert result.counts["generated_excluded"] == 2
+    status = dict(zip(result.ids, result.status))
+    assert status["kind_string.go"] == status["kind2_string.go"] == "generated"
+    flagged = neardup.find(root, code="go", threshold=0.9, generated="flag")
+    assert flagged.counts["generated_flagged"] == 2
+    assert ("kind2_string.go", "kind_string.go") in pair_ids(flagged)
+    assert main(["find", str(root), "--code", "go", "--generated", "exclude", "-q"]) == 0
+
+
+CHINESE = [
+    "今天北京的天气非常好，我们一起去公园散步，然后在湖边喝茶聊天，度过了一个愉快的下午。",
+    "今天北京的天气非常好，我们一起去公园散步，然后在湖边喝咖啡聊天，度过了一个愉快的下午。",
+    "机器学习模型需要大量的训练数据，数据质量直接影响最终的预测效果和泛化能力。",
+]
+
+
+def test_chinese_falls_back_to_character_shingles_with_a_warning(tmp_path):
+    path = write_jsonl(tmp_path / "zh.jsonl", CHINESE + ITALIAN[2:])
+    with pytest.warns(UserWarning, match="without spaces"):
+        result = neardup.find(path, id_field="id", shingle_kind="word", threshold=0.7)
+    assert result.counts["char_fallback"] == 3
+    assert pair_ids(result) == {("d0", "d1")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # character shingles: no fallback, no warning
+        assert pair_ids(neardup.find(path, id_field="id", threshold=0.7)) == {("d0", "d1")}
+
+
+def test_explain_lists_each_cleaning_step_and_the_first_shingles(tmp_path, capsys):
+    html = "<p>Caf&eacute; <b>OPEN</b> 24 hours!</p><script>var x = 1;</script> Come in"
+    path = write_jsonl(tmp_path / "web.jsonl", [html, ITALIAN[0]])
+    explained = explain(path, "d0", id_field="id", clean="web", shingle_kind="word",
+                        shingle_size=2)
+    assert [s["step"] for s in explained["steps"]] == [
+        "mojibake", "html", "nfkc", "casefold", "accents", "punctuation", "digits",
+        "whitespace"]
+    assert explained["steps"][-1]["text"] == "cafe open hours come in"
+    assert explained["shingles"] == ["cafe open", "open hours", "hours come", "come in"]
+    code = main(["find", str(path), "--id-field", "id", "--clean", "web", "--shingle",
+                 "word", "--ngram", "2", "--explain", "d0"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "after html:" in out and "after whitespace: 'cafe open hours come in'" in out
+    assert "'open hours'" in out and "candidates" not in out  # the pipeline did not run
+    assert main(["find", str(path), "--id-field", "id", "--explain", "nope"]) == 2
+
+
+RATINGS = """user,movie,stars
+ann,alien,5
+ann,brazil,4
+ann,casablanca,5
+ann,dune,3
+ann,eraserhead,4
+bob,alien,4
+bob,brazil,5
+bob,casablanca,4
+bob,dune,2
+bob,fargo,5
+bob,alien,3
+cy,gattaca,4
+cy,heat,5
+cy,inception,3
+cy,jaws,4
+"""
+
+
+def test_item_sets_pair_users_with_exact_jaccard_and_transpose_pairs_movies(tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text(RATINGS)
+    users = neardup.find(path, items=("user", "movie"), threshold=0.6, min_shingles=1)
+    table = users.pairs_table()
+    assert table.column("id_a").to_pylist() == ["ann"]
+    assert table.column("id_b").to_pylist() == ["bob"]
+    assert table.column("jaccard").to_pylist() == [pytest.approx(4 / 6)]  # bob's repeat once
+    movies = neardup.find(path, items=("user", "movie"), transpose=True, threshold=0.99,
+                          min_shingles=1)
+    # alien, brazil, casablanca, dune: each seen by exactly ann and bob (identical sets,
+    # paired with their group's first); fargo (bob only) is with none of them
+    assert pair_ids(movies) >= {("alien", "brazil"), ("alien", "casablanca"),
+                                ("alien", "dune")}
+    assert not any("fargo" in pair for pair in pair_ids(movies))
+    assert all(j == 1.0 for j in movies.jaccard)
+    assert main(["find", str(path), "--items", "user,movie", "--transpose", "-t", "0.99",
+                 "--min-shingles", "1", "-q", "--out", str(tmp_path / "out")]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["counts"]["pairs"] == movies.counts["pairs"]
+
+
+def test_items_field_reads_jsonl_lists(tmp_path):
+    path = tmp_path / "baskets.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "b1", "tags": ["milk", "eggs", "bread", "jam"]},
+        {"id": "b2", "tags": ["milk", "eggs", "bread", "jam", "tea"]},
+        {"id": "b3", "tags": ["nails", "glue"]},
+        {"id": "b4", "tags": "not a list"},
+    ]) + "\n")
+    result = neardup.find(path, items_field="tags", id_field="id", threshold=0.7,
+                          min_shingles=1)
+    assert pair_ids(result) == {("b1", "b2")}
+    assert list(result.jaccard) == [pytest.approx(0.8)]
+    assert result.read_report["skipped"] == {"no list in 'tags'": 1}
