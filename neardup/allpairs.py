@@ -104,7 +104,8 @@ def estimate_exact_cost(
         lets through before the size and position filters: over the whole
         collection it bounds the candidates verified from above.
     all_pairs: n(n-1)/2, the brute-force count, for comparison.
-    candidate_fraction: expected_candidates / all_pairs.
+    candidate_fraction: expected_candidates / all_pairs; it can exceed 1, a pair
+        meeting once per element its prefixes share (then brute force is cheaper).
     """
     threshold = _check_threshold(threshold)
     if not isinstance(sample, int) or sample < 2:
@@ -219,6 +220,8 @@ def _prefix_lengths(sizes: np.ndarray, fraction: float) -> np.ndarray:
 
 
 def _check_threshold(threshold: float) -> float:
+    if isinstance(threshold, bool):
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
     try:
         value = float(threshold)
     except (TypeError, ValueError):
