@@ -104,7 +104,8 @@ def estimate_exact_cost(
         lets through before the size and position filters: over the whole
         collection it bounds the candidates verified from above.
     all_pairs: n(n-1)/2, the brute-force count, for comparison.
-    candidate_fraction: expected_candidates / all_pairs.
+    candidate_fraction: expected_candidates / all_pairs; it can exceed 1, a pair
+        meeting once per element its prefixes share (then brute force is cheaper).
     """
     threshold = _check_threshold(threshold)
     if not isinstance(sample, int) or sample < 2:
@@ -167,8 +168,9 @@ def rank_sets(sets: ShingleSets, order: np.ndarray | None = None) -> RankedSets:
         order = np.arange(sets.n, dtype=np.int64)
     new_offsets = np.zeros(order.size + 1, dtype=np.int64)
     np.cumsum(sets.sizes[order], out=new_offsets[1:])
-    new_id = np.full(sets.n, -1, dtype=np.int64)
-    new_id[order] = np.arange(order.size, dtype=np.int64)
+    id_dtype = np.int32 if sets.n < 2**31 else np.int64
+    new_id = np.full(sets.n, -1, dtype=id_dtype)
+    new_id[order] = np.arange(order.size, dtype=id_dtype)
     ranks = np.empty(int(new_offsets[-1]), dtype=np.int32 if n_elements < 2**31 else np.int64)
     _distribute_ranks(sets.offsets, new_id, new_offsets, by_value, group_bounds,
                       groups_by_rank, ranks)
@@ -183,7 +185,7 @@ def _group_by_value(values: np.ndarray):
             values.size, dtype=np.uint64
         )
         packed.sort()
-        by_value = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        by_value = (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         sorted_values = packed >> np.uint64(32)
     else:
         by_value = np.argsort(values)
@@ -219,6 +221,8 @@ def _prefix_lengths(sizes: np.ndarray, fraction: float) -> np.ndarray:
 
 
 def _check_threshold(threshold: float) -> float:
+    if isinstance(threshold, bool):
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
     try:
         value = float(threshold)
     except (TypeError, ValueError):
@@ -259,7 +263,7 @@ def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, grou
     A counting sort: every set receives its ranks in increasing order, so no set
     needs sorting afterwards.
     """
-    doc_of = np.empty(offsets[-1], dtype=np.int64)
+    doc_of = np.empty(offsets[-1], dtype=new_id.dtype)
     for d in range(offsets.size - 1):
         for p in range(offsets[d], offsets[d + 1]):
             doc_of[p] = new_id[d]

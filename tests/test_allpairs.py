@@ -187,7 +187,7 @@ def test_short_strings_as_character_bigrams(threshold):
     assert as_dict(all_pairs(sets, threshold)) == expected
 
 
-@pytest.mark.parametrize("threshold", [0.0, -0.5, 1.01, float("nan"), "high", None])
+@pytest.mark.parametrize("threshold", [0.0, -0.5, 1.01, float("nan"), "high", None, True])
 def test_threshold_outside_unit_interval_is_rejected(threshold):
     sets = ShingleSets.from_sets([{1, 2}, {1, 2}])
     with pytest.raises(ValueError, match="threshold"):
