@@ -68,11 +68,14 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
     from . import evaluate as evaluation
 
     source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+    prep = prepare.PrepareOptions.pop_from(options)
     options.pop("representative", None)
-    config = FindConfig.from_options(**options)
+    config = FindConfig.from_options(**_code_defaults(prep, options))
     documents, _ = read_documents(_as_list(inputs), progress=not quiet, **source_options)
-    result = evaluation.evaluate_texts(documents.texts, config, sweep=sweep,
-                                       curve_from=curve_from)
+    prepared = prepare.shingle_documents(documents.texts, documents.ids,
+                                         config.shingle_options(), prep, StageTimer(quiet))
+    result = evaluation.evaluate_sets(prepared.sets, config, sweep=sweep,
+                                      curve_from=curve_from)
     if plot is not None:
         evaluation.plot_curve(result, plot)
     if json_path is not None:
