@@ -269,6 +269,15 @@ def format_report(result, top: int = 10, out=None) -> str:
         f"clusters {c['clusters']:,} holding {c['documents_in_clusters']:,} documents; "
         f"removable {c['removable']:,}",
     ]
+    if c.get("languages"):
+        lines.append("code: " + ", ".join(f"{lang} {count:,}"
+                                          for lang, count in sorted(c["languages"].items()))
+                     + f"; unknown language (word tokens) {c.get('unknown_language', 0):,}")
+    for key, what in (("char_fallback", "documents shingled by characters (no spaces)"),
+                      ("generated_excluded", "generated files excluded"),
+                      ("generated_flagged", "generated files flagged")):
+        if c.get(key):
+            lines.append(f"  {c[key]:,} {what}")
     buckets = c["buckets"]
     if buckets["buckets_over_limit"]:
         lines.append(f"  {buckets['buckets_over_limit']} LSH buckets over "
