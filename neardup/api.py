@@ -13,17 +13,28 @@ from .sources import read_documents, write_deduplicated
 
 SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
                   "encoding")
+ENGINES = ("local", "spark")
 
 
 def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
          output_format: str = "csv", quiet: bool = True, representative_field: str | None = None,
-         **options) -> FindResult:
+         engine: str = "local", **options):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
     delimiter, encoding) and :class:`~neardup.pipeline.FindConfig` fields
     (threshold, num_perm, shingle_kind, shingle_size, ...).
+    ``engine="spark"`` runs the same stages on Spark (:func:`neardup.spark.find_sources`)
+    and returns a :class:`~neardup.spark.SparkFindResult` (DataFrames).
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "spark":
+        if representative_field is not None:
+            raise ValueError("--representative-field is not supported by the Spark engine")
+        from . import spark
+
+        return spark.find_sources(inputs, out=out, output_format=output_format, **options)
     result, _ = _find(inputs, quiet=quiet, representative_field=representative_field,
                       **options)
     if out is not None:
