@@ -290,7 +290,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     return FindResult(
         ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
         pair_i=pair_i, pair_j=pair_j, estimate=estimate, jaccard=jaccard, labels=labels,
-        representative=representative, candidates=candidates, counts=counts, seconds=dict(timer.seconds),
+        representative=representative, candidates=candidates, counts=counts,
+        seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
     )
 
