@@ -116,7 +116,6 @@ def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
     if normalize is not None:
         plugins["normalize"] = normalize
     options = config.shingle_options(**plugins)
-    bits = config.bits or 32
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -188,32 +187,46 @@ _VERIFIED_SCHEMA = ("doc_a long, doc_b long, jaccard double, estimate double, "
 
 
 def connected_components(edges: DataFrame, src: str = "src", dst: str = "dst",
-                         max_iterations: int = 100) -> DataFrame:
+                         max_rounds: int = 100) -> DataFrame:
     """(node, label) for every node on an edge: label = the smallest node in its component.
 
     Alternates large-star and small-star (Kiveris et al., "Connected Components in
-    MapReduce and Beyond", SoCC 2014) until the edge set stops changing; each
-    round is a few joins and aggregations, O(log² n) rounds in the worst case.
-    At the fixed point every edge is (node, smallest node of its component).
-    Nodes on no edge are not listed (they are their own component).
+    MapReduce and Beyond", SoCC 2014) until the graph is a forest of stars, each
+    centred on the smallest node of its component: the fixed point of both
+    operations, reached in O(log² n) rounds (a round is a few joins and
+    aggregations). Nodes on no edge are not listed (each is its own component).
     """
     _require_spark()
     current = (edges.select(F.col(src).cast("long").alias("u"), F.col(dst).cast("long")
                             .alias("v"))
                .where(F.col("u") != F.col("v"))
                .select(F.greatest("u", "v").alias("u"), F.least("u", "v").alias("v"))
-               .distinct().localCheckpoint())
-    for _ in range(max_iterations):
-        after = _small_star(_large_star(current)).localCheckpoint()
-        if _same_edges(current, after):
-            current = after
-            break
-        current = after
-    else:
-        raise RuntimeError(f"connected components did not converge in {max_iterations} rounds")
+               .distinct().localCheckpoint(eager=False))
+    rounds = 0
+    while not _is_star_forest(current):
+        if rounds == max_rounds:
+            raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
+        # the checkpoint cuts the lineage, which would otherwise grow with every round
+        current = _small_star(_large_star(current)).localCheckpoint(eager=False)
+        rounds += 1
     nodes = current.select(F.col("u").alias("node"), F.col("v").alias("label"))
-    roots = current.select(F.col("v").alias("node"), F.col("v").alias("label"))
-    return nodes.union(roots).distinct()
+    centres = current.select(F.col("v").alias("node"), F.col("v").alias("label"))
+    return nodes.union(centres).distinct()
+
+
+def _is_star_forest(edges: DataFrame) -> bool:
+    """True when every edge (u, v), u > v, is a leaf u's only edge to a centre v.
+
+    Then each component is one star whose centre is its smallest node, and
+    neither large-star nor small-star would change anything.
+    """
+    ends = edges.select("u", F.lit(1).alias("leaf")).union(
+        edges.select(F.col("v").alias("u"), F.lit(0).alias("leaf")))
+    per_node = ends.groupBy("u").agg(F.sum("leaf").alias("out"),
+                                     F.min("leaf").alias("leaf_only"))
+    # a node with two edges up, or both a leaf and a centre, is not yet in a star
+    return per_node.where((F.col("out") > 1) | ((F.col("out") >= 1)
+                                                 & (F.col("leaf_only") == 0))).isEmpty()
 
 
 def _large_star(edges: DataFrame) -> DataFrame:
@@ -233,10 +246,6 @@ def _small_star(edges: DataFrame) -> DataFrame:
         F.when(F.col("v") == F.col("m"), F.col("u")).otherwise(F.col("v")).alias("u"),
         F.col("m").alias("v"))
     return out.distinct()
-
-
-def _same_edges(a: DataFrame, b: DataFrame) -> bool:
-    return a.exceptAll(b).isEmpty() and b.exceptAll(a).isEmpty()
 
 
 # ---------------------------------------------------------------- the pipeline
@@ -502,15 +511,8 @@ def _records(frame: DataFrame, text_fields, id_field, prefix: str) -> DataFrame:
 
 
 def _has_text(column):
-    """True where ``text.strip()`` is not empty (Python's notion of whitespace)."""
-    import pandas as pd
-    from pyspark.sql.functions import pandas_udf
-
-    @pandas_udf("boolean")
-    def has_text(texts: pd.Series) -> pd.Series:
-        return texts.fillna("").str.strip() != ""
-
-    return has_text(column)
+    """True where ``text.strip()`` is not empty: Python's notion of whitespace, as the reader."""
+    return F.udf(lambda text: text is not None and text.strip() != "", "boolean")(column)
 
 
 def write_result(result: SparkFindResult, out_dir: str | os.PathLike,
