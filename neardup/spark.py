@@ -21,6 +21,7 @@ verification join; a signature is K x 4 bytes (K x 1 or 2 with ``bits``).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -543,6 +544,10 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     _require_spark()
     config = FindConfig.from_options(**options)  # checked before any reading
     if spark is None:
+        if SparkSession.getActiveSession() is None:
+            # a session started here runs its Python workers in this interpreter, which has
+            # neardup and numba; spark-submit and existing sessions keep their own setting
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         spark = SparkSession.builder.appName("neardup").getOrCreate()
     paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     documents = read_sources(spark, paths, fmt=fmt, text_fields=text_fields, id_field=id_field,
