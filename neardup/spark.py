@@ -544,11 +544,7 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     _require_spark()
     config = FindConfig.from_options(**options)  # checked before any reading
     if spark is None:
-        if SparkSession.getActiveSession() is None:
-            # a session started here runs its Python workers in this interpreter, which has
-            # neardup and numba; spark-submit and existing sessions keep their own setting
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        spark = SparkSession.builder.appName("neardup").getOrCreate()
+        spark = _session()
     paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     documents = read_sources(spark, paths, fmt=fmt, text_fields=text_fields, id_field=id_field,
                              delimiter=delimiter, include=include, exclude=exclude,
@@ -566,3 +562,25 @@ def _to_arrow(df: DataFrame) -> pa.Table:
     batches = df._collect_as_arrow()
     return pa.Table.from_batches(batches) if batches else pa.Table.from_pylist(
         [], schema=pa.schema([(f.name, pa.null()) for f in df.schema.fields]))
+
+
+def _session() -> SparkSession:
+    """The active session; else one from spark-submit's settings; else local mode on all cores.
+
+    Only a session started here in local mode gets neardup's defaults: Python workers in
+    this interpreter (it has neardup and numba), a few shuffle partitions per core instead
+    of 200, no progress bars. Under spark-submit, its configuration stands.
+    """
+    from pyspark import SparkConf
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName("neardup")
+    if not SparkConf().contains("spark.master"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        cores = os.cpu_count() or 1
+        builder = (builder.master("local[*]")
+                   .config("spark.sql.shuffle.partitions", str(4 * cores))
+                   .config("spark.ui.showConsoleProgress", "false"))
+    return builder.getOrCreate()
