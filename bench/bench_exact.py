@@ -15,6 +15,7 @@ near-duplicates of random documents at J uniform in 0.6-0.95.
     python bench/bench_exact.py                      # 10k and 30k documents
     python bench/bench_exact.py --sizes 100000 --skip setsimilaritysearch
     python bench/bench_exact.py --out bench/exact.md
+    python bench/bench_exact.py --go --sizes        # Go's source tree only (word 5-grams)
 """
 
 from __future__ import annotations
@@ -68,6 +69,31 @@ def make_corpus(n: int, seed: int = 0):
 
 
 # ---------------------------------------------------------------- methods (in a worker)
+
+
+def go_tree_corpus():
+    """Go's non-test .go files as word 5-gram shingle sets (bench_core's corpus).
+
+    Built in a subprocess: a worker forked from a driver that held the texts would
+    count the driver's memory in its peak RSS (Linux keeps the high-water mark
+    across exec).
+    """
+    with tempfile.TemporaryDirectory() as workdir:
+        path = os.path.join(workdir, "go.npz")
+        subprocess.run([sys.executable, __file__, "--build-go", path], check=True)
+        corpus = np.load(path)
+        return corpus["offsets"], corpus["values"]
+
+
+def build_go_corpus(path: str) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_core import go_corpus
+
+    from neardup.shingling import ShingleOptions, shingle
+
+    _, texts, _, _ = go_corpus()
+    sets = shingle(texts, ShingleOptions(kind="word", size=5))
+    np.savez(path, offsets=sets.offsets, values=sets.values)
 
 
 def run_neardup(offsets, values, threshold):
@@ -183,7 +209,7 @@ def measure(method, corpus_path, threshold, workdir, args):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000],
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 30_000],
                         help="corpus sizes in documents (default: 10000 30000)")
     parser.add_argument("--large", action="store_true", help="also run 100000 documents")
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.5, 0.8])
@@ -192,18 +218,27 @@ def main() -> None:
                         help="seconds before a method's run is given up (default 1800)")
     parser.add_argument("--repeat-below", type=float, default=30.0,
                         help="median of 3 runs when the first takes less (seconds)")
+    parser.add_argument("--go", action="store_true",
+                        help="also run Go's source tree (word 5-gram shingles, as bench_core)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="also write the markdown table here")
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     parser.add_argument("--threshold", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
+    parser.add_argument("--build-go", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_go:
+        build_go_corpus(args.build_go)
+        return
     if args.worker:
         worker(args)
         return
 
     sizes = args.sizes + ([100_000] if args.large else [])
+    corpora = [(f"{n:,}", lambda n=n: make_corpus(n, args.seed)) for n in sizes]
+    if args.go:
+        corpora.append(("Go src", go_tree_corpus))
     methods = [m for m in METHODS if m not in args.skip]
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     lines = [
@@ -218,9 +253,9 @@ def main() -> None:
     ]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as workdir:
-        for n in sizes:
-            offsets, values = make_corpus(n, args.seed)
-            corpus_path = os.path.join(workdir, f"corpus-{n}.npz")
+        for n, build in corpora:
+            offsets, values = build()
+            corpus_path = os.path.join(workdir, f"corpus-{len(offsets)}.npz")
             np.savez(corpus_path, offsets=offsets, values=values)
             for threshold in args.thresholds:
                 results = {m: measure(m, corpus_path, threshold, workdir, args) for m in methods}
@@ -228,7 +263,7 @@ def main() -> None:
                 baseline = results.get("setsimilaritysearch")
                 for method, stats in results.items():
                     if stats is None:
-                        row = (f"| {n:,} | {threshold} | {method} | > {args.timeout:.0f} "
+                        row = (f"| {n} | {threshold} | {method} | > {args.timeout:.0f} "
                                "| | | | | | | |")
                     else:
                         same = "-" if reference is None else (
@@ -237,7 +272,7 @@ def main() -> None:
                         ratio = (f"{baseline['seconds'] / stats['seconds']:.1f}× / "
                                  f"{baseline['cpu_seconds'] / stats['cpu_seconds']:.1f}×"
                                  if baseline else "-")
-                        row = (f"| {n:,} | {threshold} | {method} | {stats['seconds']:.2f} "
+                        row = (f"| {n} | {threshold} | {method} | {stats['seconds']:.2f} "
                                f"| {stats['cpu_seconds']:.2f} "
                                f"| {stats['runs']} | {stats['peak_rss_mb']:.0f} "
                                f"| {stats['peak_rss_mb'] - stats['input_rss_mb']:.0f} "

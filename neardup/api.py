@@ -14,11 +14,12 @@ from .sources import read_documents, write_deduplicated
 
 SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
                   "encoding")
+ENGINES = ("local", "spark")
 
 
 def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
          output_format: str = "csv", quiet: bool = True, representative_field: str | None = None,
-         report=None, **options) -> FindResult:
+         report=None, engine: str = "local", **options):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
@@ -34,7 +35,19 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
     ``report``: write the HTML report there (see :func:`neardup.report.write_report`),
     with the texts still in memory for the side-by-side pair views; what it drew
     lands in ``result.counts["report"]``.
+
+    ``engine="spark"`` runs the same stages on Spark (:func:`neardup.spark.find_sources`)
+    and returns a :class:`~neardup.spark.SparkFindResult` (DataFrames).
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "spark":
+        if representative_field is not None or report is not None:
+            raise ValueError("--representative-field and --report are not supported by the "
+                             "Spark engine (write the result with --out, then neardup report)")
+        from . import spark
+
+        return spark.find_sources(inputs, out=out, output_format=output_format, **options)
     documents = None
     if "items" in options or "items_field" in options:
         result = find_items(inputs, quiet=quiet, **options)

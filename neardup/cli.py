@@ -157,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", metavar="ID",
                    help="print what document ID becomes (text after each cleaning step, "
                         "first 20 shingles) and exit without running the pipeline")
+    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
+                   help="local (this process) or spark (the active or a new SparkSession; "
+                        "see docs/spark.md) (default: local)")
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates")
     _source_arguments(p)
@@ -209,7 +212,8 @@ def main(argv=None) -> int:
         elif args.command == "find":
             result = api.find(args.sources, out=args.out, output_format=args.output_format,
                               quiet=args.quiet, report=args.report,
-                              representative_field=args.representative_field, **_options(args))
+                              representative_field=args.representative_field,
+                              engine=args.engine, **_options(args))
             print(format_report(result, top=args.top, out=args.out))
         elif args.command == "evaluate":
             options = _options(args)
@@ -292,7 +296,8 @@ def format_report(result, top: int = 10, out=None) -> str:
     if "report" in c:
         lines.append(describe_report(c["report"]))
     if top:
-        lines += _top_clusters(result, top)
+        lines += _top_clusters(result, top) if hasattr(result, "labels") and isinstance(
+            result.labels, np.ndarray) else _top_clusters_table(result, top)
     return "\n".join(lines)
 
 
@@ -335,6 +340,27 @@ def _top_clusters(result, top: int) -> list[str]:
         lines += [f"        {result.ids[m]}" for m in others[:5]]
         if others.size > 5:
             lines.append(f"        ... {others.size - 5} more")
+    return lines
+
+
+def _top_clusters_table(result, top: int) -> list[str]:
+    """The largest clusters from a clusters table (the Spark engine's result)."""
+    clusters = result.clusters.where(result.clusters.cluster_size > 1).limit(top * 50).collect()
+    if not clusters:
+        return ["no clusters"]
+    lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
+    shown = []
+    for row in clusters:
+        if row["cluster"] not in shown:
+            shown.append(row["cluster"])
+    for label in shown[:top]:
+        members = [r for r in clusters if r["cluster"] == label]
+        kept = next(r["id"] for r in members if r["representative"])
+        others = [r["id"] for r in members if r["id"] != kept]
+        lines.append(f"  [{members[0]['cluster_size']}] keep {kept}")
+        lines += [f"        {m}" for m in others[:5]]
+        if members[0]["cluster_size"] - 1 > 5:
+            lines.append(f"        ... {members[0]['cluster_size'] - 6} more")
     return lines
 
 

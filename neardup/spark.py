@@ -1,0 +1,592 @@
+"""The Spark engine: the local pipeline's stage functions, run on partitions of a DataFrame.
+
+Only the plumbing differs from :mod:`neardup.pipeline`. Per partition (``mapInArrow``)
+the same functions run on the same arrays: :func:`~neardup.shingling.shingle`,
+:func:`~neardup.shingling.set_fingerprints`, :func:`~neardup.minhash.minhash`,
+:func:`~neardup.lsh.band_keys`, :func:`~neardup.verify.exact_jaccard` and
+:meth:`~neardup.minhash.Signatures.estimate`. Every one of them works document by
+document (or pair by pair), so a partition's output is bit-identical to the
+corresponding rows of a local run. What crosses documents is done with DataFrame
+operations: grouping identical sets, LSH buckets, candidate pairs, connected
+components (large-star / small-star, Kiveris et al. 2014) and representatives.
+
+Results are the local engine's, row for row: the same pairs (ids, exact Jaccard,
+estimate), the same cluster labels (smallest document index) and representatives,
+given the same document numbering (``order_col``, or the DataFrame's order).
+
+Memory: a document's shingle array (4 or 8 bytes a shingle) travels with it to the
+verification join; a signature is K x 4 bytes (K x 1 or 2 with ``bits``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from . import lsh, verify
+from .minhash import Signatures, minhash
+from .pipeline import FindConfig
+from .shingling import ShingleSets, set_fingerprints, shingle
+
+try:  # pyspark is an optional dependency (extra "spark")
+    from pyspark.sql import DataFrame, SparkSession, Window
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    DataFrame = SparkSession = Window = F = T = None
+
+__all__ = ["SparkFindResult", "connected_components", "find", "find_sources", "read_sources",
+           "write_result"]
+
+
+@dataclass
+class SparkFindResult:
+    """What a Spark run found, as DataFrames with the columns of the local tables.
+
+    pairs: id_a, id_b, jaccard, estimate, doc_a, doc_b (as ``FindResult.pairs_table``)
+    clusters: cluster, id, cluster_size, representative, shingles, doc (``clusters_table``)
+    documents: doc, id, shingles, status, cluster, representative (``documents_table``)
+    candidates: doc_a, doc_b, jaccard, estimate, verified (``candidates_table``)
+    counts: the local engine's counts, same keys.
+    """
+
+    pairs: DataFrame
+    clusters: DataFrame
+    documents: DataFrame
+    candidates: DataFrame
+    labels: DataFrame  # doc, label (smallest document index in the cluster)
+    config: FindConfig
+    plan: lsh.BandPlan
+    counts: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    read_report: dict | None = None
+
+    def summary(self) -> dict:
+        return {"counts": self.counts, "config": self.config.as_dict(),
+                "plan": self.plan.as_dict(), "read": self.read_report}
+
+
+def _require_spark() -> None:
+    if F is None:
+        raise ImportError("the Spark engine needs pyspark: pip install 'neardup[spark]'")
+
+
+# ---------------------------------------------------------------- per-partition stages
+
+
+def _as_int64(values: np.ndarray) -> np.ndarray:
+    """Shingle hashes as Spark longs: uint32 widened, uint64 reinterpreted (view back later)."""
+    return values.view(np.int64) if values.dtype == np.uint64 else values.astype(np.int64)
+
+
+def _from_int64(values: np.ndarray, hash_bits: int) -> np.ndarray:
+    return values.view(np.uint64) if hash_bits == 64 else values.astype(np.uint32)
+
+
+def _list_column(values: np.ndarray, offsets: np.ndarray, type_) -> pa.Array:
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values, type_))
+
+
+def _csr(column: pa.Array, hash_bits: int) -> ShingleSets:
+    """A list<long> column back to the CSR the stage functions take."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = column.flatten().to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return ShingleSets(offsets, _from_int64(values, hash_bits))
+
+
+def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
+    dtype = np.uint32 if bits == 32 else (np.uint8 if bits <= 8 else np.uint16)
+    raw = b"".join(column.to_pylist())
+    return np.frombuffer(raw, dtype=dtype).reshape(-1, num_perm)
+
+
+def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
+    """mapInArrow body: (doc, text) → (doc, text_length, shingles, size, fingerprint,
+    signature, keys). Documents below ``min_shingles`` get no signature and no keys."""
+    plugins = {"tokenize": tokenize}
+    if normalize is not None:
+        plugins["normalize"] = normalize
+    options = config.shingle_options(**plugins)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            texts = batch.column("text").to_pylist()
+            texts = ["" if t is None else t for t in texts]
+            sets = shingle(texts, options)
+            sizes = sets.sizes
+            prints = set_fingerprints(sets, config.seed)
+            usable = np.flatnonzero(sizes >= config.min_shingles)
+            signatures = minhash(sets.subset(usable), config.num_perm, config.seed)
+            if config.bits is not None:
+                signatures = signatures.b_bit(config.bits)
+            keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+            n = sets.n
+            sig_rows: list[bytes | None] = [None] * n
+            key_rows: list[list[int] | None] = [None] * n
+            for row, d in enumerate(usable.tolist()):
+                sig_rows[d] = signatures.matrix[row].tobytes()
+                key_rows[d] = keys[row].view(np.int64).tolist()
+            yield pa.RecordBatch.from_arrays([
+                batch.column("doc"),
+                pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
+                _list_column(_as_int64(sets.values), sets.offsets, pa.int64()),
+                pa.array(sizes.astype(np.int64)),
+                pa.array(prints.view(np.int64)),
+                pa.array(sig_rows, pa.binary()),
+                pa.array(key_rows, pa.list_(pa.int64())),
+            ], names=["doc", "text_length", "shingles", "size", "fingerprint", "signature",
+                      "keys"])
+    return run
+
+
+_SIGNED_SCHEMA = ("doc long, text_length long, shingles array<long>, size long, "
+                  "fingerprint long, signature binary, keys array<long>")
+
+
+def _verify_batches(config: FindConfig):
+    """mapInArrow body: candidate pairs with both sets and signatures → exact J, estimate."""
+    bits = config.bits or 32
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            m = batch.num_rows
+            if m == 0:
+                continue
+            sets = ShingleSets.concat([_csr(batch.column("shingles_a"), config.hash_bits),
+                                       _csr(batch.column("shingles_b"), config.hash_bits)])
+            i = np.arange(m, dtype=np.int64)
+            j = i + m
+            jaccard = verify.exact_jaccard(sets, i, j)
+            matrix = np.concatenate([
+                _signature_matrix(batch.column("signature_a"), config.num_perm, bits),
+                _signature_matrix(batch.column("signature_b"), config.num_perm, bits)])
+            estimate = Signatures(matrix, "affine32", config.num_perm, config.seed,
+                                  bits).estimate(i, j)
+            yield pa.RecordBatch.from_arrays([
+                batch.column("doc_a"), batch.column("doc_b"),
+                pa.array(jaccard), pa.array(estimate),
+                pa.array(jaccard.round(6)), pa.array(estimate.round(6)),
+            ], names=["doc_a", "doc_b", "jaccard", "estimate", "jaccard_6", "estimate_6"])
+    return run
+
+
+_VERIFIED_SCHEMA = ("doc_a long, doc_b long, jaccard double, estimate double, "
+                    "jaccard_6 double, estimate_6 double")
+
+
+# ---------------------------------------------------------------- connected components
+
+
+def connected_components(edges: DataFrame, src: str = "src", dst: str = "dst",
+                         max_rounds: int = 100) -> DataFrame:
+    """(node, label) for every node on an edge: label = the smallest node in its component.
+
+    Alternates large-star and small-star (Kiveris et al., "Connected Components in
+    MapReduce and Beyond", SoCC 2014) until the graph is a forest of stars, each
+    centred on the smallest node of its component: the fixed point of both
+    operations, reached in O(log² n) rounds (a round is a few joins and
+    aggregations). Nodes on no edge are not listed (each is its own component).
+    """
+    _require_spark()
+    current = (edges.select(F.col(src).cast("long").alias("u"), F.col(dst).cast("long")
+                            .alias("v"))
+               .where(F.col("u") != F.col("v"))
+               .select(F.greatest("u", "v").alias("u"), F.least("u", "v").alias("v"))
+               .distinct().localCheckpoint(eager=False))
+    rounds = 0
+    while not _is_star_forest(current):
+        if rounds == max_rounds:
+            raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
+        # the checkpoint cuts the lineage, which would otherwise grow with every round
+        current = _small_star(_large_star(current)).localCheckpoint(eager=False)
+        rounds += 1
+    nodes = current.select(F.col("u").alias("node"), F.col("v").alias("label"))
+    centres = current.select(F.col("v").alias("node"), F.col("v").alias("label"))
+    return nodes.union(centres).distinct()
+
+
+def _is_star_forest(edges: DataFrame) -> bool:
+    """True when every edge (u, v), u > v, is a leaf u's only edge to a centre v.
+
+    Then each component is one star whose centre is its smallest node, and
+    neither large-star nor small-star would change anything.
+    """
+    ends = edges.select("u", F.lit(1).alias("leaf")).union(
+        edges.select(F.col("v").alias("u"), F.lit(0).alias("leaf")))
+    per_node = ends.groupBy("u").agg(F.sum("leaf").alias("out"),
+                                     F.min("leaf").alias("leaf_only"))
+    # a node with two edges up, or both a leaf and a centre, is not yet in a star
+    return per_node.where((F.col("out") > 1) | ((F.col("out") >= 1)
+                                                 & (F.col("leaf_only") == 0))).isEmpty()
+
+
+def _large_star(edges: DataFrame) -> DataFrame:
+    """Link every strictly larger neighbour of u to the smallest of u's neighbourhood."""
+    both = edges.union(edges.select(F.col("v").alias("u"), F.col("u").alias("v")))
+    smallest = both.groupBy("u").agg(F.min("v").alias("m"))
+    smallest = smallest.select("u", F.least("u", "m").alias("m"))
+    out = both.join(smallest, "u").where(F.col("v") > F.col("u"))
+    return out.select(F.col("v").alias("u"), F.col("m").alias("v")).distinct()
+
+
+def _small_star(edges: DataFrame) -> DataFrame:
+    """Link u and its smaller neighbours to the smallest of them."""
+    oriented = edges.select(F.greatest("u", "v").alias("u"), F.least("u", "v").alias("v"))
+    smallest = oriented.groupBy("u").agg(F.min("v").alias("m"))
+    out = oriented.join(smallest, "u").select(
+        F.when(F.col("v") == F.col("m"), F.col("u")).otherwise(F.col("v")).alias("u"),
+        F.col("m").alias("v"))
+    return out.distinct()
+
+
+# ---------------------------------------------------------------- the pipeline
+
+
+def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
+         order_col: str | None = None, config: FindConfig | None = None,
+         normalize=None, tokenize=None, **options) -> SparkFindResult:
+    """Near-duplicate pairs and clusters among the rows of ``df`` (as ``find_texts``).
+
+    Document numbering (what "smallest index" and "first" mean): ``order_col``, a
+    0-based index column, if given; else the DataFrame's order (``zipWithIndex``).
+    ``id_col`` None (or absent from ``df``) numbers ids "1", "2", ... as the local engine.
+    ``options`` are :class:`~neardup.pipeline.FindConfig` fields; ``normalize`` and
+    ``tokenize`` plug in as in ``find_texts`` (they must be picklable).
+    """
+    _require_spark()
+    config = config or FindConfig.from_options(**options)
+    if config.representative == "field":
+        raise ValueError("representative='field' is not supported by the Spark engine; "
+                         "use first, longest or shortest")
+    if config.method == "exact":
+        raise ValueError("method='exact' is not supported by the Spark engine, which runs "
+                         "MinHash + LSH; use the local engine for the exact join")
+    for name in (text_col, order_col):
+        if name is not None and name not in df.columns:
+            raise ValueError(f"no column {name!r}; the columns are {df.columns}")
+    plan = config.band_plan()
+    seconds: dict[str, float] = {}
+
+    started = time.perf_counter()
+    docs = _numbered(df, text_col, id_col, order_col).persist()
+    signed = docs.select("doc", "text").mapInArrow(
+        _sign_batches(config, plan, normalize, tokenize), _SIGNED_SCHEMA).persist()
+    usable = signed.where(F.col("size") >= config.min_shingles)
+    seconds["sign"] = time.perf_counter() - started
+
+    # identical sets: grouped by fingerprint, confirmed on the arrays, head = smallest doc
+    started = time.perf_counter()
+    heads_by_print = usable.groupBy("fingerprint").agg(F.min("doc").alias("head"))
+    head_sets = usable.select(F.col("doc").alias("head"), F.col("shingles").alias("head_set"))
+    copies = (usable.join(heads_by_print, "fingerprint").where(F.col("doc") != F.col("head"))
+              .join(head_sets, "head").where(F.col("shingles") == F.col("head_set"))
+              .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
+    heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
+    seconds["group identical sets"] = time.perf_counter() - started
+
+    # LSH: (band, key, doc) for heads; pairs inside each bucket, star/skip for big ones
+    started = time.perf_counter()
+    entries = heads.select("doc", F.posexplode("keys").alias("band", "key"))
+    bucket = Window.partitionBy("band", "key")
+    entries = (entries.withColumn("bucket_size", F.count("*").over(bucket))
+               .withColumn("hub", F.min("doc").over(bucket))
+               .where(F.col("bucket_size") > 1)).persist()
+    small = entries.where(F.col("bucket_size") <= config.max_bucket)
+    a, b = small.alias("a"), small.alias("b")
+    full_pairs = a.join(b, (F.col("a.band") == F.col("b.band"))
+                        & (F.col("a.key") == F.col("b.key"))
+                        & (F.col("a.doc") < F.col("b.doc"))).select(
+        F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
+    candidates = full_pairs
+    if config.bucket_policy == "star":
+        star_pairs = entries.where((F.col("bucket_size") > config.max_bucket)
+                                   & (F.col("doc") != F.col("hub"))).select(
+            F.col("hub").alias("doc_a"), F.col("doc").alias("doc_b"))
+        candidates = candidates.union(star_pairs)
+    candidates = candidates.distinct().persist()
+    bucket_stats = _bucket_stats(entries, config)
+    seconds["lsh"] = time.perf_counter() - started
+
+    # verification: both sets and signatures joined to each candidate
+    started = time.perf_counter()
+    side = heads.select("doc", "shingles", "signature")
+    joined = (candidates
+              .join(side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias(
+                  "shingles_a"), F.col("signature").alias("signature_a")), "doc_a")
+              .join(side.select(F.col("doc").alias("doc_b"), F.col("shingles").alias(
+                  "shingles_b"), F.col("signature").alias("signature_b")), "doc_b"))
+    checked = joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA).persist()
+    verified = checked.where(F.col("jaccard") >= config.threshold) if config.verify else checked
+    seconds["verify"] = time.perf_counter() - started
+
+    # clusters: connected components of verified pairs and identical copies
+    started = time.perf_counter()
+    ones = F.lit(1.0).cast("double")
+    pair_docs = (verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
+                                F.col("estimate_6").alias("estimate"))
+                 .union(copies.select("doc_a", "doc_b", ones.alias("jaccard"),
+                                      ones.alias("estimate")))).persist()
+    components = connected_components(pair_docs, "doc_a", "doc_b")
+    labels = (docs.select("doc").join(components.withColumnRenamed("node", "doc"), "doc",
+                                      "left")
+              .select("doc", F.coalesce("label", "doc").alias("label")))
+    info = labels.join(signed.select("doc", "size", "text_length"), "doc")
+    info = info.withColumn("cluster_size", F.count("*").over(Window.partitionBy("label")))
+    rank = {"first": [F.col("doc")],
+            "longest": [F.col("text_length").desc(), F.col("doc")],
+            "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
+    info = info.withColumn("representative", F.row_number().over(
+        Window.partitionBy("label").orderBy(*rank)) == 1).persist()
+    seconds["cluster"] = time.perf_counter() - started
+
+    ids = docs.select("doc", "id")
+    label_ids = ids.select(F.col("doc").alias("label"), F.col("id").alias("cluster"))
+    documents = (info.join(ids, "doc").join(label_ids, "label")
+                 .select("doc", "id", F.col("size").alias("shingles"),
+                         F.when(F.col("size") >= config.min_shingles, F.lit("ok"))
+                         .otherwise(F.lit("too few shingles")).alias("status"),
+                         "cluster", "representative")
+                 .orderBy("doc"))
+    clusters = (info.where(F.col("cluster_size") > 1).join(ids, "doc").join(label_ids, "label")
+                .orderBy(F.col("cluster_size").desc(), "label", "doc")
+                .select("cluster", "id", "cluster_size", "representative",
+                        F.col("size").alias("shingles"), "doc"))
+    pairs = (pair_docs.join(ids.select(F.col("doc").alias("doc_a"), F.col("id").alias("id_a")),
+                            "doc_a")
+             .join(ids.select(F.col("doc").alias("doc_b"), F.col("id").alias("id_b")), "doc_b")
+             .orderBy("doc_a", "doc_b")
+             .select("id_a", "id_b", "jaccard", "estimate", "doc_a", "doc_b"))
+    candidate_table = checked.select(
+        "doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
+        F.col("estimate_6").alias("estimate"),
+        (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
+
+    started = time.perf_counter()
+    counts = _counts(signed, heads, copies, candidates, pair_docs, info, config, bucket_stats)
+    seconds["count"] = time.perf_counter() - started
+    return SparkFindResult(pairs=pairs, clusters=clusters, documents=documents,
+                           candidates=candidate_table, labels=info.select("doc", "label"),
+                           config=config, plan=plan, counts=counts, seconds=seconds)
+
+
+def _numbered(df: DataFrame, text_col: str, id_col: str | None,
+              order_col: str | None) -> DataFrame:
+    """(doc, id, text): doc from ``order_col`` or the row's position; id defaults to doc + 1."""
+    has_id = id_col is not None and id_col in df.columns
+    text = F.col(text_col).cast("string")
+    if order_col is not None:
+        numbered = df.select(F.col(order_col).cast("long").alias("doc"), text.alias("text"),
+                             *( [F.col(id_col).cast("string").alias("id")] if has_id else []))
+    else:
+        selected = df.select(text.alias("text"),
+                             *([F.col(id_col).cast("string").alias("id")] if has_id else []))
+        schema = T.StructType([T.StructField("doc", T.LongType(), False),
+                               *selected.schema.fields])
+        rows = selected.rdd.zipWithIndex().map(lambda pair: (pair[1], *pair[0]))
+        numbered = df.sparkSession.createDataFrame(rows, schema)
+    if not has_id:
+        numbered = numbered.withColumn("id", (F.col("doc") + 1).cast("string"))
+    return numbered.select("doc", "id", "text")
+
+
+def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
+    sizes = entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
+    big = F.col("m") > config.max_bucket
+    kept = (F.col("m") - 1) if config.bucket_policy == "star" else F.lit(0)
+    row = sizes.agg(
+        F.coalesce(F.max("m"), F.lit(0)).alias("largest"),
+        F.sum(F.when(big, 1).otherwise(0)).alias("over"),
+        F.sum(F.when(big, F.col("m") * (F.col("m") - 1) / 2 - kept).otherwise(0))
+        .alias("avoided")).first()
+    return {"buckets_over_limit": int(row["over"] or 0), "largest_bucket": int(row["largest"]),
+            "pairs_avoided": int(row["avoided"] or 0)}
+
+
+def _counts(signed, heads, copies, candidates, pair_docs, info, config, buckets) -> dict:
+    doc_row = signed.agg(
+        F.count("*").alias("n"),
+        F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
+        F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
+        .alias("shingles")).first()
+    n, usable = int(doc_row["n"]), int(doc_row["usable"] or 0)
+    n_copies = copies.count()
+    n_pairs = pair_docs.count()
+    cluster_row = info.agg(
+        F.sum(F.when(F.col("cluster_size") > 1, 1).otherwise(0)).alias("in_clusters"),
+        F.sum(F.when((F.col("cluster_size") > 1) & F.col("representative"), 1).otherwise(0))
+        .alias("clusters"),
+        F.sum(F.when(F.col("representative"), 0).otherwise(1)).alias("removable")).first()
+    return {
+        "documents": n,
+        "too_few_shingles": n - usable,
+        "shingled": usable,
+        "shingles": int(doc_row["shingles"] or 0),
+        "distinct_sets": heads.count(),
+        "identical_copies": n_copies,
+        "candidates": candidates.count(),
+        "pairs": n_pairs,
+        "near_duplicate_pairs": n_pairs - n_copies,
+        "clusters": int(cluster_row["clusters"] or 0),
+        "documents_in_clusters": int(cluster_row["in_clusters"] or 0),
+        "removable": int(cluster_row["removable"] or 0),
+        "buckets": buckets,
+        "method": "lsh",
+        "method_choice": {"method": "lsh", "reason": "chosen by the user"
+                          if config.method == "lsh" else "the Spark engine runs MinHash + LSH"},
+    }
+
+
+# ---------------------------------------------------------------- reading and writing
+
+_SPARK_FORMATS = ("jsonl", "csv", "tsv", "parquet")
+
+
+def read_sources(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
+                 fmt: str = "auto", text_fields: Sequence[str] = ("text",),
+                 id_field: str | None = None, delimiter: str | None = None,
+                 **source_options) -> DataFrame:
+    """(doc, id, text) for ``inputs``, numbered as :func:`~neardup.sources.read_documents` does.
+
+    JSONL, CSV/TSV and Parquet are read by Spark; text is the ``text_fields`` joined
+    by "\\n"; a record without text (blank, or a null/missing field) is skipped;
+    the id is ``id_field``, else the record number ("name:" prefixed when there are
+    several inputs). Directories and line files are read on the driver by
+    ``read_documents`` and handed to Spark. Not reproduced on Spark: renaming
+    repeated ids, and JSONL record numbers when the file has blank lines (use
+    ``id_field`` then).
+    """
+    from . import sources
+
+    _require_spark()
+    paths = [os.fspath(p) for p in inputs]
+    formats = [sources._resolve_format(p, fmt) for p in paths]
+    if not all(f in _SPARK_FORMATS for f in formats):
+        documents, _ = sources.read_documents(paths, fmt=fmt, text_fields=text_fields,
+                                              id_field=id_field, delimiter=delimiter,
+                                              **source_options)
+        rows = list(zip(range(len(documents)), documents.ids, documents.texts))
+        return spark.createDataFrame(rows, "doc long, id string, text string")
+    names = sources._unique_names(paths, formats)
+    parts = []
+    for path, path_fmt, name in zip(paths, formats, names):
+        if path_fmt == "parquet":
+            frame = spark.read.parquet(path)
+        elif path_fmt == "jsonl":
+            frame = spark.read.json(path)
+        else:
+            frame = spark.read.csv(path, header=True, multiLine=True, escape='"',
+                                   sep=delimiter or ("\t" if path_fmt == "tsv" else ","),
+                                   inferSchema=False, enforceSchema=False)
+        for column in list(text_fields) + ([id_field] if id_field else []):
+            if column not in frame.columns:
+                raise ValueError(f"{path}: no column {column!r}; the columns are "
+                                 f"{frame.columns}")
+        prefix = f"{name}:" if len(paths) > 1 else ""
+        parts.append(_records(frame, text_fields, id_field, prefix))
+    records = parts[0]
+    for part in parts[1:]:
+        records = records.union(part)
+    schema = "doc long, id string, text string"
+    numbered = records.rdd.zipWithIndex().map(lambda pair: (pair[1], *pair[0]))
+    return spark.createDataFrame(numbered, schema)
+
+
+def _records(frame: DataFrame, text_fields, id_field, prefix: str) -> DataFrame:
+    """(id, text) of one input in file order, records without text dropped."""
+    schema = T.StructType([T.StructField("record", T.LongType(), False), *frame.schema.fields])
+    indexed = frame.sparkSession.createDataFrame(
+        frame.rdd.zipWithIndex().map(lambda pair: (pair[1], *pair[0])), schema)
+    texts = [F.col(f"`{name}`").cast("string") for name in text_fields]
+    has_all = F.lit(True)
+    for t in texts:
+        has_all = has_all & t.isNotNull()
+    text = F.when(has_all, F.concat_ws("\n", *texts))
+    doc_id = (F.col(f"`{id_field}`").cast("string") if id_field
+              else F.concat(F.lit(prefix), (F.col("record") + 1).cast("string")))
+    out = indexed.select(doc_id.alias("id"), text.alias("text"))
+    return out.where(_has_text(F.col("text")))
+
+
+def _has_text(column):
+    """True where ``text.strip()`` is not empty: Python's notion of whitespace, as the reader."""
+    return F.udf(lambda text: text is not None and text.strip() != "", "boolean")(column)
+
+
+def write_result(result: SparkFindResult, out_dir: str | os.PathLike,
+                 fmt: str = "csv") -> dict[str, Path]:
+    """The files :func:`neardup.sinks.write_result` writes, with the same names and columns."""
+    from . import sinks
+
+    if fmt not in sinks.OUTPUT_FORMATS:
+        raise ValueError(f"output format must be one of {sinks.OUTPUT_FORMATS}, got {fmt!r}")
+    out_dir = Path(out_dir)
+    written = {}
+    for name in ("pairs", "clusters", "documents", "candidates"):
+        # one file each, written by the same writer as the local engine: the outputs here
+        # are pairs and clusters, far smaller than the corpus
+        table = _to_arrow(getattr(result, name))
+        written[name] = sinks.write_table(table, out_dir / f"{name}.{fmt}", fmt)
+    written["summary"] = sinks.write_json(result.summary(), out_dir / "summary.json")
+    written["timings"] = sinks.write_json({k: round(v, 4) for k, v in result.seconds.items()},
+                                          out_dir / "timings.json")
+    return written
+
+
+def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
+                 text_fields: Sequence[str] = ("text",), id_field: str | None = None,
+                 fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
+                 encoding: str = "utf-8", **options) -> SparkFindResult:
+    """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``."""
+    _require_spark()
+    config = FindConfig.from_options(**options)  # checked before any reading
+    if spark is None:
+        spark = _session()
+    paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    documents = read_sources(spark, paths, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                             delimiter=delimiter, include=include, exclude=exclude,
+                             encoding=encoding)
+    result = find(documents, order_col="doc", id_col="id", config=config)
+    if out is not None:
+        write_result(result, out, output_format)
+    return result
+
+
+def _to_arrow(df: DataFrame) -> pa.Table:
+    """Collect ``df`` as an Arrow table (``toArrow`` is Spark 4; 3.5 has the private form)."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    batches = df._collect_as_arrow()
+    return pa.Table.from_batches(batches) if batches else pa.Table.from_pylist(
+        [], schema=pa.schema([(f.name, pa.null()) for f in df.schema.fields]))
+
+
+def _session() -> SparkSession:
+    """The active session; else one from spark-submit's settings; else local mode on all cores.
+
+    Only a session started here in local mode gets neardup's defaults: Python workers in
+    this interpreter (it has neardup and numba), a few shuffle partitions per core instead
+    of 200, no progress bars. Under spark-submit, its configuration stands.
+    """
+    from pyspark import SparkConf
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName("neardup")
+    if not SparkConf().contains("spark.master"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        cores = os.cpu_count() or 1
+        builder = (builder.master("local[*]")
+                   .config("spark.sql.shuffle.partitions", str(4 * cores))
+                   .config("spark.ui.showConsoleProgress", "false"))
+    return builder.getOrCreate()
