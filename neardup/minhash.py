@@ -28,8 +28,8 @@ value of the first filled bin along a probe sequence p(k, 1), p(k, 2), ... that
 depends on k and the seed only. Two sets probe the same sequence, and the first
 bin filled in A ∪ B holds a common minimum with probability J; values of
 different bins never coincide (a bin is a range of h), so the estimate stays
-unbiased. For sets of m ≪ K shingles the error is that of about |A ∪ B| samples,
-not K: K cannot be filled from fewer elements.
+unbiased. Sets much smaller than K fill few bins, and the copies add error:
+measured on 5-shingle sets at K = 128, 1.2-1.3× affine32's, still unbiased.
 
 b-bit MinHash (Li and König 2010) keeps only the low ``bits`` bits of each
 minimum. Unequal minima then agree by chance with probability ≈ 2^-bits, so the
