@@ -53,6 +53,7 @@ GO_EXCLUDE = ("*_test.go", "*/testdata/*")
 SHINGLE = {"shingle_kind": "word", "shingle_size": 5}
 NUM_PERM = 128
 STAGES = ("shingle", "group identical sets", "minhash", "lsh", "verify", "cluster")
+OPH_TOOL = "neardup `minhash.minhash(..., family=\"oph\")`"
 MARKER = "<!-- written by bench/bench_core.py; edit the script, not this file -->"
 
 
@@ -225,6 +226,8 @@ def signature_tools(sets: ShingleSets):
     return [
         ("neardup `minhash.minhash`", "CSR arrays as they are (no conversion)",
          lambda s: s, lambda s, seed: minhash_signatures(s, NUM_PERM, seed).matrix),
+        (OPH_TOOL, "CSR arrays as they are (no conversion)",
+         lambda s: s, lambda s, seed: minhash_signatures(s, NUM_PERM, seed, "oph").matrix),
         ("datasketch `MinHash.bulk`, hashfunc = identity", "list of Python ints per document",
          as_int_tokens, lambda t, seed: _datasketch_bulk(t, seed, _identity)),
         ("datasketch `MinHash.bulk`, default sha1", "list of 4-byte `bytes` per document",
@@ -518,6 +521,20 @@ def findings(report: dict) -> list[str]:
             f"seeds): neardup {acc[base['tool']]:.4f}, datasketch {acc[fastest['tool']]:.4f}, "
             f"{rensa['tool']} {acc[rensa['tool']]:.4f}; rensa's fastest path takes "
             f"{rensa['total'] / base['total']:.1f}× neardup's time.")
+        oph = next((r for r in sig["rows"] if r["tool"] == OPH_TOOL), None)
+        if oph is not None:
+            rensas = [r for r in sig["rows"] if r["tool"].startswith("rensa")]
+            slowest_ratio = min(r["total"] / oph["total"] for r in rensas)
+            as_accurate = all(acc[OPH_TOOL] <= acc[r["tool"]] for r in rensas)
+            verdict = "met" if slowest_ratio >= 2 and as_accurate else "not met"
+            lines.append(
+                f"- {name}: oph signs in {fmt_s(oph['total'])} s, "
+                + ", ".join(f"{r['total'] / oph['total']:.1f}× faster than {r['tool']}"
+                            for r in rensas)
+                + f", {base['total'] / oph['total']:.1f}× faster than affine32; RMSE oph "
+                f"{acc[OPH_TOOL]:.4f}, affine32 {acc[base['tool']]:.4f}, "
+                + ", ".join(f"{r['tool']} {acc[r['tool']]:.4f}" for r in rensas)
+                + f": the target (≥ 2× rensa, RMSE no worse) is **{verdict}** here.")
     for name, sections in report["recall"].items():
         for sec in sections:
             where = f"{name}, t = {sec['threshold']}, K = {sec['num_perm']}"
@@ -562,12 +579,17 @@ def main(argv=None) -> int:
                         help="markdown file to write (default: BENCHMARKS.md, or "
                              "bench/.cache/BENCHMARKS.quick.md with --quick)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per timing (default: 3)")
+    parser.add_argument("--only", choices=["signatures"], default=None,
+                        help="run one part only (default: all); writes "
+                             "bench/.cache/BENCHMARKS.<part>.md unless --out is given")
     parser.add_argument("--docs", type=int, default=None,
                         help="generated corpus size (default: 20000, 2000 with --quick)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    out_path = args.out or (CACHE / "BENCHMARKS.quick.md" if args.quick else ROOT / "BENCHMARKS.md")
+    out_path = args.out or (CACHE / f"BENCHMARKS.{args.only}.md" if args.only
+                            else CACHE / "BENCHMARKS.quick.md" if args.quick
+                            else ROOT / "BENCHMARKS.md")
     n_docs = args.docs or (2_000 if args.quick else 20_000)
     started = time.perf_counter()
 
@@ -598,11 +620,11 @@ def main(argv=None) -> int:
         sets_of[name] = shingle(texts, options)
         report["corpora"].append(corpus_line(name, sets_of[name], source))
 
-    for name, (texts, ids, _) in corpora.items():
+    for name, (texts, ids, _) in corpora.items() if args.only is None else ():
         log(f"stage timings: {name}")
         report["stages"][name] = stage_timings(texts, ids, args.repeats)
         log(f"  {report['stages'][name]['stages']}")
-    if go_root is not None:
+    if go_root is not None and args.only is None:
         log("neardup find (CLI) on the Go tree")
         report["cli"] = cli_wall_time(go_root, args.repeats)
 
@@ -619,6 +641,8 @@ def main(argv=None) -> int:
                                       "rows": rows, "accuracy": acc,
                                       "pairs": (spread[0].size, random[0].size)}
 
+    if args.only == "signatures":
+        return _write(report, out_path, log)
     recall_name = f"Go {GO_VERSION} src" if go_root is not None else gen_name
     sets = sets_of[recall_name]
     sets = sets.subset(np.flatnonzero(sets.sizes >= FindConfig().min_shingles))
@@ -639,7 +663,10 @@ def main(argv=None) -> int:
                        "candidates holding 1,384 of 1,537 pairs, 16 × 3 → 99% at 3,133 checks)")
     sections.append(article)
     report["recall"][recall_name] = sections
+    return _write(report, out_path, log)
 
+
+def _write(report: dict, out_path: Path, log) -> int:
     report["findings"] = findings(report)
     text = render(report)
     print(text)

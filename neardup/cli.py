@@ -14,6 +14,7 @@ import numpy as np
 
 from . import api, lsh, sinks
 from .cleaning import PRESETS
+from .minhash import HASH_FAMILIES
 from .pipeline import FindConfig
 from .prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES
 
@@ -56,6 +57,9 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--num-perm", type=int, default=d.num_perm,
                    help=f"K, minima per signature (default: {d.num_perm})")
     g.add_argument("--seed", type=int, default=d.seed, help=f"(default: {d.seed})")
+    g.add_argument("--family", default=d.family, choices=list(HASH_FAMILIES),
+                   help="MinHash hash family: affine32 (K hashes per shingle) or oph (one "
+                        f"permutation, densified) (default: {d.family})")
     g.add_argument("--bands", type=int, help="force b (default: chosen for the threshold)")
     g.add_argument("--rows", type=int, help="force r (default: chosen for the threshold)")
     g.add_argument("--bits", type=int, help="b-bit MinHash: keep the low BITS bits (1-16)")
@@ -113,7 +117,7 @@ def _text_arguments(p: argparse.ArgumentParser) -> None:
 
 CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
                "num_perm", "seed", "bands", "rows", "bits", "max_bucket", "bucket_policy",
-               "verify", "representative")
+               "verify", "representative", "family")
 SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter")
 
 

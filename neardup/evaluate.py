@@ -83,7 +83,7 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
     plan = config.band_plan()
 
     start = time.perf_counter()
-    signatures = minhash.minhash(distinct, config.num_perm, config.seed)
+    signatures = minhash.minhash(distinct, config.num_perm, config.seed, config.family)
     if config.bits is not None:
         signatures = signatures.b_bit(config.bits)
     keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)

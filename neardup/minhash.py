@@ -16,6 +16,21 @@ this ~3.5× faster than 64-bit multiply-shift. 64-bit shingle hashes are folded
 to 32 bits (x xor x >> 32) first. Different minima collide with probability
 2^-32: negligible.
 
+Hash family ``oph``: one-permutation hashing (Li, Owen and Zhang 2012) with
+optimal densification (Shrivastava 2017, ICML). Each shingle is hashed once,
+h(x) = top 32 bits of splitmix64(x + key(seed)); its bin is (h · K) >> 32 and bin k
+keeps the smallest h that falls into it. One pass over the shingles, O(S + nK)
+instead of affine32's O(S·K). The minimum of A ∪ B in a bin lies in A ∩ B with
+probability J, so each filled bin is one sample of J, drawn without replacement:
+error about sqrt(J (1 - J) / K · (1 - (K - 1) / (|A ∪ B| - 1))), below affine32's
+for sets larger than K. A bin left empty (sets not much larger than K) takes the
+value of the first filled bin along a probe sequence p(k, 1), p(k, 2), ... that
+depends on k and the seed only. Two sets probe the same sequence, and the first
+bin filled in A ∪ B holds a common minimum with probability J; values of
+different bins never coincide (a bin is a range of h), so the estimate stays
+unbiased. Sets much smaller than K fill few bins, and the copies add error:
+measured on 5-shingle sets at K = 128, 1.2-1.3× affine32's, still unbiased.
+
 b-bit MinHash (Li and König 2010) keeps only the low ``bits`` bits of each
 minimum. Unequal minima then agree by chance with probability ≈ 2^-bits, so the
 raw share of agreements E is corrected: Ĵ = (E - 2^-bits) / (1 - 2^-bits).
@@ -34,7 +49,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-HASH_FAMILIES = ("affine32",)
+from .shingling import mix64
+
+HASH_FAMILIES = ("affine32", "oph")
 _EMPTY = np.uint32(0xFFFFFFFF)
 
 
@@ -120,10 +137,21 @@ def minhash(sets, num_perm: int = 128, seed: int = 1, family: str = "affine32") 
         raise ValueError(f"family must be one of {HASH_FAMILIES}, got {family!r}")
     if not isinstance(num_perm, int) or num_perm < 1:
         raise ValueError(f"num_perm must be a positive integer, got {num_perm!r}")
-    a, b = hash_parameters(num_perm, seed)
     matrix = np.empty((sets.n, num_perm), dtype=np.uint32)
-    _affine_minhash(sets.offsets, sets.values, a, b, matrix)
+    if family == "oph":
+        shingle_key, probe_key = oph_keys(seed)
+        _oph_minhash(sets.offsets, sets.values, shingle_key, probe_key, matrix)
+    else:
+        a, b = hash_parameters(num_perm, seed)
+        _affine_minhash(sets.offsets, sets.values, a, b, matrix)
     return Signatures(matrix, family, num_perm, seed)
+
+
+def oph_keys(seed: int) -> tuple[np.uint64, np.uint64]:
+    """The oph family's two 64-bit keys for ``seed``: shingle hash, densification probes."""
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+    return keys[0], keys[1]
 
 
 @nb.njit(inline="always")
@@ -158,3 +186,57 @@ def _affine_minhash(offsets, values, a, b, out):
                 if v < m:
                     m = v
             out[d, k] = m
+
+
+# after this many probes of an empty bin (each finds a filled one with probability
+# ≥ 1/K, so reaching it has probability < e^-32), scan the bins k+1, k+2, ...
+_PROBES_PER_BIN = 32
+
+
+@nb.njit(cache=True, parallel=True)
+def _oph_minhash(offsets, values, shingle_key, probe_key, out):
+    # two passes per document: hash every shingle (vectorizes), then one branch-free min
+    # per shingle into its bin (a branch here mispredicts: 2.5x slower on the Go tree)
+    num_bins = out.shape[1]
+    k64 = np.uint64(num_bins)
+    shift = np.uint64(32)
+    for d in nb.prange(offsets.size - 1):
+        lo, hi = offsets[d], offsets[d + 1]
+        row = out[d]
+        row[:] = _EMPTY
+        if hi == lo:
+            continue
+        hashes = np.empty(hi - lo, dtype=np.uint32)
+        for p in range(lo, hi):
+            hashes[p - lo] = np.uint32(mix64(np.uint64(values[p]) + shingle_key) >> shift)
+        for q in range(hashes.size):
+            h = hashes[q]
+            k = (np.uint64(h) * k64) >> shift
+            row[k] = min(row[k], h)
+        # bin k holds h in [k·2^32/K, (k+1)·2^32/K): values of different bins never agree,
+        # and only the last bin can hold 0xFFFFFFFF, the empty marker
+        filled = row != _EMPTY
+        if not filled[num_bins - 1]:
+            filled[num_bins - 1] = np.any(hashes == _EMPTY)
+        if filled.all():
+            continue
+        for k in range(num_bins):
+            if filled[k]:
+                continue
+            # optimal densification: probe bins p_k(1), p_k(2), ... until a filled one;
+            # p_k(t) = top bits of a_k·t + b_k (multiply-shift, 2-universal), a_k, b_k from
+            # k and the seed only, so every set probes the same sequence
+            a_k = mix64(probe_key + np.uint64(2 * k)) | np.uint64(1)
+            b_k = mix64(probe_key + np.uint64(2 * k + 1))
+            found = -1
+            for attempt in range(1, _PROBES_PER_BIN * num_bins + 1):
+                j = (((a_k * np.uint64(attempt) + b_k) >> shift) * k64) >> shift
+                if filled[j]:
+                    found = np.int64(j)
+                    break
+            if found < 0:
+                for step in range(1, num_bins):
+                    if filled[(k + step) % num_bins]:
+                        found = (k + step) % num_bins
+                        break
+            row[k] = row[found]  # a filled bin: its own minimum, never a copy

@@ -44,6 +44,8 @@ class FindConfig:
     method: "lsh" (MinHash + LSH: fast, may miss pairs near t), "exact" (all-pairs
         join with prefix filtering: every pair ≥ t, no estimate), or "auto" (the
         planner estimates both costs from a sample and says which and why).
+    family: the MinHash hash family, one of :data:`~neardup.minhash.HASH_FAMILIES`
+        ("affine32": K hashes per shingle; "oph": one, with densification).
     """
 
     threshold: float = 0.8
@@ -62,6 +64,7 @@ class FindConfig:
     verify: bool = True
     representative: str = "first"
     method: str = "auto"
+    family: str = "affine32"
 
     def __post_init__(self) -> None:
         if not isinstance(self.threshold, (int, float)) or not 0.0 < self.threshold <= 1.0:
@@ -80,6 +83,9 @@ class FindConfig:
                              f" got {self.representative!r}")
         if self.method not in planner.METHODS:
             raise ValueError(f"method must be one of {planner.METHODS}, got {self.method!r}")
+        if self.family not in minhash.HASH_FAMILIES:
+            raise ValueError(f"family must be one of {minhash.HASH_FAMILIES}, "
+                             f"got {self.family!r}")
         self.shingle_options()  # validates kind, size, hash_bits
         self.band_plan()  # validates bands, rows
 
@@ -247,7 +253,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     if method == "auto":
         with timer.stage("plan"):
             choice = planner.choose_method(sets.subset(group_first), config.threshold,
-                                           config.num_perm, plan, seed=config.seed)
+                                           config.num_perm, plan, seed=config.seed,
+                                           family=config.family)
             method = choice.method
 
     signatures, bucket_stats = None, lsh.CandidateStats()
@@ -258,7 +265,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             estimate = np.full(ci.size, np.nan)  # no signatures: nothing is estimated
     else:
         with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
-            signatures = minhash.minhash(sets.subset(group_first), config.num_perm, config.seed)
+            signatures = minhash.minhash(sets.subset(group_first), config.num_perm, config.seed,
+                                         config.family)
             if config.bits is not None:
                 signatures = signatures.b_bit(config.bits)
         with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):

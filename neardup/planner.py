@@ -33,6 +33,7 @@ METHODS = ("auto", "lsh", "exact")
 EXACT_PREFERENCE = 1.5
 _MERGE_STEP = 1e-8
 _MINHASH_STEP = 1.5e-9
+_OPH_STEP = 3e-8  # per shingle, all K at once: ~1/6 of affine32's at K = 128 (Go tree)
 _BAND_STEP = 2e-7
 _RANK_STEP = 1.7e-7
 _EMIT_STEP = 1e-7
@@ -56,7 +57,8 @@ class MethodChoice:
 
 
 def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.BandPlan,
-                  sample: int = 2000, seed: int = 0) -> MethodChoice:
+                  sample: int = 2000, seed: int = 0,
+                  family: str = "affine32") -> MethodChoice:
     """Estimate both costs on ``sets`` (distinct, non-empty sets) and pick one."""
     n = sets.n
     if n < 2:
@@ -68,13 +70,15 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
 
     m = min(sample, n)
     picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
-    signatures = minhash.minhash(sets.subset(picked), num_perm, seed=seed + 1)
+    signatures = minhash.minhash(sets.subset(picked), num_perm, seed=seed + 1, family=family)
     keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
     sample_i, _, stats = lsh.candidate_pairs(keys)
     scale = n * (n - 1) / (m * (m - 1)) if m > 1 else 0.0
     lsh_candidates = sample_i.size * scale
     emitted = sum(stats.per_band) * scale
-    lsh_seconds = (exact["total_size"] * num_perm * _MINHASH_STEP + n * plan.bands * _BAND_STEP
+    signing = (exact["total_size"] * _OPH_STEP if family == "oph"
+               else exact["total_size"] * num_perm * _MINHASH_STEP)
+    lsh_seconds = (signing + n * plan.bands * _BAND_STEP
                    + emitted * _EMIT_STEP + lsh_candidates * mean_size * _MERGE_STEP)
 
     if exact_seconds <= EXACT_PREFERENCE * lsh_seconds:

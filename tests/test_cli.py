@@ -141,3 +141,15 @@ def test_stdin_lines_through_the_real_entry_point(tmp_path):
     found = {(p["id_a"], p["id_b"]) for p in pairs}
     assert ("1", "2") in found and ("1", "5") in found
     assert all(float(p["jaccard"]) >= 0.5 for p in pairs)
+
+
+def test_family_option_reaches_the_library(jsonl_corpus, tmp_path):
+    library = neardup.find(jsonl_corpus, text_fields=("body",), id_field="id", threshold=0.8,
+                           shingle_kind="word", shingle_size=1, method="lsh", family="oph")
+    code = main(["find", str(jsonl_corpus), "--text-field", "body", "--id-field", "id",
+                 "-t", "0.8", "--shingle", "word", "--ngram", "1", "--method", "lsh",
+                 "--family", "oph", "--out", str(tmp_path), "--quiet"])
+    assert code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["config"]["family"] == "oph"
+    assert summary["counts"]["pairs"] == library.counts["pairs"] >= 40

@@ -9,7 +9,7 @@ from neardup.lsh import (
     s_curve,
     steep_point,
 )
-from neardup.minhash import minhash
+from neardup.minhash import HASH_FAMILIES, minhash
 from neardup.shingling import ShingleSets
 
 
@@ -51,12 +51,13 @@ def _planted_pairs(rng, similarity, count, size=200):
     return ShingleSets.from_sets(sets), common / (common + 2 * only)
 
 
+@pytest.mark.parametrize("family", HASH_FAMILIES)
 @pytest.mark.parametrize("similarity", [0.3, 0.5, 0.7, 0.9])
-def test_candidate_rate_of_planted_pairs_follows_the_s_curve(similarity):
+def test_candidate_rate_of_planted_pairs_follows_the_s_curve(similarity, family):
     rng = np.random.default_rng(int(similarity * 100))
     count, bands, rows = 400, 20, 5
     sets, exact = _planted_pairs(rng, similarity, count)
-    sig = minhash(sets, bands * rows, seed=17)
+    sig = minhash(sets, bands * rows, seed=17, family=family)
     i, j, _ = candidate_pairs(band_keys(sig.matrix, bands, rows))
     planted = set(zip(range(0, 2 * count, 2), range(1, 2 * count, 2)))
     rate = len(planted & set(zip(i.tolist(), j.tolist()))) / count

@@ -11,10 +11,12 @@ def corpus():
                           seed=5)
 
 
+@pytest.mark.parametrize("family", ["affine32", "oph"])
 @pytest.mark.parametrize("threshold", [0.5, 0.8])
-def test_recall_and_precision_against_brute_force(corpus, threshold):
+def test_recall_and_precision_against_brute_force(corpus, threshold, family):
     result = find_texts(corpus.texts, corpus.ids, shingle_kind="word", shingle_size=1,
-                        threshold=threshold, keep_arrays=True, method="lsh")
+                        threshold=threshold, keep_arrays=True, method="lsh", family=family)
+    assert result.signatures.family == family
     bi, bj, bjac = brute_force_pairs(result.sets, threshold)
     truth = dict(zip(zip(bi.tolist(), bj.tolist()), bjac.tolist()))
     found = dict(zip(zip(result.pair_i.tolist(), result.pair_j.tolist()),
@@ -94,6 +96,8 @@ def test_config_is_checked_at_the_door():
         FindConfig.from_options(treshold=0.5)
     with pytest.raises(ValueError, match="fit"):
         FindConfig(num_perm=16, bands=8, rows=4)
+    with pytest.raises(ValueError, match="family must be one of"):
+        FindConfig(family="sha1")
 
 
 @pytest.mark.parametrize("threshold", [0.5, 0.9])
