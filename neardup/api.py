@@ -47,7 +47,14 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
                              "Spark engine (write the result with --out, then neardup report)")
         from . import spark
 
-        return spark.find_sources(inputs, out=out, output_format=output_format, **options)
+        prep = prepare.PrepareOptions.pop_from(options)
+        if prep.code == "auto" or prep.generated != "keep":
+            raise ValueError("the Spark engine takes --code LANG (one language), not --code "
+                             "auto or --generated; use the local engine for those")
+        tokenize = prep.code_tokenizer(prep.code) if prep.code is not None else None
+        return spark.find_sources(inputs, out=out, output_format=output_format,
+                                  normalize=prep.normalize, tokenize=tokenize,
+                                  **_code_defaults(prep, options))
     documents = None
     if "items" in options or "items_field" in options:
         result = find_items(inputs, quiet=quiet, **options)

@@ -126,7 +126,7 @@ def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
             sizes = sets.sizes
             prints = set_fingerprints(sets, config.seed)
             usable = np.flatnonzero(sizes >= config.min_shingles)
-            signatures = minhash(sets.subset(usable), config.num_perm, config.seed)
+            signatures = minhash(sets.subset(usable), config.num_perm, config.seed, config.family)
             if config.bits is not None:
                 signatures = signatures.b_bit(config.bits)
             keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
@@ -545,7 +545,8 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike,
 def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  text_fields: Sequence[str] = ("text",), id_field: str | None = None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
-                 encoding: str = "utf-8", **options) -> SparkFindResult:
+                 encoding: str = "utf-8", normalize=None, tokenize=None,
+                 **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``."""
     _require_spark()
     config = FindConfig.from_options(**options)  # checked before any reading
@@ -555,7 +556,8 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     documents = read_sources(spark, paths, fmt=fmt, text_fields=text_fields, id_field=id_field,
                              delimiter=delimiter, include=include, exclude=exclude,
                              encoding=encoding)
-    result = find(documents, order_col="doc", id_col="id", config=config)
+    result = find(documents, order_col="doc", id_col="id", config=config,
+                  normalize=normalize, tokenize=tokenize)
     if out is not None:
         write_result(result, out, output_format)
     return result
