@@ -66,7 +66,7 @@ _FORMAT_SUFFIX = {"jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".
 _DEFAULT_DELIMITER = {"csv": ",", "tsv": "\t"}
 # Routine skips are counted but not listed as problems, so real errors stay in view.
 _ROUTINE_SKIPS = frozenset({"empty line", "empty text"})
-LINE_BLOCK_BYTES = 1 << 20  # lines are read and decoded a block at a time
+LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
 PARQUET_BATCH_ROWS = 8192
 
 
