@@ -18,9 +18,11 @@ clusters and representatives are exactly those of the in-memory path.
 
 Where the memory goes (n documents, K minima, b bands, C candidates):
 
-- per chunk: its texts and the shingling temporaries, about
-  ``WORK_BYTES_PER_CHAR`` bytes per character of text (measured peak, word and
-  character shingles), plus K·4 + b·8 bytes of signatures and keys per document;
+- per chunk: its texts and the shingling temporaries, at most
+  ``WORK_BYTES_PER_CHAR`` bytes per character of text (an upper bound: word
+  1-grams measured about 12, bench/bench_scale.py at 100k documents; character
+  shingles keep a uint64 code point and a uint64 hash per character, about 24),
+  plus K·4 + b·8 bytes of signatures and keys per document;
 - per document, for the whole run: its id (a Python string, and the dict that
   renames repeated ids), fingerprint, size, offset, text length and the result
   columns: about ``BYTES_PER_DOCUMENT`` bytes;
