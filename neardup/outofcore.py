@@ -25,7 +25,10 @@ Where the memory goes (n documents, K minima, b bands, C candidates):
   plus K·4 + b·8 bytes of signatures and keys per document;
 - per document, for the whole run: its id (a Python string, and the dict that
   renames repeated ids), fingerprint, size, offset, text length and the result
-  columns: about ``BYTES_PER_DOCUMENT`` bytes;
+  columns. Measured (bench/bench_scale.py, 200-word documents, 4G): peak RSS
+  0.74 GiB at 100k documents, 1.72 GiB at 1M, so about ``BYTES_PER_DOCUMENT``
+  bytes per document, more than the ~0.4 KB the columns need: probably the
+  allocator's arenas, where each chunk's freed texts sat between ids that live on;
 - per band: one key column, its sort order and sorted copy, 24 bytes per
   distinct set (24 MB at 1M documents); candidates: 8 bytes per pair per band
   until merged, then about 40 per candidate.
@@ -34,9 +37,10 @@ The chunk size is derived from the limit: ``CHUNK_SHARE`` of it goes to a chunk,
 the rest is left for the per-document columns, the band sort and the
 interpreter itself (about 0.2 GB with numpy, numba and pyarrow loaded). The
 limit is a budget used to size chunks, not enforced by the operating system;
-the per-document part grows with n (about 0.4 GB at 1M documents), so a corpus
-of ~10M documents needs more than 4G. Pages of the mapped files count in the
-resident set while they are touched; the kernel can drop them (they are clean).
+the per-document part grows with n (about 1 GB at 1M documents), so 4G holds
+about 3M documents of this kind; beyond that the limit is exceeded. Pages of
+the mapped files count in the resident set while they are touched; the kernel
+can drop them (they are clean).
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ from .shingling import ShingleSets
 
 CHUNK_SHARE = 0.5
 WORK_BYTES_PER_CHAR = 48
-BYTES_PER_DOCUMENT = 400
+BYTES_PER_DOCUMENT = 1100
 MIN_CHUNK_CHARS = 1024
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
