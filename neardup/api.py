@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 import numpy as np
 
-from . import itemsets, lsh, prepare, sinks
-from .pipeline import FindConfig, FindResult, find_sets
+from . import itemsets, lsh, outofcore, prepare, sinks
+from .pipeline import FindConfig, FindResult, find_sets, sign
 from .progress import StageTimer
-from .sources import read_documents, write_deduplicated
+from .shingling import set_fingerprints
+from .sources import read_document_chunks, read_documents, write_deduplicated
 
 SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
                   "encoding")
@@ -19,7 +21,8 @@ ENGINES = ("local", "spark")
 
 def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
          output_format: str = "csv", quiet: bool = True, representative_field: str | None = None,
-         report=None, engine: str = "local", **options):
+         report=None, engine: str = "local", memory_limit=None, work_dir=None,
+         **options):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
@@ -38,13 +41,21 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
 
     ``engine="spark"`` runs the same stages on Spark (:func:`neardup.spark.find_sources`)
     and returns a :class:`~neardup.spark.SparkFindResult` (DataFrames).
+
+    ``memory_limit`` (bytes, or a size such as "4G"): read, shingle and sign a chunk
+    of documents at a time and keep shingle sets, signatures and band keys in files
+    under ``work_dir`` (default: the system's temporary directory; removed after the
+    run); see :mod:`neardup.outofcore`. Same pairs and clusters as without it;
+    method "auto" becomes "lsh"; no ``report`` (it needs the texts: run
+    ``neardup report`` on ``out`` instead) and no item sets.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if engine == "spark":
-        if representative_field is not None or report is not None:
-            raise ValueError("--representative-field and --report are not supported by the "
-                             "Spark engine (write the result with --out, then neardup report)")
+        if representative_field is not None or report is not None or memory_limit is not None:
+            raise ValueError("--representative-field, --report and --memory-limit are not "
+                             "supported by the Spark engine (write the result with --out, "
+                             "then neardup report; Spark spills by itself)")
         from . import spark
 
         prep = prepare.PrepareOptions.pop_from(options)
@@ -56,7 +67,16 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
                                   normalize=prep.normalize, tokenize=tokenize,
                                   **_code_defaults(prep, options))
     documents = None
-    if "items" in options or "items_field" in options:
+    if memory_limit is not None:
+        limit = outofcore.parse_size(memory_limit)
+        if "items" in options or "items_field" in options:
+            raise ValueError("memory_limit applies to documents; item sets are read whole")
+        if report is not None:
+            raise ValueError("report needs every text in memory; with memory_limit write "
+                             "--out and run `neardup report` on it")
+        result = _find_chunked(inputs, quiet=quiet, representative_field=representative_field,
+                               limit=limit, work_dir=work_dir, **options)
+    elif "items" in options or "items_field" in options:
         result = find_items(inputs, quiet=quiet, **options)
     else:
         result, documents = _find(inputs, quiet=quiet,
@@ -201,6 +221,85 @@ def _find(inputs, *, quiet, representative_field, **options):
          "format": src.fmt, "name": src.name, "prefixed": len(documents.inputs) > 1}
         for src in documents.inputs]
     return result, documents
+
+
+def _find_chunked(inputs, *, quiet, representative_field, limit: int, work_dir, **options):
+    """:func:`_find` a chunk at a time under ``limit`` bytes (see :mod:`neardup.outofcore`)."""
+    source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+    prep = prepare.PrepareOptions.pop_from(options)
+    if representative_field is not None:
+        options.setdefault("representative", "field")
+    config = FindConfig.from_options(**_code_defaults(prep, options))
+    if config.representative == "field" and representative_field not in ("id", None):
+        raise ValueError(f"with memory_limit the representative field can only be 'id', "
+                         f"got {representative_field!r}")
+    if config.representative == "field" and representative_field is None:
+        raise ValueError("representative='field' needs representative_field")
+    if config.method == "exact":
+        raise ValueError("method 'exact' holds every set in memory; use 'lsh' or 'auto' "
+                         "with memory_limit")
+    plan = config.band_plan()
+    chunking = outofcore.ChunkPlan.for_limit(limit, config.num_perm, plan.bands)
+    chunks, report, sources = read_document_chunks(
+        _as_list(inputs), chunk_chars=chunking.chunk_chars, chunk_docs=chunking.chunk_docs,
+        progress=not quiet, **source_options)
+    timer = StageTimer(quiet)
+    chunk_timer = StageTimer(quiet=True)  # per-chunk stages add up without a line each
+    ids: list[str] = []
+    lengths, generated, counts = [], [], {}
+    with outofcore.WorkDirectory(work_dir) as directory:
+        writer = outofcore.SpillWriter(directory, plan.bands, plan.rows)
+        while True:
+            with chunk_timer.stage("read"):
+                chunk = next(chunks, None)
+            if chunk is None:
+                break
+            with chunk_timer.stage("shingle"):
+                prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
+                                                     config.shingle_options(), prep)
+            with chunk_timer.stage("minhash"):
+                signatures = sign(prepared.sets, config)
+                prints = set_fingerprints(prepared.sets, config.seed)
+            with chunk_timer.stage("spill"):  # band keys, then appended to the files
+                writer.append(prepared.sets, signatures, prints)
+            ids.extend(chunk.ids)
+            lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
+                                       count=len(chunk.texts)))
+            generated.append(prepared.generated)
+            _add_counts(counts, prepared.counts)
+            if not quiet:
+                print(f"[neardup] chunk of {len(chunk):,} documents read, shingled and "
+                      f"signed ({len(ids):,} so far)", file=sys.stderr, flush=True)
+            del chunk, prepared, signatures, prints  # the texts go here
+        spilled = writer.finish()
+        timer.seconds.update(chunk_timer.seconds)
+        key = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
+        if representative_field == "id":
+            key = np.asarray(ids)
+        generated = np.concatenate(generated) if generated else np.empty(0, dtype=bool)
+        aside = {"generated": generated} if prep.generated == "exclude" else None
+        result = find_sets(spilled.sets, ids, config, timer=timer, representative_key=key,
+                           set_aside=aside, spilled=spilled)
+        del spilled
+    if prep.generated == "flag":
+        result.status[generated & (result.status == "ok")] = "ok (generated)"
+    result.counts.update(counts)
+    result.counts["chunks"] = {**chunking.as_dict(), "chunks_read": len(lengths)}
+    result.read_report = report.as_dict()
+    result.read_report["inputs"] = [
+        {"path": src.given if src.given == "-" else os.path.abspath(src.given),
+         "format": src.fmt, "name": src.name, "prefixed": len(sources) > 1}
+        for src in sources]
+    return result
+
+
+def _add_counts(total: dict, counts: dict) -> None:
+    """Add a chunk's counts (numbers, or dicts of numbers) into ``total``."""
+    for key, value in counts.items():
+        if isinstance(value, dict):
+            _add_counts(total.setdefault(key, {}), value)
+        else:
+            total[key] = total.get(key, 0) + value
 
 
 def _field_values(documents, name: str) -> np.ndarray:

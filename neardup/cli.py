@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from . import api, lsh, sinks
+from . import api, lsh, outofcore, sinks
 from .cleaning import PRESETS
 from .minhash import HASH_FAMILIES
 from .pipeline import FindConfig
@@ -144,6 +144,15 @@ def _options(args) -> dict:
 PREPARE_KEYS = ("clean", "language", *CLEAN_STEP_FLAGS, "code", "type2", "generated")
 
 
+def _size(value: str) -> int:
+    try:
+        return outofcore.parse_size(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a size: give a positive number of bytes or 4G, 512M, "
+            f"100k") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neardup", description="Find near-duplicate documents, files and sets: "
@@ -164,6 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
                    help="local (this process) or spark (the active or a new SparkSession; "
                         "see docs/spark.md) (default: local)")
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                   help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
+                        "keeping sets, signatures and band keys on disk; same result")
+    p.add_argument("--work-dir", metavar="DIR",
+                   help="with --memory-limit: where the spilled files go (default: TMPDIR)")
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates")
     _source_arguments(p)
@@ -217,7 +231,8 @@ def main(argv=None) -> int:
             result = api.find(args.sources, out=args.out, output_format=args.output_format,
                               quiet=args.quiet, report=args.report,
                               representative_field=args.representative_field,
-                              engine=args.engine, **_options(args))
+                              engine=args.engine, memory_limit=args.memory_limit,
+                              work_dir=args.work_dir, **_options(args))
             print(format_report(result, top=args.top, out=args.out))
         elif args.command == "evaluate":
             options = _options(args)

@@ -169,16 +169,28 @@ def candidate_pairs(keys: np.ndarray, *, max_bucket: int = 1000, policy: str = "
 
     Returns (i int64, j int64, stats), sorted by (i, j), each pair once.
     """
+    n, bands = keys.shape
+    return candidate_pairs_by_band((keys[:, band] for band in range(bands)), n,
+                                   max_bucket=max_bucket, policy=policy)
+
+
+def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
+                            policy: str = "star"):
+    """:func:`candidate_pairs` from the band-key columns one at a time (uint64[n] each).
+
+    Only one band is sorted at a time, so a caller can load each column from disk:
+    the peak is one column, its sort order and key copy (24 bytes per document),
+    plus each band's distinct pairs (8 bytes each) until they are merged.
+    """
     if policy not in BUCKET_POLICIES:
         raise ValueError(f"bucket policy must be one of {BUCKET_POLICIES}, got {policy!r}")
     if max_bucket < 2:
         raise ValueError(f"max_bucket must be at least 2, got {max_bucket!r}")
-    n, bands = keys.shape
     stats = CandidateStats()
     codes = []
-    for band in range(bands):
-        order = np.argsort(keys[:, band], kind="stable")
-        sorted_keys = keys[order, band]
+    for column in columns:
+        order = np.argsort(column, kind="stable")
+        sorted_keys = column[order]
         starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
         sizes = np.diff(np.r_[starts, n])
         multi = sizes > 1

@@ -229,13 +229,24 @@ def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
     return ShingleSets.concat([shingle(texts[s:s + SHINGLE_BATCH], options) for s in starts])
 
 
+def sign(sets: ShingleSets, config: FindConfig) -> minhash.Signatures:
+    """The MinHash signatures of ``sets`` under ``config`` (family, K, seed, b-bit)."""
+    signatures = minhash.minhash(sets, config.num_perm, config.seed, config.family)
+    return signatures.b_bit(config.bits) if config.bits is not None else signatures
+
+
 def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
               timer: StageTimer | None = None, representative_key=None,
-              keep_arrays: bool = False, set_aside: dict | None = None) -> FindResult:
+              keep_arrays: bool = False, set_aside: dict | None = None,
+              spilled=None) -> FindResult:
     """The pipeline from shingle sets on: group, sign, band, verify, cluster.
 
     ``set_aside`` maps a status ("generated") to a bool[n] mask of documents kept out
     of every pair; they get that status in the documents table.
+    ``spilled``: fingerprints, signatures and band keys of all n documents already
+    computed a chunk at a time (a :class:`neardup.outofcore.Spilled`); they are read
+    instead of computed, so only the plumbing differs and the result is the same.
+    Method "auto" is then "lsh" (the planner and the exact join hold every set in memory).
     """
     timer = timer or StageTimer(quiet=True)
     n = sets.n
@@ -247,15 +258,26 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     usable = np.flatnonzero((sizes >= config.min_shingles) & ~aside)
 
     with timer.stage("group identical sets"):
-        group_first, copies_of, copies = identical_groups(sets, usable, config.seed)
+        group_first, copies_of, copies = identical_groups(
+            sets, usable, config.seed,
+            prints=spilled.fingerprints if spilled is not None else None)
 
-    method, choice = config.method, None
+    method = config.method
+    method_choice = {"method": method, "reason": "chosen by the user"}
+    if spilled is not None and method != "lsh":
+        if method == "exact":
+            raise ValueError("method 'exact' holds every set in memory; use 'lsh' or "
+                             "'auto' with a memory limit")
+        method = "lsh"
+        method_choice = {"method": method, "reason": "memory limit: the exact join and the "
+                                                     "planner hold every set in memory"}
     if method == "auto":
         with timer.stage("plan"):
             choice = planner.choose_method(sets.subset(group_first), config.threshold,
                                            config.num_perm, plan, seed=config.seed,
                                            family=config.family)
             method = choice.method
+            method_choice = choice.as_dict()
 
     signatures, bucket_stats = None, lsh.CandidateStats()
     if method == "exact":
@@ -265,18 +287,24 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             estimate = np.full(ci.size, np.nan)  # no signatures: nothing is estimated
     else:
         with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
-            signatures = minhash.minhash(sets.subset(group_first), config.num_perm, config.seed,
-                                         config.family)
-            if config.bits is not None:
-                signatures = signatures.b_bit(config.bits)
+            if spilled is None:  # row k: document group_first[k]
+                signatures = sign(sets.subset(group_first), config)
+            else:  # row d: document d, on disk
+                signatures = spilled.signatures
         with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
-            keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
-            ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
-                                                       policy=config.bucket_policy)
+            if spilled is None:
+                keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+                ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
+                                                           policy=config.bucket_policy)
+            else:
+                ci, cj, bucket_stats = lsh.candidate_pairs_by_band(
+                    spilled.band_columns(group_first), group_first.size,
+                    max_bucket=config.max_bucket, policy=config.bucket_policy)
         with timer.stage("verify", f"{ci.size:,} candidates"):
             doc_i, doc_j = group_first[ci], group_first[cj]
             jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
-            estimate = signatures.estimate(ci, cj)
+            estimate = (signatures.estimate(ci, cj) if spilled is None
+                        else signatures.estimate(doc_i, doc_j))
     candidates = {"i": doc_i, "j": doc_j, "jaccard": jaccard, "estimate": estimate}
     if config.verify:
         real = jaccard >= config.threshold
@@ -322,8 +350,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         "removable": int(n - representative.sum()),
         "buckets": bucket_stats.as_dict(),
         "method": method,
-        "method_choice": choice.as_dict() if choice else {"method": method,
-                                                           "reason": "chosen by the user"},
+        "method_choice": method_choice,
     }
     return FindResult(
         ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
@@ -334,8 +361,12 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     )
 
 
-def identical_groups(sets: ShingleSets, usable: np.ndarray, seed: int = 0):
+def identical_groups(sets: ShingleSets, usable: np.ndarray, seed: int = 0,
+                     prints: np.ndarray | None = None):
     """Group the ``usable`` documents whose shingle sets are identical.
+
+    ``prints``: the sets' :func:`~neardup.shingling.set_fingerprints` (uint64[n]) when
+    already computed, e.g. a chunk at a time.
 
     Returns (group_first, copies_of, copies): the first document of each distinct
     set (ascending), and for every other member of a group the pair (its group's
@@ -346,7 +377,7 @@ def identical_groups(sets: ShingleSets, usable: np.ndarray, seed: int = 0):
     if usable.size == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), empty.copy()
-    prints = set_fingerprints(sets, seed)[usable]
+    prints = (set_fingerprints(sets, seed) if prints is None else prints)[usable]
     _, first_index, inverse = np.unique(prints, return_index=True, return_inverse=True)
     first_of = usable[first_index][inverse]  # each usable doc's group head
     member = first_of != usable

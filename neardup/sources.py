@@ -66,6 +66,8 @@ _FORMAT_SUFFIX = {"jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".
 _DEFAULT_DELIMITER = {"csv": ",", "tsv": "\t"}
 # Routine skips are counted but not listed as problems, so real errors stay in view.
 _ROUTINE_SKIPS = frozenset({"empty line", "empty text"})
+LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
+PARQUET_BATCH_ROWS = 8192
 
 
 @dataclass
@@ -156,6 +158,7 @@ class Documents:
     source: np.ndarray  # int32[n]
     record: np.ndarray  # int64[n]
     inputs: list[InputSource] = field(default_factory=list)
+    start: int = 0  # a chunk's first document number (see read_document_chunks)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -168,7 +171,9 @@ class _DocumentsBuilder:
         self.texts: list[str] = []
         self.source: list[int] = []
         self.record: list[int] = []
-        self.id_uses: dict[str, int] = {}
+        self.id_uses: dict[str, int] = {}  # every id so far, chunks included: renames stay global
+        self.pending_chars = 0  # characters of text held since the last take()
+        self.taken = 0  # documents handed out by take()
 
     def add(self, source: int, record: int, doc_id: str, text: str,
             display: str, unit: str, number: int) -> None:
@@ -188,6 +193,7 @@ class _DocumentsBuilder:
         self.texts.append(text)
         self.source.append(source)
         self.record.append(record)
+        self.pending_chars += len(text)
         self.report.processed += 1
 
     def extend(self, source: int, records: list[int], ids: list[str], texts: list[str],
@@ -203,6 +209,7 @@ class _DocumentsBuilder:
         self.texts.extend(texts)
         self.source.extend([source] * len(ids))
         self.record.extend(records)
+        self.pending_chars += sum(map(len, texts))
         self.report.processed += len(ids)
 
     def build(self, inputs: list[InputSource]) -> Documents:
@@ -212,7 +219,16 @@ class _DocumentsBuilder:
             source=np.asarray(self.source, dtype=np.int32),
             record=np.asarray(self.record, dtype=np.int64),
             inputs=inputs,
+            start=self.taken,
         )
+
+    def take(self, inputs: list[InputSource]) -> Documents:
+        """The documents added since the last take, as a chunk; the builder lets go of them."""
+        chunk = self.build(inputs)
+        self.taken += len(chunk)
+        self.ids, self.texts, self.source, self.record = [], [], [], []
+        self.pending_chars = 0
+        return chunk
 
 
 def read_documents(
@@ -250,6 +266,72 @@ def read_documents(
     documents. Records with blank text in the other formats are skipped
     ("empty line", "empty text").
     """
+    report = ReadReport(max_problems=max_problems)
+    builder = _DocumentsBuilder(report)
+    sources: list[InputSource] = []
+    for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
+                          encoding, max_problems, progress, builder, sources):
+        pass
+    return builder.build(sources), report
+
+
+def read_document_chunks(
+    inputs: Sequence[str | os.PathLike],
+    *,
+    chunk_chars: int,
+    chunk_docs: int | None = None,
+    fmt: str = "auto",
+    text_fields: Sequence[str] = ("text",),
+    id_field: str | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    delimiter: str | None = None,
+    encoding: str = "utf-8",
+    max_problems: int = 100,
+    progress: bool = False,
+) -> tuple[Iterator[Documents], ReadReport, list[InputSource]]:
+    """:func:`read_documents` a chunk at a time: (chunks, report, inputs).
+
+    Each chunk is a :class:`Documents` of consecutive documents holding at least
+    ``chunk_chars`` characters of text or ``chunk_docs`` documents, whichever comes
+    first (the last chunk less); ``chunk.start`` is its
+    first document number. Concatenated, the chunks' ids, texts, sources and records
+    are exactly those :func:`read_documents` returns (same renames of repeated ids,
+    which needs every id so far in memory), and ``report`` is the same once the
+    chunks are exhausted (then checked); ``inputs`` fills as the inputs are opened.
+    Options are checked here, before any read.
+    Memory: one chunk's texts plus one block of the input (a line block of
+    ``LINE_BLOCK_BYTES``, a Parquet batch of ``PARQUET_BATCH_ROWS`` rows, one file of
+    a directory, one CSV row).
+    """
+    if not isinstance(chunk_chars, int) or chunk_chars < 1:
+        raise ValueError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
+    if chunk_docs is not None and (not isinstance(chunk_docs, int) or chunk_docs < 1):
+        raise ValueError(f"chunk_docs must be a positive integer or None, got {chunk_docs!r}")
+    max_docs = chunk_docs or sys.maxsize
+    report = ReadReport(max_problems=max_problems)
+    builder = _DocumentsBuilder(report)
+    sources: list[InputSource] = []
+    records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
+                           encoding, max_problems, progress, builder, sources)
+    next(records)  # runs the checks now, not at the first chunk
+
+    def chunks() -> Iterator[Documents]:
+        for _ in records:
+            if builder.pending_chars >= chunk_chars or len(builder.texts) >= max_docs:
+                yield builder.take(sources)
+        if builder.texts:
+            yield builder.take(sources)
+
+    return chunks(), report, sources
+
+
+def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter, encoding,
+                 max_problems, progress, builder, sources) -> Iterator[None]:
+    """Read every input into ``builder``, yielding between records (where a chunk may end).
+
+    The first yield comes after the options are checked, before any record is read.
+    """
     paths = [os.fspath(p) for p in inputs]
     _validate(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems)
     text_fields = list(text_fields)
@@ -259,9 +341,8 @@ def read_documents(
     resolved = [_resolve_format(p, fmt) for p in paths]
     names = _unique_names(paths, resolved)
     several = len(paths) > 1
-    report = ReadReport(max_problems=max_problems)
-    builder = _DocumentsBuilder(report)
-    sources: list[InputSource] = []
+    report = builder.report
+    yield
     for index, (path, path_fmt, name) in enumerate(zip(paths, resolved, names, strict=True)):
         src = InputSource(
             given=path, fmt=path_fmt, name=name, encoding=encoding,
@@ -279,17 +360,16 @@ def read_documents(
             id_prefix=(f"{name}/" if path_fmt == "dir" else f"{name}:") if several else "",
         )
         if path_fmt == "dir":
-            _read_dir(context, include, exclude, progress)
+            yield from _read_dir(context, include, exclude, progress)
         elif path_fmt == "lines":
-            _read_lines(context)
+            yield from _read_lines(context)
         elif path_fmt == "jsonl":
-            _read_jsonl(context)
+            yield from _read_jsonl(context)
         elif path_fmt in ("csv", "tsv"):
-            _read_table(context)
+            yield from _read_table(context)
         else:
-            _read_parquet(context)
+            yield from _read_parquet(context)
     report.check()
-    return builder.build(sources), report
 
 
 # ---------------------------------------------------------------- validation, naming
@@ -416,7 +496,7 @@ class _ReadContext:
 # ---------------------------------------------------------------- directories
 
 
-def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> None:
+def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> Iterator[None]:
     from tqdm import tqdm
 
     root = ctx.src.given
@@ -426,6 +506,7 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> None:
     report = ctx.report
     bar = tqdm(entries, disable=not progress, file=sys.stderr, unit="file", desc=ctx.src.name)
     for record, rel in enumerate(bar):
+        yield
         report.records_seen += 1
         path = os.path.join(root, rel)
         if rel in unreadable_dirs:
@@ -501,38 +582,40 @@ def _matches_any(rel: str, root_name: str, patterns: Sequence[str]) -> bool:
 # ---------------------------------------------------------------- lines and JSONL
 
 
-def _read_lines(ctx: _ReadContext) -> None:
-    """Lines in bulk: one decode for the whole input when it is clean, per line when not."""
+def _read_lines(ctx: _ReadContext) -> Iterator[None]:
+    """Lines in blocks of about LINE_BLOCK_BYTES: one decode per block when it is clean,
+    per line when not (a bad byte costs its line only)."""
     src, report, display = ctx.src, ctx.report, ctx.src.display
-    if src.data is not None:
-        data = src.data
-    else:
-        with open(src.given, "rb") as f:
-            data = f.read()
-    raws = data.split(b"\n")
-    if raws[-1] == b"":
-        raws.pop()  # the final line ending does not start another line
-    try:
-        lines: list[str | None] = data.decode(src.encoding).removeprefix("\ufeff").split("\n")
-        if lines[-1] == "":
-            lines.pop()
-    except UnicodeDecodeError:
-        lines = [_decode_line_or_none(raw, record, src.encoding) for record, raw in enumerate(raws)]
-    report.records_seen += len(lines)
-    records, texts = [], []
-    for record, line in enumerate(lines):
-        if line is None:
-            report._skip(display, f"line {record + 1}", ctx.not_decodable)
-            continue
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line or line.isspace():
-            report._skip(display, f"line {record + 1}", "empty line")
-            continue
-        records.append(record)
-        texts.append(line)
-    ids = [f"{ctx.id_prefix}{record + 1}" for record in records]
-    ctx.builder.extend(ctx.index, records, ids, texts, display, "line")
+    first = 0  # record number of the block's first line
+    with _open_binary(src) as f:
+        while raws := f.readlines(LINE_BLOCK_BYTES):
+            # b"\n" ends a line; it never occurs inside a character of an ASCII-compatible
+            # encoding, so a block decodes as its lines do
+            raws = [raw[:-1] if raw.endswith(b"\n") else raw for raw in raws]
+            try:
+                lines: list[str | None] = b"\n".join(raws).decode(src.encoding).split("\n")
+                if first == 0:
+                    lines[0] = lines[0].removeprefix("\ufeff")
+            except UnicodeDecodeError:
+                lines = [_decode_line_or_none(raw, first + k, src.encoding)
+                         for k, raw in enumerate(raws)]
+            report.records_seen += len(lines)
+            records, texts = [], []
+            for record, line in enumerate(lines, start=first):
+                if line is None:
+                    report._skip(display, f"line {record + 1}", ctx.not_decodable)
+                    continue
+                if line.endswith("\r"):
+                    line = line[:-1]
+                if not line or line.isspace():
+                    report._skip(display, f"line {record + 1}", "empty line")
+                    continue
+                records.append(record)
+                texts.append(line)
+            ids = [f"{ctx.id_prefix}{record + 1}" for record in records]
+            ctx.builder.extend(ctx.index, records, ids, texts, display, "line")
+            first += len(raws)
+            yield
 
 
 def _decode_line_or_none(raw: bytes, record: int, encoding: str) -> str | None:
@@ -547,10 +630,11 @@ def _decode_line(raw: bytes, record: int, encoding: str) -> str:
     return text.removeprefix("\ufeff") if record == 0 else text  # byte-order mark
 
 
-def _read_jsonl(ctx: _ReadContext) -> None:
+def _read_jsonl(ctx: _ReadContext) -> Iterator[None]:
     report, display = ctx.report, ctx.src.display
     with _open_binary(ctx.src) as f:
         for record, raw in enumerate(f):
+            yield
             if not raw.strip():
                 continue  # a blank line is not a record
             report.records_seen += 1
@@ -586,17 +670,17 @@ def _read_jsonl(ctx: _ReadContext) -> None:
 # ---------------------------------------------------------------- CSV and TSV
 
 
-def _read_table(ctx: _ReadContext) -> None:
+def _read_table(ctx: _ReadContext) -> Iterator[None]:
     src = ctx.src
     with _open_binary(src) as f:
         first_line = f.readline()
         src.line_terminator = "\r\n" if first_line.endswith(b"\r\n") else "\n"
         f.seek(0)
         with contextlib.closing(_csv_rows(f, ctx.codec, src.delimiter)) as rows:
-            _read_table_rows(ctx, rows)
+            yield from _read_table_rows(ctx, rows)
 
 
-def _read_table_rows(ctx: _ReadContext, rows) -> None:
+def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
     report, display = ctx.report, ctx.src.display
     header = next(rows, None)
     if header is None:
@@ -610,6 +694,7 @@ def _read_table_rows(ctx: _ReadContext, rows) -> None:
                  if ctx.id_field is not None else None)
     width = len(header_row)
     for record, (row_number, line_number, row, error) in enumerate(rows):
+        yield
         report.records_seen += 1
         location = f"row {row_number} (line {line_number})"
         if row is None:
@@ -688,42 +773,56 @@ def _read_parquet_table(src: InputSource, columns: list[str] | None = None):
         raise ValueError(f"{src.display}: cannot read as Parquet: {err}") from err
 
 
-def _read_parquet(ctx: _ReadContext) -> None:
+def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     src, report, display = ctx.src, ctx.report, ctx.src.display
     try:
-        schema_names = pq.read_schema(_parquet_file(src)).names
+        parquet = pq.ParquetFile(_parquet_file(src))
     except Exception as err:
         raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
+    schema_names = parquet.schema_arrow.names
     wanted = ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
     for name in wanted:
         if name not in schema_names:
             raise ValueError(f"{display}: no column {name!r}; the columns are {schema_names}")
-    table = _read_parquet_table(src, list(dict.fromkeys(wanted)))
-    text_columns = [table.column(name).to_pylist() for name in ctx.text_fields]
-    ids = table.column(ctx.id_field).to_pylist() if ctx.id_field is not None else None
     to_text = _parquet_value_decoder(ctx)
-    for record in range(table.num_rows):
-        report.records_seen += 1
-        location = f"row {record + 1}"
-        values = [column[record] for column in text_columns]
-        if any(v is None for v in values):
-            report._skip(display, location, "null text")
-            continue
-        if ids is not None and ids[record] is None:
-            report._fail(display, location, f"null id in column {ctx.id_field!r}")
-            continue
+    batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS,
+                                   columns=list(dict.fromkeys(wanted)))
+    record = 0
+    while True:
         try:
-            text = "\n".join(to_text(v) for v in values)
-            doc_id = to_text(ids[record]) if ids is not None else f"{ctx.id_prefix}{record + 1}"
-        except UnicodeDecodeError:
-            report._skip(display, location, ctx.not_decodable)
-            continue
-        if not text.strip():
-            report._skip(display, location, "empty text")
-            continue
-        ctx.add(record, doc_id, text, "row", record + 1)
+            batch = next(batches, None)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
+        if batch is None:
+            return
+        text_columns = [batch.column(name).to_pylist() for name in ctx.text_fields]
+        ids = batch.column(ctx.id_field).to_pylist() if ctx.id_field is not None else None
+        for row in range(batch.num_rows):
+            yield
+            report.records_seen += 1
+            location = f"row {record + 1}"
+            values = [column[row] for column in text_columns]
+            doc_id = ids[row] if ids is not None else None
+            record += 1
+            if any(v is None for v in values):
+                report._skip(display, location, "null text")
+                continue
+            if ids is not None and doc_id is None:
+                report._fail(display, location, f"null id in column {ctx.id_field!r}")
+                continue
+            try:
+                text = "\n".join(to_text(v) for v in values)
+                doc_id = to_text(doc_id) if ids is not None else f"{ctx.id_prefix}{record}"
+            except UnicodeDecodeError:
+                report._skip(display, location, ctx.not_decodable)
+                continue
+            if not text.strip():
+                report._skip(display, location, "empty text")
+                continue
+            ctx.add(record - 1, doc_id, text, "row", record)
 
 
 def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:

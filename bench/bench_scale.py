@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Scale benchmark: ``neardup find --memory-limit`` at 10k, 100k and 1M documents.
+
+Corpus: N documents of 200 words each (word 1-gram shingles, so about 200
+shingles), words drawn Zipf-like (exponent 0.8) from a 200,000-word vocabulary;
+1 % of the documents are planted near-duplicates of an earlier document: a copy
+with m words replaced by words found nowhere else, m drawn so the planted
+similarity is uniform in [0.7, 1.0]. The exact Jaccard of every planted pair is
+computed from the word sets when the corpus is written, so recall counts the
+planted pairs with J >= t. Generation is vectorized and streams JSON Lines a block
+at a time (the 1M corpus is ~1.3 GB); it is cached under ``--cache``.
+
+Each run is ``neardup find`` in a subprocess under ``/usr/bin/time -v``: wall time,
+peak resident set (the kernel's maximum RSS, which includes pages of the
+memory-mapped spill files while they are touched), the counts from summary.json and
+the time per stage from timings.json. ``--in-memory`` also runs the same N without
+the limit, for the comparison.
+
+Run: ``python bench/bench_scale.py --sizes 10000 100000 1000000``. Figures go to
+stdout (a Markdown table) and to ``--out`` (JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+HERE = Path(__file__).resolve().parent
+WORDS = 200
+VOCABULARY = 200_000
+DUP_FRACTION = 0.01
+SIMILARITY = (0.7, 1.0)
+BLOCK = 20_000
+
+
+def write_corpus(path: Path, n: int, seed: int = 0) -> dict:
+    """Write n documents as JSONL, a block at a time; return the planted pairs."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, VOCABULARY + 1, dtype=np.float64) ** 0.8
+    cumulative = np.cumsum(weights / weights.sum())
+    vocab = np.array([f"w{i}" for i in range(VOCABULARY)], dtype=object)
+    planted_i, planted_j, planted_jaccard = [], [], []
+    fresh = 0
+    tmp = path.with_suffix(".partial")
+    with open(tmp, "w", encoding="ascii") as f:
+        for start in range(0, n, BLOCK):
+            size = min(BLOCK, n - start)
+            words = np.searchsorted(cumulative, rng.random((size, WORDS)))
+            words = np.minimum(words, VOCABULARY - 1)
+            texts = [" ".join(row) for row in vocab[words]]
+            # planted copies: of a document earlier in this block, never of another copy
+            copies = np.flatnonzero(rng.random(size) < DUP_FRACTION)
+            copies = copies[copies > 0]
+            is_copy = np.zeros(size, dtype=bool)
+            for c in copies:
+                base = int(rng.integers(0, c))
+                if is_copy[base]:
+                    continue
+                is_copy[c] = True
+                target = rng.uniform(*SIMILARITY)
+                distinct = np.unique(words[base]).size
+                m = int(round(distinct * (1 - target) / (1 + target)))
+                where = rng.choice(WORDS, size=m, replace=False)
+                row = vocab[words[base]].copy()
+                row[where] = [f"x{fresh + k}" for k in range(m)]
+                fresh += m
+                texts[c] = " ".join(row)
+                a, b = set(vocab[words[base]]), set(row)
+                planted_i.append(start + base)
+                planted_j.append(start + int(c))
+                planted_jaccard.append(len(a & b) / len(a | b))
+            f.writelines(f'{{"id": "d{start + k:08d}", "text": "{t}"}}\n'
+                         for k, t in enumerate(texts))
+    os.replace(tmp, path)
+    planted = {"i": planted_i, "j": planted_j, "jaccard": planted_jaccard}
+    path.with_suffix(".planted.json").write_text(json.dumps(planted))
+    return planted
+
+
+def corpus(cache: Path, n: int) -> tuple[Path, dict, float]:
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"scale_{n}.jsonl"
+    start = time.perf_counter()
+    if path.exists() and path.with_suffix(".planted.json").exists():
+        planted = json.loads(path.with_suffix(".planted.json").read_text())
+    else:
+        planted = write_corpus(path, n)
+    return path, planted, time.perf_counter() - start
+
+
+def run_find(path: Path, out: Path, threshold: float, memory_limit: str | None) -> dict:
+    command = ["/usr/bin/time", "-v", sys.executable, "-m", "neardup.cli", "find", str(path),
+               "--id-field", "id", "--shingle", "word", "--ngram", "1",
+               "--threshold", str(threshold), "--method", "lsh", "--quiet", "--top", "0",
+               "--out", str(out), "--output-format", "parquet"]
+    if memory_limit is not None:
+        command += ["--memory-limit", memory_limit]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"neardup failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)[1])
+    summary = json.loads((out / "summary.json").read_text())
+    timings = json.loads((out / "timings.json").read_text())
+    return {"wall_s": round(wall, 2), "peak_rss_gib": round(peak_kb / 2**20, 3),
+            "counts": summary["counts"], "plan": summary["plan"], "timings": timings}
+
+
+def recall(out: Path, planted: dict, threshold: float) -> dict:
+    pairs = pq.read_table(out / "pairs.parquet", columns=["doc_a", "doc_b"])
+    found = set(zip(pairs["doc_a"].to_numpy().tolist(), pairs["doc_b"].to_numpy().tolist()))
+    truth = [(min(i, j), max(i, j)) for i, j, jac in
+             zip(planted["i"], planted["j"], planted["jaccard"]) if jac >= threshold]
+    hit = sum(pair in found for pair in truth)
+    return {"planted_above_t": len(truth), "found": hit,
+            "recall": round(hit / len(truth), 4) if truth else None}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--memory-limit", default="4G")
+    parser.add_argument("--threshold", type=float, default=0.8)
+    parser.add_argument("--in-memory", action="store_true",
+                        help="also run without --memory-limit (for sizes up to 100k)")
+    parser.add_argument("--cache", type=Path, default=HERE / ".cache" / "scale")
+    parser.add_argument("--out", type=Path, default=HERE / ".cache" / "scale" / "results.json")
+    args = parser.parse_args()
+
+    results = []
+    for n in args.sizes:
+        path, planted, gen_s = corpus(args.cache, n)
+        modes = [args.memory_limit] + ([None] if args.in_memory and n <= 100_000 else [])
+        for limit in modes:
+            out = args.cache / f"out_{n}_{limit or 'in-memory'}"
+            row = run_find(path, out, args.threshold, limit)
+            row.update(n=n, memory_limit=limit or "none", generate_s=round(gen_s, 1),
+                       corpus_bytes=path.stat().st_size,
+                       **recall(out, planted, args.threshold))
+            results.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "plan"}), flush=True)
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, shared with other work",
+        "python": platform.python_version(), "results": results}, indent=2))
+    print()
+    print(table(results))
+    return 0
+
+
+def table(results: list[dict]) -> str:
+    stages = ["read", "shingle", "minhash", "spill", "group identical sets", "lsh", "verify",
+              "cluster"]
+    lines = ["| N | limit | wall s | peak RSS GiB | candidates | pairs | planted recall | "
+             + " | ".join(stages) + " |",
+             "|" + "---|" * (7 + len(stages))]
+    for r in results:
+        c = r["counts"]
+        lines.append(
+            f"| {r['n']:,} | {r['memory_limit']} | {r['wall_s']:.1f} | {r['peak_rss_gib']:.2f} "
+            f"| {c['candidates']:,} | {c['pairs']:,} | {r['found']}/{r['planted_above_t']} "
+            f"({r['recall']:.1%}) | "
+            + " | ".join(f"{r['timings'].get(s, 0):.1f}" for s in stages) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
