@@ -179,8 +179,7 @@ def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> Shin
     if normalize is not None:
         texts = [normalize(t) for t in texts]
     if options.kind == "char":
-        code_points, token_offsets = _code_points(texts)
-        token_values = code_points.astype(np.uint64)
+        token_values, token_offsets = _code_points(texts)  # uint32: no 8-byte copy
     elif fast_words:
         code_points, doc_offsets = _code_points(texts)
         token_values, token_offsets = word_token_hashes(code_points, doc_offsets, options.seed)
@@ -221,9 +220,9 @@ def shingle_token_arrays(
 ) -> ShingleSets:
     """Shingle sets from tokens already as integers (CSR): n-gram hash, sort, unique."""
     seed64 = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
-    raw, raw_offsets = _ngram_hashes(
-        token_values.astype(np.uint64, copy=False), token_offsets, size, seed64
-    )
+    if token_values.dtype != np.uint32:  # code points stay 4 bytes; the kernel widens
+        token_values = token_values.astype(np.uint64, copy=False)
+    raw, raw_offsets = _ngram_hashes(token_values, token_offsets, size, seed64)
     if hash_bits == 32:
         raw = (raw >> np.uint64(32)).astype(np.uint32)
     counts = sort_unique_segments(raw, raw_offsets)
@@ -354,7 +353,7 @@ def _ngram_hashes(tokens, offsets, size, seed):
         for s in range(counts[d]):
             h = start
             for p in range(lo + s, lo + s + width):
-                h = mix64(h + tokens[p] * _GOLDEN + np.uint64(1))
+                h = mix64(h + np.uint64(tokens[p]) * _GOLDEN + np.uint64(1))
             out[out_offsets[d] + s] = h
     return out, out_offsets
 

@@ -142,3 +142,11 @@ def test_word_shingle_values_are_pinned():
                    ShingleOptions(kind="word", size=2, hash_bits=64, seed=0))
     assert sets.values.tolist() == [136594570019726958, 4947683726965944450,
                                     9124767890503114885, 14918352857397736394]
+
+
+def test_char_shingle_values_are_pinned():
+    sets = shingle(["Héllo ＷＯＲＬＤ"], ShingleOptions(kind="char", size=4, hash_bits=64))
+    assert sets.values.tolist() == [2440856365587774267, 6616522780079534865,
+                                    7276669922563663841, 8653962374489107124,
+                                    9360723974790475624, 12693634597748306112,
+                                    13849231006856370477, 16205083559182080892]
