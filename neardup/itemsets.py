@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from .shingling import ShingleSets, _compact_segments, _sort_unique_segments
+from .shingling import ShingleSets, _compact_segments, sort_unique_segments
 
 
 def sets_from_pairs(owners: np.ndarray, items: np.ndarray) -> tuple[ShingleSets, list[str]]:
@@ -33,7 +33,7 @@ def sets_from_pairs(owners: np.ndarray, items: np.ndarray) -> tuple[ShingleSets,
     raw_offsets = np.zeros(owner_ids.size + 1, dtype=np.int64)
     np.cumsum(counts, out=raw_offsets[1:])
     raw = item_code[order].astype(np.uint32)
-    unique_counts = _sort_unique_segments(raw, raw_offsets)  # sorts each owner's items
+    unique_counts = sort_unique_segments(raw, raw_offsets)  # sorts each owner's items
     offsets = np.zeros(owner_ids.size + 1, dtype=np.int64)
     np.cumsum(unique_counts, out=offsets[1:])
     values = np.empty(int(offsets[-1]), dtype=np.uint32)

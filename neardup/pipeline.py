@@ -15,7 +15,11 @@ What is exact and what is estimated:
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import pickle
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -26,6 +30,14 @@ from .progress import StageTimer
 from .shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle
 
 SHINGLE_BATCH = 20_000
+# Below this many characters a corpus is shingled in-process. Measured with
+# bench/bench_tokenize.py on 2 shared cores: the Go tree (72M characters) takes 1.9 s
+# in-process and 6.9 s with 2 spawned workers (each imports numba and builds the word
+# table, about 5 s under load), so workers pay off only several times above that size.
+PARALLEL_MIN_CHARS = 400_000_000
+# spawn, not fork: a forked child of a process that ran numba's parallel kernels
+# (GNU OpenMP threads) is killed ("fork() called from a process already using GNU OpenMP")
+WORKER_START = "spawn"
 
 
 @dataclass(frozen=True)
@@ -195,13 +207,15 @@ class FindResult:
 def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
                config: FindConfig | None = None, *, quiet: bool = True,
                normalize=None, tokenize=None, keep_arrays: bool = False,
-               representative_key=None, **options) -> FindResult:
+               representative_key=None, workers: int | None = None,
+               **options) -> FindResult:
     """Near-duplicate pairs and clusters among ``texts`` (the library's core call).
 
     ``options`` are :class:`FindConfig` fields; ``normalize``/``tokenize`` plug
     cleaners and tokenizers into the shingler (default: light normalization, words).
     ``representative_key`` ranks documents for the "field" policy (default for
-    "longest"/"shortest": text length).
+    "longest"/"shortest": text length). ``workers``: processes that shingle (see
+    :func:`shingle_in_batches`).
     """
     config = config or FindConfig.from_options(**options)
     ids = [str(k + 1) for k in range(len(texts))] if ids is None else [str(x) for x in ids]
@@ -213,7 +227,7 @@ def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
         plugins["normalize"] = normalize
     options_ = config.shingle_options(**plugins)
     with timer.stage("shingle", f"{len(texts):,} documents"):
-        sets = shingle_in_batches(texts, options_, timer)
+        sets = shingle_in_batches(texts, options_, timer, workers=workers)
     if representative_key is None:
         representative_key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     return find_sets(sets, ids, config, timer=timer, representative_key=representative_key,
@@ -221,8 +235,19 @@ def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
 
 
 def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
-                       timer: StageTimer | None = None) -> ShingleSets:
-    """:func:`~neardup.shingling.shingle` over batches, bounding the temporary memory."""
+                       timer: StageTimer | None = None, workers: int | None = None
+                       ) -> ShingleSets:
+    """:func:`~neardup.shingling.shingle` over batches, bounding the temporary memory.
+
+    ``workers``: processes that shingle batches side by side; None is every core for
+    a corpus of at least ``PARALLEL_MIN_CHARS`` characters and in-process below; 1 is
+    in-process. The sets are the same whatever the number of workers (each document is
+    shingled on its own; batches come back in order). Options that cannot be pickled
+    (a lambda as ``tokenize``) keep the work in-process.
+    """
+    workers = _worker_count(texts, options, workers)
+    if workers > 1:
+        return _shingle_in_workers(texts, options, workers, timer)
     starts = range(0, len(texts), SHINGLE_BATCH)
     if timer is not None and len(starts) > 1:
         starts = timer.bar(starts, total=len(starts), desc="shingle")
@@ -233,6 +258,46 @@ def sign(sets: ShingleSets, config: FindConfig) -> minhash.Signatures:
     """The MinHash signatures of ``sets`` under ``config`` (family, K, seed, b-bit)."""
     signatures = minhash.minhash(sets, config.num_perm, config.seed, config.family)
     return signatures.b_bit(config.bits) if config.bits is not None else signatures
+
+
+def _worker_count(texts: Sequence[str], options: ShingleOptions, workers: int | None) -> int:
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive integer or None, got {workers!r}")
+    if workers is None:
+        if sum(map(len, texts)) < PARALLEL_MIN_CHARS:
+            return 1
+        workers = os.cpu_count() or 1
+    workers = min(workers, len(texts))
+    if workers > 1:
+        try:
+            pickle.dumps(options)
+        except Exception:  # lambdas, closures: shingle here
+            return 1
+    return workers
+
+
+def _shingle_in_workers(texts: Sequence[str], options: ShingleOptions, workers: int,
+                        timer: StageTimer | None) -> ShingleSets:
+    # batches of about equal characters, several per worker so that none waits long
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    n_batches = max(workers * 4, -(-len(texts) // SHINGLE_BATCH))
+    ends = np.searchsorted(np.cumsum(sizes), np.linspace(0, sizes.sum(), n_batches + 1)[1:],
+                           side="left") + 1
+    bounds = np.unique(np.concatenate([[0], np.minimum(ends, len(texts))])).tolist()
+    batches = [list(texts[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    context = multiprocessing.get_context(WORKER_START)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        results = pool.map(_shingle_arrays, batches, [options] * len(batches))
+        if timer is not None:
+            results = timer.bar(results, total=len(batches), desc="shingle")
+        parts = [ShingleSets(offsets, values) for offsets, values in results]
+    return ShingleSets.concat(parts)
+
+
+def _shingle_arrays(texts: list[str], options: ShingleOptions):
+    """A worker's task: one batch's sets as plain arrays (offsets, values)."""
+    sets = shingle(texts, options)
+    return sets.offsets, sets.values
 
 
 def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,

@@ -9,9 +9,13 @@ those hashes; all documents together are one :class:`ShingleSets`:
 owning ``values[offsets[d]:offsets[d + 1]]``.
 
 Hashing runs in numba kernels over code-point arrays: Python touches each
-document once (normalize, tokenize with a regular expression), never each
-shingle. A document shorter than one shingle (fewer than k characters or n
-tokens, but not empty) becomes a single shingle of all it has, so short strings
+document once (normalize), never each token or shingle. The default word tokens
+(``\\w+`` runs) are found by a kernel too, with a lookup table of the code points
+``\\w`` matches (:func:`word_char_table`); a ``tokenize`` callable (code tokenizers,
+cleaners' token steps) returns Python lists, which are hashed in bulk.
+
+A document shorter than one shingle (fewer than k characters or n tokens, but
+not empty) becomes a single shingle of all it has, so short strings
 are still comparable. Hash collisions between distinct shingles happen with
 probability about S^2 / 2^33 for 32-bit values (S distinct shingles); each
 collision can only raise a Jaccard similarity by about 1/|A ∪ B|.
@@ -19,6 +23,7 @@ collision can only raise a Jaccard similarity by about 1/|A ∪ B|.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -99,13 +104,39 @@ def normalize_light(text: str) -> str:
     Case folding can leave text that composes differently ("ß\u0301" folds to
     "ss\u0301"), so it is followed by NFC: normalizing twice changes nothing.
     """
-    text = unicodedata.normalize("NFC", unicodedata.normalize("NFKC", text).casefold())
-    return " ".join(text.split())
+    return " ".join(fold_light(text).split())
+
+
+def fold_light(text: str) -> str:
+    """NFC(casefold(NFKC(text))): :func:`normalize_light` without the whitespace collapse.
+
+    ASCII text is NFKC and NFC already and folds like ``str.lower``, so it takes
+    one C call (``str.isascii`` reads a flag CPython keeps on the string).
+    Word tokens of this text and of ``normalize_light(text)`` are the same:
+    collapsing whitespace never joins or splits a ``\\w+`` run.
+    """
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFKC", text).casefold())
 
 
 def word_tokens(text: str) -> list[str]:
     """Words: maximal runs of Unicode letters, digits and underscores."""
     return WORD_PATTERN.findall(text)
+
+
+@functools.cache
+def word_char_table() -> np.ndarray:
+    """bool[0x110000]: the code points ``\\w`` matches in a ``str`` pattern.
+
+    ``re`` defines them as ``str.isalnum()`` or "_"; the table covers every code
+    point, so the kernel agrees with :func:`word_tokens` everywhere. Built once per
+    process (about 0.4 s).
+    """
+    chars = "".join(map(chr, range(0x110000)))
+    table = np.fromiter(map(str.isalnum, chars), dtype=np.bool_, count=len(chars))
+    table[ord("_")] = True
+    return table
 
 
 @dataclass(frozen=True)
@@ -142,13 +173,19 @@ def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> Shin
     """Shingle sets of ``texts``, one per text, in order."""
     options = options or ShingleOptions()
     normalize = options.normalize
+    fast_words = options.kind == "word" and options.tokenize in (None, word_tokens)
+    if normalize is normalize_light and fast_words:
+        normalize = fold_light  # same tokens, without splitting and joining every document
     if normalize is not None:
         texts = [normalize(t) for t in texts]
     if options.kind == "char":
-        token_values, token_offsets = _code_points(texts)
+        token_values, token_offsets = _code_points(texts)  # uint32: no 8-byte copy
+    elif fast_words:
+        code_points, doc_offsets = _code_points(texts)
+        token_values, token_offsets = word_token_hashes(code_points, doc_offsets, options.seed)
     else:
-        tokenize = options.tokenize or word_tokens
-        token_values, token_offsets = hash_tokens([tokenize(t) for t in texts], options.seed)
+        token_values, token_offsets = hash_tokens([options.tokenize(t) for t in texts],
+                                                  options.seed)
     return shingle_token_arrays(
         token_values, token_offsets, options.size, options.hash_bits, options.seed
     )
@@ -183,12 +220,12 @@ def shingle_token_arrays(
 ) -> ShingleSets:
     """Shingle sets from tokens already as integers (CSR): n-gram hash, sort, unique."""
     seed64 = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
-    raw, raw_offsets = _ngram_hashes(
-        token_values.astype(np.uint64, copy=False), token_offsets, size, seed64
-    )
+    if token_values.dtype != np.uint32:  # code points stay 4 bytes; the kernel widens
+        token_values = token_values.astype(np.uint64, copy=False)
+    raw, raw_offsets = _ngram_hashes(token_values, token_offsets, size, seed64)
     if hash_bits == 32:
         raw = (raw >> np.uint64(32)).astype(np.uint32)
-    counts = _sort_unique_segments(raw, raw_offsets)
+    counts = sort_unique_segments(raw, raw_offsets)
     offsets = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     values = np.empty(int(offsets[-1]), dtype=raw.dtype)
@@ -196,12 +233,39 @@ def shingle_token_arrays(
     return ShingleSets(offsets, values)
 
 
+def sort_unique_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sort each CSR segment of ``values`` in place; int64[n]: distinct values in each.
+
+    Long segments (shingles of a document) go to numpy's sort, vectorized and several
+    times faster than numba's, at one Python step per segment; many short ones
+    (item sets) stay in one numba loop.
+    """
+    n = offsets.size - 1
+    if n == 0 or values.size < 64 * n:
+        return _sort_unique_segments(values, offsets)
+    bounds = offsets.tolist()
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        values[lo:hi].sort()
+    return _distinct_counts(values, offsets)
+
+
 def _code_points(texts: Sequence[str]):
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     code_points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
-    return code_points.astype(np.uint64), offsets
+    return code_points, offsets
+
+
+def word_token_hashes(code_points: np.ndarray, doc_offsets: np.ndarray, seed: int = 0):
+    """The ``\\w+`` tokens of each document, hashed: (uint64[T], int64[n + 1]) in CSR form.
+
+    ``code_points`` (uint32) holds the documents back to back, document d at
+    ``code_points[doc_offsets[d]:doc_offsets[d + 1]]``. Equal to
+    ``hash_tokens([word_tokens(t) for t in texts], seed)``, with no Python per token.
+    """
+    return _word_token_hashes(code_points, doc_offsets, word_char_table(),
+                              np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
 
 
 # ---------------------------------------------------------------- numba kernels
@@ -229,6 +293,43 @@ def _hash_segments(code_points, offsets, seed):
     return out
 
 
+@nb.njit(cache=True)  # serial: a parallel launch costs more than small batches take
+def _word_token_hashes(code_points, doc_offsets, is_word, seed):
+    n = doc_offsets.size - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for d in range(n):  # pass 1: tokens per document
+        c = 0
+        inside = False
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            w = is_word[code_points[p]]
+            if w and not inside:
+                c += 1
+            inside = w
+        counts[d] = c
+    token_offsets = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):
+        token_offsets[d + 1] = token_offsets[d] + counts[d]
+    out = np.empty(token_offsets[n], dtype=np.uint64)
+    start = mix64(seed ^ _GOLDEN)  # the token hash of _hash_segments
+    for d in range(n):  # pass 2: hash each run as it ends
+        t = token_offsets[d]
+        h = start
+        inside = False
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            cp = code_points[p]
+            if is_word[cp]:
+                h = mix64(h + np.uint64(cp) * _GOLDEN + np.uint64(1))
+                inside = True
+            elif inside:
+                out[t] = h
+                t += 1
+                h = start
+                inside = False
+        if inside:
+            out[t] = h
+    return out, token_offsets
+
+
 @nb.njit(cache=True)
 def _ngram_hashes(tokens, offsets, size, seed):
     n = offsets.size - 1
@@ -252,7 +353,7 @@ def _ngram_hashes(tokens, offsets, size, seed):
         for s in range(counts[d]):
             h = start
             for p in range(lo + s, lo + s + width):
-                h = mix64(h + tokens[p] * _GOLDEN + np.uint64(1))
+                h = mix64(h + np.uint64(tokens[p]) * _GOLDEN + np.uint64(1))
             out[out_offsets[d] + s] = h
     return out, out_offsets
 
@@ -271,6 +372,21 @@ def _sort_unique_segments(values, offsets):
             if values[p] != values[p - 1]:
                 c += 1
         counts[d] = c
+    return counts
+
+
+@nb.njit(cache=True)
+def _distinct_counts(sorted_values, offsets):
+    n = offsets.size - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for d in range(n):
+        lo, hi = offsets[d], offsets[d + 1]
+        if hi > lo:
+            c = 1
+            for p in range(lo + 1, hi):
+                if sorted_values[p] != sorted_values[p - 1]:
+                    c += 1
+            counts[d] = c
     return counts
 
 

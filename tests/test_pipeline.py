@@ -125,3 +125,24 @@ def test_auto_method_says_which_and_why():
                         threshold=0.5)
     assert result.counts["method"] == "lsh" and "prefixes hold" in \
         result.counts["method_choice"]["reason"]
+
+
+def test_worker_processes_give_the_same_sets_in_the_same_order():
+    from neardup.pipeline import shingle_in_batches
+    from neardup.shingling import ShingleOptions
+
+    corpus = planted_corpus(300, doc_words=40, dup_fraction=0.1, seed=5)
+    texts = [t if k % 7 else t.upper() + " Straße ﬁn" for k, t in enumerate(corpus.texts)]
+    for options in (ShingleOptions(kind="word", size=3), ShingleOptions(kind="char", size=4)):
+        here = shingle_in_batches(texts, options, workers=1)
+        spread = shingle_in_batches(texts, options, workers=2)
+        assert np.array_equal(here.offsets, spread.offsets)
+        assert np.array_equal(here.values, spread.values)
+
+
+def test_workers_must_be_a_positive_integer():
+    from neardup.pipeline import shingle_in_batches
+    from neardup.shingling import ShingleOptions
+
+    with pytest.raises(ValueError, match="workers"):
+        shingle_in_batches(["a b c"], ShingleOptions(), workers=0)

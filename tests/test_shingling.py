@@ -1,9 +1,27 @@
+import re
+import unicodedata
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.shingling import ShingleOptions, ShingleSets, normalize_light, shingle
+from neardup.shingling import (
+    ShingleOptions,
+    ShingleSets,
+    _code_points,
+    hash_tokens,
+    normalize_light,
+    shingle,
+    word_char_table,
+    word_token_hashes,
+    word_tokens,
+)
+
+# text that mixes ASCII words with letters, digits, marks and spaces from all over Unicode
+MIXED_TEXT = st.text(st.one_of(st.sampled_from("ab_ 1\t\n.-Aß\u0301ﬁＡ٣"),
+                               st.characters(blacklist_categories=("Cs",))), max_size=60)
 
 
 def _is_csr(sets: ShingleSets) -> bool:
@@ -76,3 +94,59 @@ def test_bad_options_fail_with_the_parameter_named():
         ShingleOptions(size=0)
     with pytest.raises(ValueError, match="hash_bits"):
         ShingleOptions(hash_bits=16)
+
+
+def test_word_char_table_is_what_the_regex_calls_a_word_character():
+    every = "".join(map(chr, range(0x110000)))
+    expected = np.zeros(len(every), dtype=bool)
+    for run in re.finditer(r"\w+", every):
+        expected[run.start():run.end()] = True
+    assert np.array_equal(word_char_table(), expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MIXED_TEXT, max_size=6), st.integers(0, 2**64 - 1))
+def test_word_kernel_tokens_equal_the_regex_tokens(texts, seed):
+    code_points, offsets = _code_points(texts)
+    fast, fast_offsets = word_token_hashes(code_points, offsets, seed)
+    slow, slow_offsets = hash_tokens([word_tokens(t) for t in texts], seed)
+    assert np.array_equal(fast_offsets, slow_offsets)
+    assert np.array_equal(fast, slow)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(MIXED_TEXT, max_size=6), st.integers(1, 5), st.sampled_from([32, 64]),
+       st.integers(0, 1000))
+def test_default_word_path_equals_the_regex_path(texts, size, bits, seed):
+    options = ShingleOptions(kind="word", size=size, hash_bits=bits, seed=seed)
+    fast = shingle(texts, options)
+    regex = shingle(texts, replace(options, tokenize=lambda t: re.findall(r"\w+", t)))
+    assert np.array_equal(fast.offsets, regex.offsets)
+    assert np.array_equal(fast.values, regex.values)
+
+
+def _reference_light(text: str) -> str:
+    text = unicodedata.normalize("NFC", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(text.split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(MIXED_TEXT)
+def test_light_normalization_is_nfkc_casefold_nfc_collapse(text):
+    assert normalize_light(text) == _reference_light(text)
+
+
+def test_word_shingle_values_are_pinned():
+    """Saved outputs compare shingle hashes across versions: these must never change."""
+    sets = shingle(["Hello, wörld: ＦＵＬＬ width_1 ok"],
+                   ShingleOptions(kind="word", size=2, hash_bits=64, seed=0))
+    assert sets.values.tolist() == [136594570019726958, 4947683726965944450,
+                                    9124767890503114885, 14918352857397736394]
+
+
+def test_char_shingle_values_are_pinned():
+    sets = shingle(["Héllo ＷＯＲＬＤ"], ShingleOptions(kind="char", size=4, hash_bits=64))
+    assert sets.values.tolist() == [2440856365587774267, 6616522780079534865,
+                                    7276669922563663841, 8653962374489107124,
+                                    9360723974790475624, 12693634597748306112,
+                                    13849231006856370477, 16205083559182080892]
