@@ -222,6 +222,8 @@ def main() -> None:
                         help="also run Go's source tree (word 5-gram shingles, as bench_core)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="also write the markdown table here")
+    parser.add_argument("--no-write", action="store_true",
+                        help="do not update the 'exact' section of BENCHMARKS.md")
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     parser.add_argument("--threshold", type=float, help=argparse.SUPPRESS)
@@ -281,6 +283,15 @@ def main() -> None:
                     print(row, flush=True)
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
+    if not args.no_write:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from sections import update_section
+
+        command = " ".join(["python bench/bench_exact.py", *sys.argv[1:]])
+        update_section("exact", "## Exact all-pairs join against SetSimilaritySearch and a "
+                       f"sparse product\n\n`{command}`. Each method in its own subprocess; "
+                       "'same pairs' compares every method's pair set with neardup's.\n\n"
+                       + "\n".join(lines))
 
 
 if __name__ == "__main__":

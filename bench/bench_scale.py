@@ -136,6 +136,8 @@ def main() -> int:
                         help="also run without --memory-limit (for sizes up to 100k)")
     parser.add_argument("--cache", type=Path, default=HERE / ".cache" / "scale")
     parser.add_argument("--out", type=Path, default=HERE / ".cache" / "scale" / "results.json")
+    parser.add_argument("--no-write", action="store_true",
+                        help="do not update the 'scale' section of BENCHMARKS.md")
     args = parser.parse_args()
 
     results = []
@@ -157,6 +159,18 @@ def main() -> int:
         "python": platform.python_version(), "results": results}, indent=2))
     print()
     print(table(results))
+    if not args.no_write:
+        sys.path.insert(0, str(HERE))
+        from sections import update_section
+
+        command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
+        update_section("scale", "## Scale: time and peak memory from 10k to 1M documents\n\n"
+                       f"`{command}`: `neardup find` in a subprocess under `/usr/bin/time -v` "
+                       f"on generated JSONL (≈190 word shingles a document, 1 % planted "
+                       f"near-duplicates), t = {args.threshold}, K = 128, `--method lsh`; "
+                       f"{platform.machine()}, {os.cpu_count()} cores, 24 GiB, shared with other "
+                       "work while measuring. Stage columns are seconds.\n\n"
+                       + table(results))
     return 0
 
 

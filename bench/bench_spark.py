@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 import time
 
 import numpy as np
+from sections import update_section
 
 import neardup
 from neardup import spark as neardup_spark
@@ -80,11 +82,13 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", type=int, nargs="+", default=[5, 20],
                         help="MLlib numHashTables to try")
     parser.add_argument("--out", help="also write the table to this markdown file")
+    parser.add_argument("--no-write", action="store_true",
+                        help="do not update the 'spark' section of BENCHMARKS.md")
     args = parser.parse_args(argv)
 
     corpus = planted_corpus(args.docs, dup_fraction=0.08, similarity=(0.4, 1.0),
                             exact_copies=args.docs // 100, seed=11)
-    options = dict(shingle_kind="word", shingle_size=1, threshold=args.threshold)
+    options = dict(shingle_kind="word", shingle_size=1, threshold=args.threshold, method="lsh")
     started = time.perf_counter()
     local = neardup.find_texts(corpus.texts, corpus.ids, keep_arrays=True, **options)
     local_seconds = time.perf_counter() - started
@@ -117,7 +121,22 @@ def main(argv=None) -> int:
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(table + "\n")
+    if not args.no_write:
+        update_section("spark", "## Spark engine against MLlib `MinHashLSH`\n\n"
+                       f"`python bench/bench_spark.py --docs {args.docs} --threshold "
+                       f"{args.threshold}` ({machine()}).\n\n" + table)
     return 0
+
+
+def machine() -> str:
+    return (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"pyspark {pyspark_version()}; shared machine")
+
+
+def pyspark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
 
 
 if __name__ == "__main__":
