@@ -181,8 +181,7 @@ def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> Shin
     if options.kind == "char":
         token_values, token_offsets = _code_points(texts)  # uint32: no 8-byte copy
     elif fast_words:
-        code_points, doc_offsets = _code_points(texts)
-        token_values, token_offsets = word_token_hashes(code_points, doc_offsets, options.seed)
+        token_values, token_offsets = word_token_hashes(texts, options.seed)
     else:
         token_values, token_offsets = hash_tokens([options.tokenize(t) for t in texts],
                                                   options.seed)
@@ -257,14 +256,20 @@ def _code_points(texts: Sequence[str]):
     return code_points, offsets
 
 
-def word_token_hashes(code_points: np.ndarray, doc_offsets: np.ndarray, seed: int = 0):
-    """The ``\\w+`` tokens of each document, hashed: (uint64[T], int64[n + 1]) in CSR form.
+def word_token_hashes(texts: Sequence[str], seed: int = 0):
+    """The ``\\w+`` tokens of each text, hashed: (uint64[T], int64[n + 1]) in CSR form.
 
-    ``code_points`` (uint32) holds the documents back to back, document d at
-    ``code_points[doc_offsets[d]:doc_offsets[d + 1]]``. Equal to
-    ``hash_tokens([word_tokens(t) for t in texts], seed)``, with no Python per token.
+    Equal to ``hash_tokens([word_tokens(t) for t in texts], seed)``, with no Python
+    per token: the texts go to the kernel as one UTF-8 buffer (a copy for ASCII
+    text, 4× smaller than UTF-32), decoded to code points as it scans, in
+    parallel over documents.
     """
-    return _word_token_hashes(code_points, doc_offsets, word_char_table(),
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    doc_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=doc_offsets[1:])
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return _word_token_hashes(data, doc_offsets, word_char_table(),
                               np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
 
 
@@ -293,15 +298,33 @@ def _hash_segments(code_points, offsets, seed):
     return out
 
 
-@nb.njit(cache=True)  # serial: a parallel launch costs more than small batches take
-def _word_token_hashes(code_points, doc_offsets, is_word, seed):
+@nb.njit(inline="always")
+def _utf8_at(data, p):
+    """(code point, bytes) of the UTF-8 sequence starting at data[p] (input is valid)."""
+    b0 = np.uint32(data[p])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xE0:
+        return ((b0 & 0x1F) << 6) | (np.uint32(data[p + 1]) & 0x3F), 2
+    if b0 < 0xF0:
+        return (((b0 & 0x0F) << 12) | ((np.uint32(data[p + 1]) & 0x3F) << 6)
+                | (np.uint32(data[p + 2]) & 0x3F)), 3
+    return (((b0 & 0x07) << 18) | ((np.uint32(data[p + 1]) & 0x3F) << 12)
+            | ((np.uint32(data[p + 2]) & 0x3F) << 6) | (np.uint32(data[p + 3]) & 0x3F)), 4
+
+
+@nb.njit(cache=True, parallel=True)
+def _word_token_hashes(data, doc_offsets, is_word, seed):
     n = doc_offsets.size - 1
     counts = np.zeros(n, dtype=np.int64)
-    for d in range(n):  # pass 1: tokens per document
+    for d in nb.prange(n):  # pass 1: tokens per document
         c = 0
         inside = False
-        for p in range(doc_offsets[d], doc_offsets[d + 1]):
-            w = is_word[code_points[p]]
+        p = doc_offsets[d]
+        while p < doc_offsets[d + 1]:
+            cp, width = _utf8_at(data, p)
+            p += width
+            w = is_word[cp]
             if w and not inside:
                 c += 1
             inside = w
@@ -311,12 +334,14 @@ def _word_token_hashes(code_points, doc_offsets, is_word, seed):
         token_offsets[d + 1] = token_offsets[d] + counts[d]
     out = np.empty(token_offsets[n], dtype=np.uint64)
     start = mix64(seed ^ _GOLDEN)  # the token hash of _hash_segments
-    for d in range(n):  # pass 2: hash each run as it ends
+    for d in nb.prange(n):  # pass 2: hash each run as it ends
         t = token_offsets[d]
         h = start
         inside = False
-        for p in range(doc_offsets[d], doc_offsets[d + 1]):
-            cp = code_points[p]
+        p = doc_offsets[d]
+        while p < doc_offsets[d + 1]:
+            cp, width = _utf8_at(data, p)
+            p += width
             if is_word[cp]:
                 h = mix64(h + np.uint64(cp) * _GOLDEN + np.uint64(1))
                 inside = True
@@ -330,7 +355,7 @@ def _word_token_hashes(code_points, doc_offsets, is_word, seed):
     return out, token_offsets
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, parallel=True)
 def _ngram_hashes(tokens, offsets, size, seed):
     n = offsets.size - 1
     counts = np.empty(n, dtype=np.int64)
@@ -347,7 +372,7 @@ def _ngram_hashes(tokens, offsets, size, seed):
         out_offsets[d + 1] = out_offsets[d] + counts[d]
     out = np.empty(out_offsets[n], dtype=np.uint64)
     start = mix64(seed ^ np.uint64(0x632BE59BD9B4E019))
-    for d in range(n):
+    for d in nb.prange(n):
         lo = offsets[d]
         width = min(size, offsets[d + 1] - lo)
         for s in range(counts[d]):
