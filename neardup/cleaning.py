@@ -353,6 +353,8 @@ _UNSPACED_SCRIPT = re.compile(
 
 def unspaced_share(text: str) -> float:
     """Share of the non-whitespace characters of ``text`` in scripts without spaces."""
+    if text.isascii():  # O(1) in CPython: no such script can be there
+        return 0.0
     visible = len(text) - sum(len(m) for m in _WHITESPACE.findall(text))
     if visible == 0:
         return 0.0
