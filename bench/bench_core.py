@@ -604,13 +604,14 @@ def findings(report: dict) -> list[str]:
             where = f"{name}, t = {sec['threshold']}, K = {sec['num_perm']}"
             rows = sec["rows"]
             if sec.get("note", "").startswith(", neardup's optimizer"):
-                default = rows[0]
+                default = next((r for r in rows if r["setting"].endswith("(default)")),
+                               rows[0])
                 enough = [r for r in rows if r["recall_min"] >= 0.99]
                 if default["recall_min"] >= 0.99:
                     lines.append(f"- {where}: the default weights reach ≥ 99% recall in "
                                  "every seed.")
                 elif enough:
-                    r = enough[0]
+                    r = min(enough, key=lambda r: r["candidates"])
                     lines.append(f"- {where}: the default weights reach {default['recall']:.2%}"
                                  f" (worst seed {default['recall_min']:.2%}); {r['setting']} "
                                  f"→ {r['b']} × {r['r']} reaches {r['recall']:.2%} (worst "
