@@ -512,7 +512,10 @@ def summary_html(data: ReportData, drawn: dict) -> str:
         failed = sum((read.get("failed") or {}).values())
         row("records", f"{read.get('records_seen', 0):,} seen, {read.get('processed', 0):,} "
                        f"documents, {skipped:,} skipped, {failed:,} failed")
-    row("shingling", f"{cfg.get('shingle_kind', '?')} {cfg.get('shingle_size', '?')}-grams, "
+    languages = counts.get("languages") or {}
+    kind = (f"code-token ({', '.join(sorted(languages))})" if languages
+            else cfg.get("shingle_kind", "?"))
+    row("shingling", f"{kind} {cfg.get('shingle_size', '?')}-grams, "
                      f"{cfg.get('hash_bits', '?')}-bit hashes, documents with fewer than "
                      f"{cfg.get('min_shingles', '?')} shingles set aside")
     row("MinHash", f"K = {cfg.get('num_perm', '?')} minima, seed {cfg.get('seed', '?')}"
