@@ -241,7 +241,8 @@ def sort_unique_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """
     n = offsets.size - 1
     if n == 0 or values.size < 64 * n:
-        return _sort_unique_segments(values, offsets)
+        _sort_segments(values, offsets)
+        return _distinct_counts(values, offsets)
     bounds = offsets.tolist()
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         values[lo:hi].sort()
@@ -384,20 +385,11 @@ def _ngram_hashes(tokens, offsets, size, seed):
 
 
 @nb.njit(cache=True, parallel=True)
-def _sort_unique_segments(values, offsets):
-    n = offsets.size - 1
-    counts = np.zeros(n, dtype=np.int64)
-    for d in nb.prange(n):
+def _sort_segments(values, offsets):
+    for d in nb.prange(offsets.size - 1):
         lo, hi = offsets[d], offsets[d + 1]
-        if hi == lo:
-            continue
-        values[lo:hi] = np.sort(values[lo:hi])
-        c = 1
-        for p in range(lo + 1, hi):
-            if values[p] != values[p - 1]:
-                c += 1
-        counts[d] = c
-    return counts
+        if hi > lo:
+            values[lo:hi] = np.sort(values[lo:hi])
 
 
 @nb.njit(cache=True)
