@@ -117,7 +117,12 @@ def fold_light(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFKC", text).casefold())
+    # mostly-ASCII text is usually normalized already: the quick checks cost a quarter
+    # of a normalization
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = text.casefold()
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def word_tokens(text: str) -> list[str]:
