@@ -20,7 +20,7 @@ import os
 import pickle
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pyarrow as pa
@@ -452,7 +452,3 @@ def identical_groups(sets: ShingleSets, usable: np.ndarray, seed: int = 0,
         copies_of, copies = copies_of[confirmed], copies[confirmed]
     group_first = np.setdiff1d(usable, copies, assume_unique=True)
     return group_first, copies_of, copies
-
-
-def with_options(config: FindConfig, **changes) -> FindConfig:
-    return replace(config, **changes)
