@@ -52,6 +52,7 @@ import numba as nb
 import numpy as np
 
 from .shingling import ShingleSets
+from .verify import overlap_reaching
 
 # Subtracted before every ceiling of a real-valued bound; see the module docstring.
 ROUNDING_SLACK = 1e-6
@@ -299,26 +300,6 @@ def _ceil_bound(value):
     return max(1, math.ceil(value - ROUNDING_SLACK))
 
 
-@nb.njit(inline="always")
-def _overlap_reaching(ranks, a, a_end, b, b_end, needed):
-    """|ranks[a:a_end] ∩ ranks[b:b_end]|, or less once ``needed`` is out of reach."""
-    common = 0
-    while a < a_end and b < b_end:
-        if common + min(a_end - a, b_end - b) < needed:
-            break
-        ra = ranks[a]
-        rb = ranks[b]
-        if ra == rb:
-            common += 1
-            a += 1
-            b += 1
-        elif ra < rb:
-            a += 1
-        else:
-            b += 1
-    return common
-
-
 @nb.njit(cache=True)
 def _grow(array, capacity):
     out = np.empty(capacity, dtype=array.dtype)
@@ -386,7 +367,7 @@ def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos
             y_lo = offsets[y]
             sy = offsets[y + 1] - y_lo
             alpha = _ceil_bound(ratio * (sx + sy))
-            common = so_far + _overlap_reaching(
+            common = so_far + overlap_reaching(
                 ranks, x_lo + last_x[y] + 1, x_lo + sx, y_lo + last_y[y] + 1, y_lo + sy,
                 alpha - so_far,
             )

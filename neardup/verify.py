@@ -34,19 +34,26 @@ def intersection_sizes(sets: ShingleSets, i: np.ndarray, j: np.ndarray) -> np.nd
 
 
 @nb.njit(inline="always")
-def _intersect(values, a_lo, a_hi, b_lo, b_hi):
+def overlap_reaching(values, a, a_end, b, b_end, needed):
+    """|values[a:a_end] ∩ values[b:b_end]| of two sorted runs, by merging.
+
+    Stops early, returning less, once ``needed`` common elements are out of reach
+    (the exact join's verification); ``needed = 0`` merges to the end.
+    """
     common = 0
-    while a_lo < a_hi and b_lo < b_hi:
-        x = values[a_lo]
-        y = values[b_lo]
+    while a < a_end and b < b_end:
+        if common + min(a_end - a, b_end - b) < needed:
+            break
+        x = values[a]
+        y = values[b]
         if x == y:
             common += 1
-            a_lo += 1
-            b_lo += 1
+            a += 1
+            b += 1
         elif x < y:
-            a_lo += 1
+            a += 1
         else:
-            b_lo += 1
+            b += 1
     return common
 
 
@@ -55,7 +62,7 @@ def _jaccard_pairs(offsets, values, i, j, out):
     for p in nb.prange(i.size):
         a_lo, a_hi = offsets[i[p]], offsets[i[p] + 1]
         b_lo, b_hi = offsets[j[p]], offsets[j[p] + 1]
-        common = _intersect(values, a_lo, a_hi, b_lo, b_hi)
+        common = overlap_reaching(values, a_lo, a_hi, b_lo, b_hi, 0)
         union = (a_hi - a_lo) + (b_hi - b_lo) - common
         out[p] = common / union if union > 0 else 0.0
 
@@ -63,5 +70,5 @@ def _jaccard_pairs(offsets, values, i, j, out):
 @nb.njit(cache=True, parallel=True)
 def _intersections(offsets, values, i, j, out):
     for p in nb.prange(i.size):
-        out[p] = _intersect(values, offsets[i[p]], offsets[i[p] + 1],
-                            offsets[j[p]], offsets[j[p] + 1])
+        out[p] = overlap_reaching(values, offsets[i[p]], offsets[i[p] + 1],
+                            offsets[j[p]], offsets[j[p] + 1], 0)
