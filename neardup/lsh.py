@@ -54,14 +54,12 @@ _GRID = np.linspace(0.0, 1.0, 2001)
 
 def false_positive_area(threshold: float, bands: int, rows: int) -> float:
     """∫_0^t P(s) ds: how much of the curve lies left of the threshold."""
-    s = _GRID[_GRID <= threshold]
-    return float(np.trapezoid(s_curve(s, bands, rows), s)) if s.size > 1 else 0.0
+    return float(_curve_areas(threshold, np.array([bands]), np.array([rows]))[0][0])
 
 
 def false_negative_area(threshold: float, bands: int, rows: int) -> float:
     """∫_t^1 (1 - P(s)) ds: how much of the curve is missing right of the threshold."""
-    s = _GRID[_GRID >= threshold]
-    return float(np.trapezoid(1.0 - s_curve(s, bands, rows), s)) if s.size > 1 else 0.0
+    return float(_curve_areas(threshold, np.array([bands]), np.array([rows]))[1][0])
 
 
 @dataclass(frozen=True)
@@ -131,16 +129,34 @@ def choose_bands(threshold: float, num_perm: int, *, weights=DEFAULT_WEIGHTS,
         return BandPlan(threshold, num_perm, bands, rows,
                         false_positive_area(threshold, bands, rows),
                         false_negative_area(threshold, bands, rows), tuple(weights), "user")
-    best = None
-    for b in range(1, num_perm + 1):
-        for r in range(1, num_perm // b + 1):
-            fp = false_positive_area(threshold, b, r)
-            fn = false_negative_area(threshold, b, r)
-            cost = w_fp * fp + w_fn * fn
-            if best is None or cost < best[0] - 1e-15:
-                best = (cost, b, r, fp, fn)
-    _, b, r, fp, fn = best
+    b, r = _band_shapes(num_perm)
+    fp, fn = _curve_areas(threshold, b, r)
+    cost = w_fp * fp + w_fn * fn
+    best, costs = 0, cost.tolist()  # in (b, r) order, a later shape must win by > 1e-15
+    for k, c in enumerate(costs):
+        if c < costs[best] - 1e-15:
+            best = k
+    b, r, fp, fn = int(b[best]), int(r[best]), float(fp[best]), float(fn[best])
     return BandPlan(threshold, num_perm, b, r, fp, fn, tuple(weights))
+
+
+def _band_shapes(num_perm: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every (b, r) with b·r ≤ K, ordered by b then r."""
+    shapes = [(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)]
+    b, r = np.array(shapes, dtype=np.int64).T
+    return b, r
+
+
+def _curve_areas(threshold: float, b: np.ndarray, r: np.ndarray):
+    """(∫_0^t P ds, ∫_t^1 (1 - P) ds) of every shape (b[k], r[k]), all at once."""
+    left, right = _GRID[_GRID <= threshold], _GRID[_GRID >= threshold]
+    fp = np.zeros(b.size)
+    fn = np.zeros(b.size)
+    if left.size > 1:
+        fp = np.trapezoid(s_curve(left[None, :], b[:, None], r[:, None]), left, axis=1)
+    if right.size > 1:
+        fn = np.trapezoid(1.0 - s_curve(right[None, :], b[:, None], r[:, None]), right, axis=1)
+    return fp, fn
 
 
 def band_keys(matrix: np.ndarray, bands: int, rows: int) -> np.ndarray:
