@@ -25,12 +25,9 @@ from neardup import synthetic  # noqa: E402
 from neardup.pipeline import shingle_in_batches  # noqa: E402
 from neardup.shingling import (  # noqa: E402
     ShingleOptions,
-    _code_points,
-    fold_light,
     hash_tokens,
     normalize_light,
     shingle_token_arrays,
-    word_char_table,
     word_token_hashes,
     word_tokens,
 )
@@ -58,14 +55,8 @@ def before(texts):
 def after(texts):
     steps = {}
     t = time.perf_counter()
-    texts = [fold_light(x) for x in texts]
-    steps["normalize"] = time.perf_counter() - t
-    t = time.perf_counter()
-    code_points, doc_offsets = _code_points(texts)
-    steps["tokenize"] = time.perf_counter() - t  # here: join + UTF-32 code points
-    t = time.perf_counter()
-    values, offsets = word_token_hashes(code_points, doc_offsets)
-    steps["hash tokens"] = time.perf_counter() - t
+    values, offsets = word_token_hashes(texts, fold=True)
+    steps["fold + tokenize + hash tokens (kernel)"] = time.perf_counter() - t
     t = time.perf_counter()
     sets = shingle_token_arrays(values, offsets, SIZE)
     steps["n-grams, sort, unique"] = time.perf_counter() - t
@@ -84,7 +75,6 @@ def main(argv=None) -> int:
     corpora[f"generated ({args.docs:,} docs)"] = planted.texts
     if not args.no_go:
         corpora["Go src"] = go_corpus()[1]
-    word_char_table()
     for texts in corpora.values():  # warm-up: kernels, table
         before(texts[:50])
         after(texts[:50])

@@ -11,8 +11,10 @@ owning ``values[offsets[d]:offsets[d + 1]]``.
 Hashing runs in numba kernels over code-point arrays: Python touches each
 document once (normalize), never each token or shingle. The default word tokens
 (``\\w+`` runs) are found by a kernel too, with a lookup table of the code points
-``\\w`` matches (:func:`word_char_table`); a ``tokenize`` callable (code tokenizers,
-cleaners' token steps) returns Python lists, which are hashed in bulk.
+``\\w`` matches (:class:`WordChars`); the kernel also applies the default
+normalization, lowering ASCII itself and leaving Python only the non-ASCII runs
+(:func:`fold_non_ascii`). A ``tokenize`` callable (code tokenizers, cleaners' token
+steps) returns Python lists, which are hashed in bulk.
 
 A document shorter than one shingle (fewer than k characters or n tokens, but
 not empty) becomes a single shingle of all it has, so short strings
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -130,18 +133,58 @@ def word_tokens(text: str) -> list[str]:
     return WORD_PATTERN.findall(text)
 
 
-@functools.cache
-def word_char_table() -> np.ndarray:
-    """bool[0x110000]: the code points ``\\w`` matches in a ``str`` pattern.
+_CODE_POINTS = 0x110000
+_ASCII_FOLD = np.array([ord(chr(c).lower()) for c in range(128)], dtype=np.uint32)
 
-    ``re`` defines them as ``str.isalnum()`` or "_"; the table covers every code
-    point, so the kernel agrees with :func:`word_tokens` everywhere. Built once per
-    process (about 0.4 s).
+
+class WordChars:
+    """``word[c]``: ``\\w`` matches code point c (``re``: ``str.isalnum()`` or "_").
+
+    Filled in lazily: a corpus meets a few thousand of the 1.1 million code points,
+    and looking up all of them takes about 0.4 s. ``known[c]`` says c was looked up.
     """
-    chars = "".join(map(chr, range(0x110000)))
-    table = np.fromiter(map(str.isalnum, chars), dtype=np.bool_, count=len(chars))
-    table[ord("_")] = True
-    return table
+
+    def __init__(self) -> None:
+        self.word = np.zeros(_CODE_POINTS, dtype=np.bool_)
+        self.known = np.zeros(_CODE_POINTS, dtype=np.bool_)
+        self._lock = threading.Lock()
+        self.learn(range(128))
+
+    def learn(self, code_points: Iterable[int]) -> None:
+        with self._lock:
+            for c in code_points:
+                c = int(c)
+                if not self.known[c]:
+                    self.word[c] = chr(c).isalnum() or c == 0x5F
+                    self.known[c] = True
+
+
+@functools.cache
+def word_chars() -> WordChars:
+    """The process's :class:`WordChars` (it only grows)."""
+    return WordChars()
+
+
+def fold_non_ascii(text: str, starts: np.ndarray, ends: np.ndarray, cache: dict) -> str:
+    """``fold_light(text)`` but for the case of ASCII letters outside ``[starts, ends)``.
+
+    The spans cover every non-ASCII run with the character before it. An ASCII
+    character starts a normalization segment (it never composes with what precedes
+    it) and folds to ``str.lower()``, so folding each span on its own and lowering
+    the ASCII in between (the word kernel does that) gives ``fold_light(text)``.
+    Spans repeat ("é", "—"), so their folds are cached.
+    """
+    pieces = []
+    last = 0
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        span = text[a:b]
+        folded = cache.get(span)
+        if folded is None:
+            folded = cache[span] = fold_light(span)
+        pieces += (text[last:a], folded)
+        last = b
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 @dataclass(frozen=True)
@@ -179,17 +222,19 @@ def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> Shin
     options = options or ShingleOptions()
     normalize = options.normalize
     fast_words = options.kind == "word" and options.tokenize in (None, word_tokens)
-    if normalize is normalize_light and fast_words:
-        normalize = fold_light  # same tokens, without splitting and joining every document
-    if normalize is not None:
-        texts = [normalize(t) for t in texts]
-    if options.kind == "char":
-        token_values, token_offsets = _code_points(texts)  # uint32: no 8-byte copy
-    elif fast_words:
-        token_values, token_offsets = word_token_hashes(texts, options.seed)
+    if fast_words and normalize in (None, normalize_light, fold_light):
+        # the kernel folds as it tokenizes; whitespace collapsing never changes \w+ runs
+        token_values, token_offsets = word_token_hashes(texts, options.seed,
+                                                        fold=normalize is not None)
     else:
-        token_values, token_offsets = hash_tokens([options.tokenize(t) for t in texts],
-                                                  options.seed)
+        if normalize is not None:
+            texts = [normalize(t) for t in texts]
+        if options.kind == "char":
+            token_values, token_offsets = _code_points(texts)  # uint32: no 8-byte copy
+        else:
+            tokenize = options.tokenize or word_tokens
+            token_values, token_offsets = hash_tokens([tokenize(t) for t in texts],
+                                                      options.seed)
     return shingle_token_arrays(
         token_values, token_offsets, options.size, options.hash_bits, options.seed
     )
@@ -262,21 +307,39 @@ def _code_points(texts: Sequence[str]):
     return code_points, offsets
 
 
-def word_token_hashes(texts: Sequence[str], seed: int = 0):
+def word_token_hashes(texts: Sequence[str], seed: int = 0, fold: bool = False):
     """The ``\\w+`` tokens of each text, hashed: (uint64[T], int64[n + 1]) in CSR form.
 
-    Equal to ``hash_tokens([word_tokens(t) for t in texts], seed)``, with no Python
-    per token: the texts go to the kernel as one UTF-8 buffer (a copy for ASCII
-    text, 4× smaller than UTF-32), decoded to code points as it scans, in
-    parallel over documents.
+    Equal to ``hash_tokens([word_tokens(t) for t in texts], seed)``, or with ``fold``
+    to the same of ``fold_light(t)``, with no Python per token: the texts go to the
+    kernel as one UTF-8 buffer (a copy for ASCII text, 4× smaller than UTF-32),
+    decoded to code points as it scans, in parallel over documents. With ``fold``
+    the kernel lowers ASCII letters itself; Python folds only the non-ASCII runs
+    (:func:`fold_non_ascii`), which the kernel finds.
     """
+    chars = word_chars()
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    non_ascii = np.flatnonzero([not t.isascii() for t in texts])
+    if fold and non_ascii.size:
+        data, doc_offsets = _utf8_buffer([encoded[d] for d in non_ascii])
+        span_offsets, starts, ends = _non_ascii_spans(data, doc_offsets)
+        cache = {}
+        for k, d in enumerate(non_ascii.tolist()):
+            lo, hi = span_offsets[k], span_offsets[k + 1]
+            folded = fold_non_ascii(texts[d], starts[lo:hi], ends[lo:hi], cache)
+            encoded[d] = folded.encode("utf-8", "surrogatepass")
+    data, doc_offsets = _utf8_buffer(encoded)
+    if non_ascii.size:
+        chars.learn(_unseen_code_points(data, doc_offsets, non_ascii, chars.known))
+    return _word_token_hashes(data, doc_offsets, fold, _ASCII_FOLD, chars.word,
+                              np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
+
+
+def _utf8_buffer(encoded: list[bytes]):
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     doc_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(lengths, out=doc_offsets[1:])
-    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    return _word_token_hashes(data, doc_offsets, word_char_table(),
-                              np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), doc_offsets
 
 
 # ---------------------------------------------------------------- numba kernels
@@ -320,17 +383,77 @@ def _utf8_at(data, p):
 
 
 @nb.njit(cache=True, parallel=True)
-def _word_token_hashes(data, doc_offsets, is_word, seed):
+def _unseen_code_points(data, doc_offsets, docs, learned):
+    seen = np.zeros(learned.size, dtype=np.bool_)
+    for k in nb.prange(docs.size):  # racing writes all store True
+        p = doc_offsets[docs[k]]
+        while p < doc_offsets[docs[k] + 1]:
+            cp, width = _utf8_at(data, p)
+            p += width
+            if not learned[cp]:
+                seen[cp] = True
+    return np.flatnonzero(seen)
+
+
+@nb.njit(cache=True, parallel=True)
+def _non_ascii_spans(data, doc_offsets):
+    """Per document, [start, end) in code points of each non-ASCII run and the one
+    character before it (CSR: span_offsets, starts, ends)."""
+    n = doc_offsets.size - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for d in nb.prange(n):
+        c = 0
+        previous_ascii = True
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            lead = data[p] >= 0xC0  # first byte of a non-ASCII character
+            if lead and previous_ascii:
+                c += 1
+            if lead or data[p] < 0x80:
+                previous_ascii = not lead
+        counts[d] = c
+    span_offsets = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):
+        span_offsets[d + 1] = span_offsets[d] + counts[d]
+    starts = np.empty(span_offsets[n], dtype=np.int64)
+    ends = np.empty(span_offsets[n], dtype=np.int64)
+    for d in nb.prange(n):
+        k = span_offsets[d]
+        index = -1  # code point index of the character at p
+        inside = False
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            b = data[p]
+            if b >= 0x80 and b < 0xC0:
+                continue  # continuation byte
+            index += 1
+            if b >= 0xC0 and not inside:
+                starts[k] = max(index - 1, 0)
+                inside = True
+            elif b < 0x80 and inside:
+                ends[k] = index
+                k += 1
+                inside = False
+        if inside:
+            ends[k] = index + 1
+    return span_offsets, starts, ends
+
+
+@nb.njit(cache=True, parallel=True)
+def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
     n = doc_offsets.size - 1
     counts = np.zeros(n, dtype=np.int64)
     for d in nb.prange(n):  # pass 1: tokens per document
         c = 0
         inside = False
         p = doc_offsets[d]
-        while p < doc_offsets[d + 1]:
-            cp, width = _utf8_at(data, p)
-            p += width
-            w = is_word[cp]
+        end = doc_offsets[d + 1]
+        while p < end:
+            if data[p] < 0x80:
+                w = is_word[data[p]]
+                p += 1
+            else:
+                cp, width = _utf8_at(data, p)
+                w = is_word[cp]
+                p += width
             if w and not inside:
                 c += 1
             inside = w
@@ -345,9 +468,14 @@ def _word_token_hashes(data, doc_offsets, is_word, seed):
         h = start
         inside = False
         p = doc_offsets[d]
-        while p < doc_offsets[d + 1]:
-            cp, width = _utf8_at(data, p)
-            p += width
+        end = doc_offsets[d + 1]
+        while p < end:
+            if data[p] < 0x80:
+                cp = ascii_fold[data[p]] if fold else np.uint32(data[p])
+                p += 1
+            else:
+                cp, width = _utf8_at(data, p)
+                p += width
             if is_word[cp]:
                 h = mix64(h + np.uint64(cp) * _GOLDEN + np.uint64(1))
                 inside = True

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from neardup.shingling import (
     ShingleOptions,
     ShingleSets,
+    fold_light,
     hash_tokens,
     normalize_light,
     shingle,
-    word_char_table,
+    word_chars,
     word_token_hashes,
     word_tokens,
 )
@@ -95,12 +96,31 @@ def test_bad_options_fail_with_the_parameter_named():
         ShingleOptions(hash_bits=16)
 
 
-def test_word_char_table_is_what_the_regex_calls_a_word_character():
+def test_word_chars_are_what_the_regex_calls_a_word_character():
     every = "".join(map(chr, range(0x110000)))
     expected = np.zeros(len(every), dtype=bool)
     for run in re.finditer(r"\w+", every):
         expected[run.start():run.end()] = True
-    assert np.array_equal(word_char_table(), expected)
+    chars = word_chars()
+    chars.learn(range(0x110000))
+    assert chars.known.all()
+    assert np.array_equal(chars.word, expected)
+
+
+# characters whose folding depends on their neighbours or expands: combining marks,
+# Hangul jamo, a compatibility ligature, sharp s, Greek with ypogegrammeni, Kelvin sign
+TRICKY = "e\u0301\u0327Ω\u0345\u1100\u1161\u11a8ﬁßİΣς\u212aＡ\u0b47\u0b3e\u00e9 aZ_9"
+FOLD_TEXT = st.text(st.one_of(st.sampled_from(TRICKY),
+                              st.characters(blacklist_categories=("Cs",))), max_size=80)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(FOLD_TEXT, max_size=5), st.integers(0, 2**64 - 1))
+def test_folding_kernel_tokens_equal_the_tokens_of_fold_light(texts, seed):
+    fast, fast_offsets = word_token_hashes(texts, seed, fold=True)
+    slow, slow_offsets = hash_tokens([word_tokens(fold_light(t)) for t in texts], seed)
+    assert np.array_equal(fast_offsets, slow_offsets)
+    assert np.array_equal(fast, slow)
 
 
 @settings(max_examples=300, deadline=None)
