@@ -8,7 +8,8 @@ frequencies), so the choice and its reason can be shown to the user:
 - exact: ranking all S elements, then about C_exact pair-element meetings let
   through by the prefix filter (:func:`neardup.allpairs.estimate_exact_cost`),
   each a partial merge of about the mean set size:
-  seconds ≈ S·1.7e-7 + C_exact · mean_size · 1e-8.
+  seconds ≈ S·1.7e-7 + C_exact · mean_size · 1e-8. When the ranking alone costs
+  more than 1.5 × LSH (long documents), C_exact is not estimated.
 - LSH: signatures cost S · K multiply-min steps, banding n · b keys, the R
   pairs emitted by all bands (duplicates included) a sort each, and the C_lsh
   distinct candidates a merge each; R and C_lsh are counted on the sample's
@@ -47,16 +48,17 @@ _EMIT_STEP = 1e-7
 class MethodChoice:
     method: str
     reason: str
-    exact_seconds: float
+    exact_seconds: float  # a lower bound (ranking only) when exact_candidates is None
     lsh_seconds: float
-    exact_candidates: float
+    exact_candidates: float | None  # None: not estimated, ranking alone lost to LSH
     lsh_candidates: float
 
     def as_dict(self) -> dict:
         return {"method": self.method, "reason": self.reason,
                 "exact_seconds_estimate": round(self.exact_seconds, 3),
                 "lsh_seconds_estimate": round(self.lsh_seconds, 3),
-                "exact_candidates_estimate": round(self.exact_candidates),
+                "exact_candidates_estimate": (None if self.exact_candidates is None
+                                              else round(self.exact_candidates)),
                 "lsh_candidates_estimate": round(self.lsh_candidates)}
 
 
@@ -75,13 +77,6 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
     sampled = sets.subset(picked)
     scale = n * (n - 1) / (m * (m - 1)) if m > 1 else 0.0
 
-    # the global order is estimated from the sample too: within 20 % of the order from
-    # all sets on the corpora above, at a fraction of the cost (ranking all S elements
-    # took longer than signing them)
-    exact = allpairs.estimate_exact_cost(sampled, threshold, sample=m, seed=seed)
-    exact_candidates = exact["expected_candidates"] * scale
-    exact_seconds = total_size * _RANK_STEP + exact_candidates * mean_size * _MERGE_STEP
-
     signatures = minhash.minhash(sampled, num_perm, seed=seed + 1, family=family)
     keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
     sample_i, _, stats = lsh.candidate_pairs(keys)
@@ -91,6 +86,20 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
                else total_size * num_perm * _MINHASH_STEP)
     lsh_seconds = (signing + n * plan.bands * _BAND_STEP
                    + emitted * _EMIT_STEP + lsh_candidates * mean_size * _MERGE_STEP)
+
+    ranking = total_size * _RANK_STEP
+    if ranking > EXACT_PREFERENCE * lsh_seconds:
+        # the join's first step alone loses: its prefix candidates need not be estimated
+        reason = (f"LSH estimated at {lsh_seconds:.2g} s; the exact join's first step "
+                  f"alone, ranking {total_size:,} elements, at {ranking:.2g} s")
+        return MethodChoice("lsh", reason, ranking, lsh_seconds, None, lsh_candidates)
+
+    # the global order is estimated from the sample too: within 20 % of the order from
+    # all sets on the corpora above, at a fraction of the cost (ranking all S elements
+    # took longer than signing them)
+    exact = allpairs.estimate_exact_cost(sampled, threshold, sample=m, seed=seed)
+    exact_candidates = exact["expected_candidates"] * scale
+    exact_seconds = ranking + exact_candidates * mean_size * _MERGE_STEP
 
     if exact_seconds <= EXACT_PREFERENCE * lsh_seconds:
         method = "exact"
