@@ -328,8 +328,9 @@ def word_token_hashes(texts: Sequence[str], seed: int = 0, fold: bool = False):
             lo, hi = span_offsets[k], span_offsets[k + 1]
             folded = fold_non_ascii(texts[d], starts[lo:hi], ends[lo:hi], cache)
             encoded[d] = folded.encode("utf-8", "surrogatepass")
+        chars.learn(map(ord, set("".join(cache.values()))))  # all the non-ASCII there is
     data, doc_offsets = _utf8_buffer(encoded)
-    if non_ascii.size:
+    if non_ascii.size and not fold:
         chars.learn(_unseen_code_points(data, doc_offsets, non_ascii, chars.known))
     return _word_token_hashes(data, doc_offsets, fold, _ASCII_FOLD, chars.word,
                               np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
