@@ -48,10 +48,15 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from html.parser import HTMLParser
+
+import numba as nb
+import numpy as np
+
+from .shingling import utf8_at, utf8_buffer
 
 STEPS = (
     "mojibake",
@@ -345,23 +350,60 @@ def make_cleaner(preset: str = "light", *, language: str = "en", **step_flags: b
 
 # Scripts written without spaces between words: CJK ideographs (with extensions and
 # compatibility forms), kana, Thai, Lao, Khmer, Myanmar, Tibetan. Hangul uses spaces.
-_UNSPACED_SCRIPT = re.compile(
-    "[\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]"
-)
+UNSPACED_RANGES = ((0x0E00, 0x0EFF), (0x0F00, 0x0FFF), (0x1000, 0x109F), (0x1780, 0x17FF),
+                   (0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+                   (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3134F))
+UNSPACED_THRESHOLD = 0.3
+_SPACE, _UNSPACED = 1, 2
+_LAST_SPACE = 0x3000  # no code point above it is whitespace (a test checks all of them)
+
+
+@cache
+def _char_classes() -> np.ndarray:
+    """uint8 per code point: _SPACE (``str.isspace``, what ``\\s`` matches), _UNSPACED, 0."""
+    classes = np.zeros(0x110000, dtype=np.uint8)
+    for first, last in UNSPACED_RANGES:
+        classes[first:last + 1] = _UNSPACED
+    classes[[c for c in range(_LAST_SPACE + 1) if chr(c).isspace()]] = _SPACE
+    return classes
+
+
+def unspaced_shares(texts: Sequence[str]) -> np.ndarray:
+    """Per text, the share of its non-whitespace characters in scripts without spaces.
+
+    One numba pass over the non-ASCII texts (ASCII ones are 0: ``str.isascii`` is a
+    flag CPython keeps).
+    """
+    shares = np.zeros(len(texts))
+    docs = np.flatnonzero([not t.isascii() for t in texts])
+    if docs.size:
+        data, offsets = utf8_buffer([texts[d].encode("utf-8", "surrogatepass") for d in docs])
+        visible, unspaced = _count_classes(data, offsets, _char_classes())
+        shares[docs] = np.where(visible > 0, unspaced / np.maximum(visible, 1), 0.0)
+    return shares
 
 
 def unspaced_share(text: str) -> float:
-    """Share of the non-whitespace characters of ``text`` in scripts without spaces."""
-    if text.isascii():  # O(1) in CPython: no such script can be there
-        return 0.0
-    visible = len(text) - sum(len(m) for m in _WHITESPACE.findall(text))
-    if visible == 0:
-        return 0.0
-    return len(_UNSPACED_SCRIPT.findall(text)) / visible
+    """:func:`unspaced_shares` of one text."""
+    return float(unspaced_shares([text])[0])
 
 
-def needs_char_shingles(text: str, threshold: float = 0.3) -> bool:
+@nb.njit(cache=True, parallel=True)
+def _count_classes(data, offsets, classes):
+    n = offsets.size - 1
+    visible = np.zeros(n, dtype=np.int64)
+    unspaced = np.zeros(n, dtype=np.int64)
+    for d in nb.prange(n):
+        p = offsets[d]
+        while p < offsets[d + 1]:
+            cp, width = utf8_at(data, p)
+            p += width
+            visible[d] += classes[cp] != _SPACE
+            unspaced[d] += classes[cp] == _UNSPACED
+    return visible, unspaced
+
+
+def needs_char_shingles(text: str, threshold: float = UNSPACED_THRESHOLD) -> bool:
     """True when more than ``threshold`` of the text is Chinese, Japanese, Thai, ...
 
     Word shingles of such text are whole sentences; the caller should use character

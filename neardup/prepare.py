@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from .cleaning import PRESETS, Cleaner, make_cleaner, needs_char_shingles
+from .cleaning import PRESETS, UNSPACED_THRESHOLD, Cleaner, make_cleaner, unspaced_shares
 from .code import CodeTokenizer, guess_language, is_generated
 from .shingling import ShingleOptions, ShingleSets, normalize_light, word_tokens
 
@@ -135,7 +135,8 @@ def document_routes(texts: Sequence[str], ids: Sequence[str], shingle: ShingleOp
                      else [guess_language(doc_id) for doc_id in ids])
         names = [f"code:{lang}" if lang else "words" for lang in languages]
     elif shingle.kind == "word":
-        names = ["chars" if needs_char_shingles(t) else "text" for t in texts]
+        chars = (unspaced_shares(texts) > UNSPACED_THRESHOLD).tolist()
+        names = ["chars" if c else "text" for c in chars]
     else:
         names = ["text"] * n
     routes, route_of = np.unique(np.asarray(names, dtype=object), return_inverse=True) \

@@ -321,7 +321,7 @@ def word_token_hashes(texts: Sequence[str], seed: int = 0, fold: bool = False):
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
     non_ascii = np.flatnonzero([not t.isascii() for t in texts])
     if fold and non_ascii.size:
-        data, doc_offsets = _utf8_buffer([encoded[d] for d in non_ascii])
+        data, doc_offsets = utf8_buffer([encoded[d] for d in non_ascii])
         span_offsets, starts, ends = _non_ascii_spans(data, doc_offsets)
         cache = {}
         for k, d in enumerate(non_ascii.tolist()):
@@ -329,14 +329,15 @@ def word_token_hashes(texts: Sequence[str], seed: int = 0, fold: bool = False):
             folded = fold_non_ascii(texts[d], starts[lo:hi], ends[lo:hi], cache)
             encoded[d] = folded.encode("utf-8", "surrogatepass")
         chars.learn(map(ord, set("".join(cache.values()))))  # all the non-ASCII there is
-    data, doc_offsets = _utf8_buffer(encoded)
+    data, doc_offsets = utf8_buffer(encoded)
     if non_ascii.size and not fold:
         chars.learn(_unseen_code_points(data, doc_offsets, non_ascii, chars.known))
     return _word_token_hashes(data, doc_offsets, fold, _ASCII_FOLD, chars.word,
                               np.uint64(seed & 0xFFFFFFFFFFFFFFFF))
 
 
-def _utf8_buffer(encoded: list[bytes]):
+def utf8_buffer(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Byte strings as one uint8 buffer and int64[n + 1] offsets, for the UTF-8 kernels."""
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     doc_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(lengths, out=doc_offsets[1:])
@@ -369,7 +370,7 @@ def _hash_segments(code_points, offsets, seed):
 
 
 @nb.njit(inline="always")
-def _utf8_at(data, p):
+def utf8_at(data, p):
     """(code point, bytes) of the UTF-8 sequence starting at data[p] (input is valid)."""
     b0 = np.uint32(data[p])
     if b0 < 0x80:
@@ -389,7 +390,7 @@ def _unseen_code_points(data, doc_offsets, docs, learned):
     for k in nb.prange(docs.size):  # racing writes all store True
         p = doc_offsets[docs[k]]
         while p < doc_offsets[docs[k] + 1]:
-            cp, width = _utf8_at(data, p)
+            cp, width = utf8_at(data, p)
             p += width
             if not learned[cp]:
                 seen[cp] = True
@@ -452,7 +453,7 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
                 w = is_word[data[p]]
                 p += 1
             else:
-                cp, width = _utf8_at(data, p)
+                cp, width = utf8_at(data, p)
                 w = is_word[cp]
                 p += width
             if w and not inside:
@@ -475,7 +476,7 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
                 cp = ascii_fold[data[p]] if fold else np.uint32(data[p])
                 p += 1
             else:
-                cp, width = _utf8_at(data, p)
+                cp, width = utf8_at(data, p)
                 p += width
             if is_word[cp]:
                 h = mix64(h + np.uint64(cp) * _GOLDEN + np.uint64(1))

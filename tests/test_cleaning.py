@@ -1,4 +1,5 @@
 import pickle
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -7,11 +8,13 @@ from hypothesis import strategies as st
 from neardup.cleaning import (
     PRESETS,
     STEPS,
+    UNSPACED_RANGES,
     Cleaner,
     make_cleaner,
     needs_char_shingles,
     strip_html,
     unspaced_share,
+    unspaced_shares,
 )
 from neardup.shingling import normalize_light
 
@@ -153,6 +156,24 @@ def test_needs_char_shingles():
     assert not needs_char_shingles("plain English text with one 字")
     assert not needs_char_shingles("   ")
     assert unspaced_share("ab 字字") == 0.5
+
+
+def test_whitespace_table_is_what_the_regex_calls_whitespace():
+    from neardup.cleaning import _LAST_SPACE
+
+    spaces = [c for c in range(0x110000) if re.match(r"\s", chr(c))]
+    assert spaces == [c for c in range(0x110000) if chr(c).isspace()]
+    assert max(spaces) <= _LAST_SPACE
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.one_of(st.sampled_from("字 ab\u3000\u00a0ภา\t한"),
+                                  st.characters(blacklist_categories=("Cs",)))), max_size=6))
+def test_unspaced_shares_match_the_regex_count(texts):
+    for text, share in zip(texts, unspaced_shares(texts)):
+        visible = len(text) - sum(len(m) for m in re.findall(r"\s+", text))
+        unspaced = sum(1 for c in text if any(a <= ord(c) <= b for a, b in UNSPACED_RANGES))
+        assert share == (unspaced / visible if visible else 0.0)
 
 
 # ---------------------------------------------------------------- properties
