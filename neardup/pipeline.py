@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pyarrow as pa
 
-from . import allpairs, cluster, lsh, minhash, planner, verify
+from . import allpairs, cluster, columns, lsh, minhash, planner, verify
 from .progress import StageTimer
 from .shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle
 
@@ -154,9 +154,9 @@ class FindResult:
 
     def pairs_table(self) -> pa.Table:
         ids = np.asarray(self.ids, dtype=object)
-        return pa.table({
-            "id_a": pa.array(ids[self.pair_i].tolist(), pa.string()),
-            "id_b": pa.array(ids[self.pair_j].tolist(), pa.string()),
+        return columns.table({
+            "id_a": ids[self.pair_i],
+            "id_b": ids[self.pair_j],
             "jaccard": self.jaccard.round(6),
             "estimate": self.estimate.round(6),
             "doc_a": self.pair_i,
@@ -166,19 +166,20 @@ class FindResult:
     def candidates_table(self) -> pa.Table:
         """Every LSH candidate (distinct sets only) with its exact Jaccard and estimate."""
         c = self.candidates
-        return pa.table({"doc_a": c["i"], "doc_b": c["j"], "jaccard": c["jaccard"].round(6),
-                         "estimate": c["estimate"].round(6),
-                         "verified": c["jaccard"] >= self.config.threshold})
+        return columns.table({"doc_a": c["i"], "doc_b": c["j"],
+                              "jaccard": c["jaccard"].round(6),
+                              "estimate": c["estimate"].round(6),
+                              "verified": c["jaccard"] >= self.config.threshold})
 
     def documents_table(self) -> pa.Table:
         """One row per document: id, shingle count, status, cluster, kept or removable."""
         ids = np.asarray(self.ids, dtype=object)
-        return pa.table({
+        return columns.table({
             "doc": np.arange(self.n),
-            "id": pa.array(ids.tolist(), pa.string()),
+            "id": ids,
             "shingles": self.shingle_counts,
-            "status": pa.array(self.status.tolist(), pa.string()),
-            "cluster": pa.array(ids[self.labels].tolist(), pa.string()),
+            "status": self.status,
+            "cluster": ids[self.labels],
             "representative": self.representative,
         })
 
@@ -189,9 +190,9 @@ class FindResult:
         order = np.lexsort((members, self.labels[members], -sizes[members]))
         members = members[order]
         ids = np.asarray(self.ids, dtype=object)
-        return pa.table({
-            "cluster": pa.array(ids[self.labels[members]].tolist(), pa.string()),
-            "id": pa.array(ids[members].tolist(), pa.string()),
+        return columns.table({
+            "cluster": ids[self.labels[members]],
+            "id": ids[members],
             "cluster_size": sizes[members],
             "representative": self.representative[members],
             "shingles": self.shingle_counts[members],

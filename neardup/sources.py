@@ -965,14 +965,15 @@ def _write_table(src: InputSource, removed: set[int], target: str) -> tuple[int,
 
 
 def _write_parquet(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
-    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from . import columns
 
     _check_unchanged(src)
     table = _read_parquet_table(src)
     mask = np.ones(table.num_rows, dtype=bool)
     mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
-    kept = table.filter(pa.array(mask))
+    kept = table.filter(columns.numbers(mask))
     with _AtomicFile(target) as partial:
         pq.write_table(kept, partial)
     return kept.num_rows, 0
