@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup.lsh import (
     band_keys,
@@ -89,3 +91,15 @@ def test_oversized_bucket_policies():
 def test_describe_shows_formula_steep_point_and_table():
     text = choose_bands(0.8, 128).describe()
     assert "P(s) = 1 - (1 - s^" in text and "steep point" in text and "0.50" in text
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=60))
+def test_shared_key_order_is_the_stable_order_of_repeated_keys(keys):
+    from neardup.lsh import _shared_key_order
+
+    column = np.array(keys, dtype=np.uint64)
+    stable = np.argsort(column, kind="stable")
+    counts = np.bincount(column.astype(np.int64), minlength=7) if column.size else np.zeros(7)
+    expected = stable[counts[column[stable].astype(np.int64)] > 1]
+    assert np.array_equal(_shared_key_order(column), expected)
