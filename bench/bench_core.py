@@ -701,23 +701,24 @@ def _rensa_target(name: str, sig: dict, acc: dict) -> str:
         return f"- {name}: no neardup family or rensa path measured."
     meeting = [v for v in verdicts if v["met"]]
     best = min(meeting or verdicts, key=lambda v: v["row"]["total"])
-    rensa_rmse = ", ".join(f"{r['tool']} {acc[r['tool']]:.4f}" for r in rensas)
+    rensa_rmse = ", ".join(f"{r['tool']} {acc[r['tool']]:.5f}" for r in rensas)
 
     def summary(v):
         speed = ", ".join(f"{ratio:.1f}× faster than {r['tool']}"
                           for ratio, r in zip(v["ratios"], rensas))
         return (f"{v['family']} signs in {fmt_s(v['row']['total'])} s ({speed}), RMSE "
-                f"{acc[v['tool']]:.4f}")
+                f"{acc[v['tool']]:.5f}")
 
-    head = (f"- {name}: the target (≥ 2× rensa, RMSE no worse) is **met** by {summary(best)}"
-            if meeting else f"- {name}: the target (≥ 2× rensa, RMSE no worse) is **not met** "
-                            f"by any family; fastest: {summary(best)}")
+    target = "the target (≥ 2× rensa, RMSE no worse)"
+    head = (f"- {name}: {target} is **met** by {best['family']}: {summary(best)}"
+            if meeting else f"- {name}: {target} is **not met** by any family; the fastest: "
+                            f"{summary(best)}")
     others = [f"{summary(v)}: {'meets it too' if v['met'] else 'not met'}"
               for v in verdicts if v is not best]
-    digest = [f"{r['tool']}'s digest alone takes {fmt_s(r['digest'])} s, "
+    digest = [f"{r['tool']}'s digest alone, before `to_rows()`, takes {fmt_s(r['digest'])} s, "
               f"{r['digest'] / best['row']['total']:.1f}× {best['family']}'s total"
               for r in rensas if "digest" in r]
-    return "; ".join([head + f"; rensa RMSE {rensa_rmse}", *others, *digest]) + "."
+    return "; ".join([head + f"; RMSE of rensa: {rensa_rmse}", *others, *digest]) + "."
 
 
 # ---------------------------------------------------------------- main
