@@ -57,7 +57,8 @@ class FindConfig:
         join with prefix filtering: every pair ≥ t, no estimate), or "auto" (the
         planner estimates both costs from a sample and says which and why).
     family: the MinHash hash family, one of :data:`~neardup.minhash.HASH_FAMILIES`
-        ("affine32": K hashes per shingle; "oph": one, with densification).
+        ("affine32": K hashes per shingle; "oph": one, with densification;
+        "superminhash": K registers per shingle sampled without replacement).
     """
 
     threshold: float = 0.8

@@ -39,6 +39,7 @@ SAMPLE_ELEMENTS = 1_000_000
 _MERGE_STEP = 1e-8
 _MINHASH_STEP = 1.5e-10
 _OPH_STEP = 3e-8  # per shingle, all K at once: ~1/6 of affine32's at K = 128 (Go tree)
+_SUPERMINHASH_STEP = 6e-8  # per shingle: 1.4-2.9x oph's (Go tree, 200-word docs, short strings)
 _BAND_STEP = 2e-7
 _RANK_STEP = 1.7e-7
 _EMIT_STEP = 1e-7
@@ -83,6 +84,7 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
     lsh_candidates = sample_i.size * scale
     emitted = sum(stats.per_band) * scale
     signing = (total_size * _OPH_STEP if family == "oph"
+               else total_size * _SUPERMINHASH_STEP if family == "superminhash"
                else total_size * num_perm * _MINHASH_STEP)
     lsh_seconds = (signing + n * plan.bands * _BAND_STEP
                    + emitted * _EMIT_STEP + lsh_candidates * mean_size * _MERGE_STEP)

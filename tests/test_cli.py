@@ -143,13 +143,14 @@ def test_stdin_lines_through_the_real_entry_point(tmp_path):
     assert all(float(p["jaccard"]) >= 0.5 for p in pairs)
 
 
-def test_family_option_reaches_the_library(jsonl_corpus, tmp_path):
+@pytest.mark.parametrize("family", ["oph", "superminhash"])
+def test_family_option_reaches_the_library(jsonl_corpus, tmp_path, family):
     library = neardup.find(jsonl_corpus, text_fields=("body",), id_field="id", threshold=0.8,
-                           shingle_kind="word", shingle_size=1, method="lsh", family="oph")
+                           shingle_kind="word", shingle_size=1, method="lsh", family=family)
     code = main(["find", str(jsonl_corpus), "--text-field", "body", "--id-field", "id",
                  "-t", "0.8", "--shingle", "word", "--ngram", "1", "--method", "lsh",
-                 "--family", "oph", "--out", str(tmp_path), "--quiet"])
+                 "--family", family, "--out", str(tmp_path), "--quiet"])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["config"]["family"] == "oph"
+    assert summary["config"]["family"] == family
     assert summary["counts"]["pairs"] == library.counts["pairs"] >= 40

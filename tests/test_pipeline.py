@@ -11,7 +11,7 @@ def corpus():
                           seed=5)
 
 
-@pytest.mark.parametrize("family", ["affine32", "oph"])
+@pytest.mark.parametrize("family", ["affine32", "oph", "superminhash"])
 @pytest.mark.parametrize("threshold", [0.5, 0.8])
 def test_recall_and_precision_against_brute_force(corpus, threshold, family):
     result = find_texts(corpus.texts, corpus.ids, shingle_kind="word", shingle_size=1,
