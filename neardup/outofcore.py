@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from . import lsh
-from .minhash import Signatures
+from .minhash import DEFAULT_FAMILY, Signatures
 from .shingling import ShingleSets
 
 CHUNK_SHARE = 0.5
@@ -159,7 +159,7 @@ class SpillWriter:
         offsets = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         values = _mapped(self.values_path, self.values_dtype or np.uint32, (int(offsets[-1]),))
-        params = self.signature_params or {"family": "affine32", "num_perm": 0, "seed": 0,
+        params = self.signature_params or {"family": DEFAULT_FAMILY, "num_perm": 0, "seed": 0,
                                            "bits": 32}
         matrix = _mapped(self.signatures_path, self.signature_dtype or np.uint32,
                          (sizes.size, params["num_perm"]))

@@ -77,7 +77,7 @@ class FindConfig:
     verify: bool = True
     representative: str = "first"
     method: str = "auto"
-    family: str = "affine32"
+    family: str = minhash.DEFAULT_FAMILY
 
     def __post_init__(self) -> None:
         if not isinstance(self.threshold, (int, float)) or not 0.0 < self.threshold <= 1.0:

@@ -10,12 +10,13 @@ frequencies), so the choice and its reason can be shown to the user:
   each a partial merge of about the mean set size:
   seconds ≈ S·1.7e-7 + C_exact · mean_size · 1e-8. When the ranking alone costs
   more than 1.5 × LSH (long documents), C_exact is not estimated.
-- LSH: signatures cost S · K multiply-min steps, banding n · b keys, the R
-  pairs emitted by all bands (duplicates included) a sort each, and the C_lsh
-  distinct candidates a merge each; R and C_lsh are counted on the sample's
-  own band collisions and scaled by n(n-1)/(m(m-1)):
-  seconds ≈ S·K·1.5e-10 + n·b·2e-7 + R·1e-7 + C_lsh · mean_size · 1e-8
-  (signatures: 16-lane vectorized, two threads).
+- LSH: signatures cost one hash per shingle and a fill of the n · K registers
+  (superminhash, oph) or S · K multiply-min steps (affine32), banding n · b
+  keys, the R pairs emitted by all bands (duplicates included) a sort each, and
+  the C_lsh distinct candidates a merge each; R and C_lsh are counted on the
+  sample's own band collisions and scaled by n(n-1)/(m(m-1)):
+  seconds ≈ S·3e-9 + n·K·2.5e-8 + n·b·2e-7 + R·1e-7 + C_lsh · mean_size · 1e-8
+  for superminhash (affine32: S·K·1.5e-10 for the signatures; two threads).
 
 The constants were fitted on the Python standard library (word 5-grams), a
 generated corpus of 200-word documents and 50,000 short strings (character
@@ -37,9 +38,11 @@ METHODS = ("auto", "lsh", "exact")
 EXACT_PREFERENCE = 1.5
 SAMPLE_ELEMENTS = 1_000_000
 _MERGE_STEP = 1e-8
-_MINHASH_STEP = 1.5e-10
-_OPH_STEP = 3e-8  # per shingle, all K at once: ~1/6 of affine32's at K = 128 (Go tree)
-_SUPERMINHASH_STEP = 6e-8  # per shingle: 1.4-2.9x oph's (Go tree, 200-word docs, short strings)
+_MINHASH_STEP = 1.5e-10  # affine32, per shingle and hash function (16 lanes, two threads)
+# oph and superminhash: (seconds per shingle, per register of each set): one hash per
+# shingle, then filling the registers a shingle did not reach (measured on the Go tree
+# and 20,000 200-word documents, K = 128)
+_ONE_PASS_STEPS = {"oph": (3e-9, 4e-9), "superminhash": (3e-9, 2.5e-8)}
 _BAND_STEP = 2e-7
 _RANK_STEP = 1.7e-7
 _EMIT_STEP = 1e-7
@@ -65,7 +68,7 @@ class MethodChoice:
 
 def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.BandPlan,
                   sample: int = 2000, seed: int = 0,
-                  family: str = "affine32") -> MethodChoice:
+                  family: str = minhash.DEFAULT_FAMILY) -> MethodChoice:
     """Estimate both costs on ``sets`` (distinct, non-empty sets) and pick one."""
     n = sets.n
     if n < 2:
@@ -83,9 +86,11 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
     sample_i, _, stats = lsh.candidate_pairs(keys)
     lsh_candidates = sample_i.size * scale
     emitted = sum(stats.per_band) * scale
-    signing = (total_size * _OPH_STEP if family == "oph"
-               else total_size * _SUPERMINHASH_STEP if family == "superminhash"
-               else total_size * num_perm * _MINHASH_STEP)
+    if family in _ONE_PASS_STEPS:
+        per_shingle, per_register = _ONE_PASS_STEPS[family]
+        signing = total_size * per_shingle + n * num_perm * per_register
+    else:
+        signing = total_size * num_perm * _MINHASH_STEP
     lsh_seconds = (signing + n * plan.bands * _BAND_STEP
                    + emitted * _EMIT_STEP + lsh_candidates * mean_size * _MERGE_STEP)
 

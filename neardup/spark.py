@@ -170,7 +170,7 @@ def _verify_batches(config: FindConfig):
             matrix = np.concatenate([
                 _signature_matrix(batch.column("signature_a"), config.num_perm, bits),
                 _signature_matrix(batch.column("signature_b"), config.num_perm, bits)])
-            estimate = Signatures(matrix, "affine32", config.num_perm, config.seed,
+            estimate = Signatures(matrix, config.family, config.num_perm, config.seed,
                                   bits).estimate(i, j)
             yield pa.RecordBatch.from_arrays([
                 batch.column("doc_a"), batch.column("doc_b"),
