@@ -41,6 +41,7 @@ from sections import BENCHMARKS, update_section
 
 import neardup
 from neardup import lsh, synthetic, verify
+from neardup.minhash import DEFAULT_FAMILY
 from neardup.minhash import minhash as minhash_signatures
 from neardup.pipeline import FindConfig, find_texts
 from neardup.shingling import ShingleOptions, ShingleSets, shingle
@@ -56,9 +57,9 @@ NUM_PERM = 128
 STAGES = ("shingle", "group identical sets", "plan", "minhash", "lsh", "exact join", "verify",
           "cluster")
 OPH_TOOL = "neardup `minhash.minhash(..., family=\"oph\")`"
-SMH_TOOL = "neardup `minhash.minhash(..., family=\"superminhash\")`"
-FAMILY_TOOLS = {"affine32": "neardup `minhash.minhash`", "oph": OPH_TOOL,
-                "superminhash": SMH_TOOL}
+SMH_TOOL = "neardup `minhash.minhash(..., family=\"superminhash\")` (default)"
+AFFINE_TOOL = "neardup `minhash.minhash(..., family=\"affine32\")`"
+FAMILY_TOOLS = {"affine32": AFFINE_TOOL, "oph": OPH_TOOL, "superminhash": SMH_TOOL}
 MARKER = "<!-- written by bench/bench_core.py; edit the script, not this file -->"
 
 
@@ -285,13 +286,13 @@ def _rensa_flat(flat, seed: int) -> np.ndarray:
 def signature_tools(sets: ShingleSets):
     """(name, how the input is given, prepare(sets) -> input, sign(input, seed) -> matrix)."""
     return [
-        ("neardup `minhash.minhash`", "CSR arrays as they are (no conversion)",
-         lambda s: s, lambda s, seed: minhash_signatures(s, NUM_PERM, seed).matrix),
-        (OPH_TOOL, "CSR arrays as they are (no conversion)",
-         lambda s: s, lambda s, seed: minhash_signatures(s, NUM_PERM, seed, "oph").matrix),
         (SMH_TOOL, "CSR arrays as they are (no conversion)",
          lambda s: s,
          lambda s, seed: minhash_signatures(s, NUM_PERM, seed, "superminhash").matrix),
+        (AFFINE_TOOL, "CSR arrays as they are (no conversion)",
+         lambda s: s, lambda s, seed: minhash_signatures(s, NUM_PERM, seed, "affine32").matrix),
+        (OPH_TOOL, "CSR arrays as they are (no conversion)",
+         lambda s: s, lambda s, seed: minhash_signatures(s, NUM_PERM, seed, "oph").matrix),
         ("datasketch `MinHash.bulk`, hashfunc = identity", "list of Python ints per document",
          as_int_tokens, lambda t, seed: _datasketch_bulk(t, seed, _identity)),
         ("datasketch `MinHash.bulk`, default sha1", "list of 4-byte `bytes` per document",
@@ -395,7 +396,7 @@ def recall_settings(threshold: float, num_perm: int):
 
 
 def lsh_recall(sets: ShingleSets, threshold: float, num_perm: int, settings, seeds,
-               family: str = "affine32") -> dict:
+               family: str = DEFAULT_FAMILY) -> dict:
     """Candidates and true pairs found per b × r, averaged over MinHash seeds.
 
     Every document with at least ``min_shingles`` shingles takes part, identical

@@ -33,6 +33,8 @@ CACHE = os.path.join(HERE, ".cache")
 GO_VERSION = "1.27.0"
 K, THRESHOLD, SHINGLE, MIN_SHINGLES = 48, 0.5, 5, 5
 BANDINGS = [(12, 4), (16, 3), (48, 1)]
+# classic MinHash (the article's) and neardup's default, registers sampled without replacement
+FAMILIES = ("affine32", "superminhash")
 OPTIONS = ShingleOptions(kind="word", size=SHINGLE, normalize=None,
                          tokenize=CodeTokenizer("go"))
 
@@ -63,21 +65,24 @@ def _shingle_chunk(texts: list[str]) -> ShingleSets:
 
 def report(sets: ShingleSets, paths: list[str]) -> None:
     true_i, true_j, true_jac = brute_force_pairs(sets, THRESHOLD)
-    signatures = minhash_signatures(sets, K, seed=1)
     own = lsh.choose_bands(THRESHOLD, K)
     print(f"{sets.values.size:,} shingles; {true_i.size} pairs with J >= {THRESHOLD} "
           f"({int((true_jac == 1).sum())} identical)\n")
-    print("| b x r | candidates | pairs J >= 0.5 found | recall | S-curve predicts |")
-    print("|---|---:|---:|---:|---:|")
-    for b, r in BANDINGS + [(own.bands, own.rows)]:
-        keys = lsh.band_keys(signatures.matrix, b, r)
-        ci, cj, _ = lsh.candidate_pairs(keys, max_bucket=sets.n + 1)
-        found = int((verify.exact_jaccard(sets, ci, cj) >= THRESHOLD).sum())
-        predicted = float(lsh.s_curve(true_jac, b, r).sum())
-        label = f"{b} x {r}" + (" (neardup's choice)" if (b, r) == (own.bands, own.rows)
-                                else "")
-        print(f"| {label} | {ci.size:,} | {found:,} of {true_i.size:,} | "
-              f"{found / max(true_i.size, 1):.1%} | {predicted:,.0f} |")
+    for family in FAMILIES:
+        signatures = minhash_signatures(sets, K, seed=1, family=family)
+        print(f"family {family}:\n")
+        print("| b x r | candidates | pairs J >= 0.5 found | recall | S-curve predicts |")
+        print("|---|---:|---:|---:|---:|")
+        for b, r in BANDINGS + [(own.bands, own.rows)]:
+            keys = lsh.band_keys(signatures.matrix, b, r)
+            ci, cj, _ = lsh.candidate_pairs(keys, max_bucket=sets.n + 1)
+            found = int((verify.exact_jaccard(sets, ci, cj) >= THRESHOLD).sum())
+            predicted = float(lsh.s_curve(true_jac, b, r).sum())
+            label = f"{b} x {r}" + (" (neardup's choice)" if (b, r) == (own.bands, own.rows)
+                                    else "")
+            print(f"| {label} | {ci.size:,} | {found:,} of {true_i.size:,} | "
+                  f"{found / max(true_i.size, 1):.1%} | {predicted:,.0f} |")
+        print()
     dirs = [posixpath.dirname(p) for p in paths]
     cross = np.flatnonzero([dirs[i] != dirs[j] and "vendor/" not in paths[i] + paths[j]
                             and jac < 1 for i, j, jac in zip(true_i, true_j, true_jac,
