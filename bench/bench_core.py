@@ -843,6 +843,8 @@ def main(argv=None) -> int:
                        "candidates holding 1,384 of 1,537 pairs, 16 × 3 → 99% at 3,133 checks)")
     sections.append(article)
     report["recall"][recall_name] = sections
+    log(f"LSH recall by family: {recall_name}")
+    report["family_recall"] = {recall_name: family_recall(sets)}
     return _write(report, out_path, log)
 
 
