@@ -271,9 +271,14 @@ def shingle_token_arrays(
     seed64 = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
     if token_values.dtype != np.uint32:  # code points stay 4 bytes; the kernel widens
         token_values = token_values.astype(np.uint64, copy=False)
-    raw, raw_offsets = _ngram_hashes(token_values, token_offsets, size, seed64)
-    if hash_bits == 32:
-        raw = (raw >> np.uint64(32)).astype(np.uint32)
+    lengths = np.diff(token_offsets)
+    counts = np.where(lengths < size, np.minimum(lengths, 1), lengths - size + 1)
+    raw_offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=raw_offsets[1:])
+    # 32-bit shingles keep the high half of each 64-bit hash
+    raw = np.empty(int(raw_offsets[-1]), dtype=np.uint32 if hash_bits == 32 else np.uint64)
+    _ngram_hashes(token_values, token_offsets, raw_offsets, size, seed64,
+                  np.uint64(64 - hash_bits), raw)
     counts = sort_unique_segments(raw, raw_offsets)
     offsets = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -492,31 +497,16 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
 
 
 @nb.njit(cache=True, parallel=True)
-def _ngram_hashes(tokens, offsets, size, seed):
-    n = offsets.size - 1
-    counts = np.empty(n, dtype=np.int64)
-    for d in range(n):
-        length = offsets[d + 1] - offsets[d]
-        if length == 0:
-            counts[d] = 0
-        elif length < size:
-            counts[d] = 1
-        else:
-            counts[d] = length - size + 1
-    out_offsets = np.zeros(n + 1, dtype=np.int64)
-    for d in range(n):
-        out_offsets[d + 1] = out_offsets[d] + counts[d]
-    out = np.empty(out_offsets[n], dtype=np.uint64)
+def _ngram_hashes(tokens, offsets, out_offsets, size, seed, shift, out):
     start = mix64(seed ^ np.uint64(0x632BE59BD9B4E019))
-    for d in nb.prange(n):
+    for d in nb.prange(offsets.size - 1):
         lo = offsets[d]
         width = min(size, offsets[d + 1] - lo)
-        for s in range(counts[d]):
+        for s in range(out_offsets[d + 1] - out_offsets[d]):
             h = start
             for p in range(lo + s, lo + s + width):
                 h = mix64(h + np.uint64(tokens[p]) * _GOLDEN + np.uint64(1))
-            out[out_offsets[d] + s] = h
-    return out, out_offsets
+            out[out_offsets[d] + s] = h >> shift
 
 
 @nb.njit(cache=True, parallel=True)
