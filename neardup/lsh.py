@@ -205,10 +205,7 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
     stats = CandidateStats()
     codes = []
     for column in columns:
-        order = _shared_key_order(column)
-        sorted_keys = column[order]
-        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-        sizes = np.diff(np.r_[starts, order.size])
+        order, starts, sizes = _shared_key_buckets(column)
         if sizes.size == 0:
             stats.per_band.append(0)
             continue
@@ -232,24 +229,29 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
     return i, j, stats
 
 
-def _shared_key_order(column: np.ndarray) -> np.ndarray:
-    """Documents whose key another document shares, by key, then by document.
+def _shared_key_buckets(column: np.ndarray):
+    """(order, starts, sizes): the documents whose key another document shares, by key
+    then by document, and where each key's run starts in ``order`` and how long it is.
 
-    What a stable argsort of the whole column gives, minus the singletons, at
-    about half its cost: numpy's unstable argsort is several times faster, and
-    only the documents of repeated keys (usually few) need their order fixed.
+    The order a stable argsort of the whole column gives, minus the singletons, at
+    about half its cost: numpy's unstable argsort is several times faster, and only
+    the documents of repeated keys (usually few) need their order fixed.
     """
     order = np.argsort(column)
     sorted_keys = column[order]
     edges = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1], True])
     sizes = np.diff(edges)
     repeated = sizes > 1
-    if not repeated.any():
-        return np.empty(0, dtype=np.int64)
-    run = np.repeat(np.arange(sizes.size), sizes)
+    sizes = sizes[repeated]
+    if sizes.size == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty.copy(), empty.copy()
+    run = np.repeat(np.arange(repeated.size), np.diff(edges))
     in_repeated = repeated[run]
     members, run = order[in_repeated], run[in_repeated]
-    return members[np.lexsort((members, run))]
+    starts = np.zeros(sizes.size, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    return members[np.lexsort((members, run))], starts, sizes
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:

@@ -170,10 +170,10 @@ def minhash(sets, num_perm: int = 128, seed: int = 1,
         raise ValueError(f"num_perm must be a positive integer, got {num_perm!r}")
     matrix = np.empty((sets.n, num_perm), dtype=np.uint32)
     if family == "oph":
-        shingle_key, probe_key = oph_keys(seed)
+        shingle_key, probe_key = family_keys(seed)
         _oph_minhash(sets.offsets, sets.values, shingle_key, probe_key, matrix)
     elif family == "superminhash":
-        shingle_key, output_key = superminhash_keys(seed)
+        shingle_key, output_key = family_keys(seed)
         _superminhash(sets.offsets, sets.values, shingle_key, output_key, matrix)
     else:
         a, b = hash_parameters(num_perm, seed)
@@ -181,15 +181,9 @@ def minhash(sets, num_perm: int = 128, seed: int = 1,
     return Signatures(matrix, family, num_perm, seed)
 
 
-def oph_keys(seed: int) -> tuple[np.uint64, np.uint64]:
-    """The oph family's two 64-bit keys for ``seed``: shingle hash, densification probes."""
-    rng = np.random.default_rng(seed)
-    keys = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
-    return keys[0], keys[1]
-
-
-def superminhash_keys(seed: int) -> tuple[np.uint64, np.uint64]:
-    """The superminhash family's two 64-bit keys for ``seed``: shingle draws, output mix."""
+def family_keys(seed: int) -> tuple[np.uint64, np.uint64]:
+    """Two 64-bit keys drawn from ``seed``: oph uses them for the shingle hash and the
+    densification probes, superminhash for the shingle draws and the output mix."""
     rng = np.random.default_rng(seed)
     keys = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
     return keys[0], keys[1]

@@ -95,11 +95,16 @@ def test_describe_shows_formula_steep_point_and_table():
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 6), max_size=60))
-def test_shared_key_order_is_the_stable_order_of_repeated_keys(keys):
-    from neardup.lsh import _shared_key_order
+def test_shared_key_buckets_are_the_stable_order_of_repeated_keys(keys):
+    from neardup.lsh import _shared_key_buckets
 
     column = np.array(keys, dtype=np.uint64)
     stable = np.argsort(column, kind="stable")
     counts = np.bincount(column.astype(np.int64), minlength=7) if column.size else np.zeros(7)
     expected = stable[counts[column[stable].astype(np.int64)] > 1]
-    assert np.array_equal(_shared_key_order(column), expected)
+    order, starts, sizes = _shared_key_buckets(column)
+    assert np.array_equal(order, expected)
+    assert sizes.sum() == order.size and np.all(sizes > 1)
+    for start, size in zip(starts, sizes):  # each run is one key, and a whole one
+        assert np.all(column[order[start:start + size]] == column[order[start]])
+        assert counts[int(column[order[start]])] == size

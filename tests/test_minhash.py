@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from neardup.minhash import HASH_FAMILIES, load_signatures, minhash, superminhash_keys
+from neardup.minhash import HASH_FAMILIES, family_keys, load_signatures, minhash
 from neardup.shingling import ShingleSets
 
 families = pytest.mark.parametrize("family", HASH_FAMILIES)
@@ -148,7 +148,7 @@ def _mix64(z):
 
 def _superminhash_as_in_the_paper(elements, K, seed):
     """Algorithm 1 of Ertl (2017), line by line, with superminhash's draws: no shortcuts."""
-    shingle_key, output_key = (int(k) for k in superminhash_keys(seed))
+    shingle_key, output_key = (int(k) for k in family_keys(seed))
     if len(elements) == 0:
         return [0xFFFFFFFF] * K
     h = [_MASK64] * K  # (j << 32) | r: j + r in fixed point; all ones is infinity
