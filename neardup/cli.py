@@ -75,6 +75,15 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--method", default=d.method, choices=["auto", "lsh", "exact"],
                    help="lsh: MinHash + LSH (may miss pairs near T); exact: all-pairs join, "
                         "every pair >= T; auto: estimate both from a sample (default)")
+    g.add_argument("--pairs", default=d.pairs, choices=["all", "groups"],
+                   help="all: list every document pair, copies of one text included; "
+                        "groups: pairs of distinct sets (set_pairs) plus every copy's "
+                        "identical group (identical), from which neardup.pairs.expand lists "
+                        "them all (default: all)")
+    g.add_argument("--max-pairs", type=int, default=d.max_pairs, metavar="N",
+                   help="with --pairs all: stop before writing if there are more than N "
+                        f"document pairs, naming the count (0: no limit; default: "
+                        f"{d.max_pairs:,})")
     g.add_argument("--representative", default=d.representative,
                    choices=["first", "longest", "shortest", "field"],
                    help="which document of a cluster is kept (default: first)")
@@ -119,7 +128,7 @@ def _text_arguments(p: argparse.ArgumentParser) -> None:
 
 CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
                "num_perm", "seed", "bands", "rows", "bits", "max_bucket", "bucket_policy",
-               "verify", "representative", "family")
+               "verify", "representative", "family", "pairs", "max_pairs")
 SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter")
 
 
@@ -289,8 +298,7 @@ def format_report(result, top: int = 10, out=None) -> str:
          f"{result.plan.steep_point:.3f}, t = {result.config.threshold}): "
          f"{c['candidates']:,} candidates") if c["method"] == "lsh" else
         f"exact join: {c['candidates']:,} pairs >= {result.config.threshold}, none lost",
-        f"pairs {c['pairs']:,} (near-duplicates {c['near_duplicate_pairs']:,}, exact Jaccard "
-        f">= {result.config.threshold if result.config.verify else 'any'})",
+        describe_pairs(c, result.config),
         f"clusters {c['clusters']:,} holding {c['documents_in_clusters']:,} documents; "
         f"removable {c['removable']:,}",
     ]
@@ -320,6 +328,18 @@ def format_report(result, top: int = 10, out=None) -> str:
         lines += _top_clusters(result, top) if hasattr(result, "labels") and isinstance(
             result.labels, np.ndarray) else _top_clusters_table(result, top)
     return "\n".join(lines)
+
+
+def describe_pairs(c: dict, config) -> str:
+    """What ``pairs`` counts, in words: document pairs, copies of one text included."""
+    which = (f"exact Jaccard >= {config.threshold}" if config.verify
+             else "every candidate, any Jaccard")
+    line = (f"pairs {c['pairs']:,} document pairs ({which}): {c['identical_pairs']:,} inside "
+            f"identical groups (J = 1), {c['near_duplicate_pairs']:,} between different sets "
+            f"(from {c['set_pairs']:,} pairs of distinct sets)")
+    if config.pairs == "groups":
+        line += "; written compact (set_pairs + identical)"
+    return line
 
 
 def describe_report(drawn: dict) -> str:

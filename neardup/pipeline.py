@@ -26,6 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from . import allpairs, cluster, columns, lsh, minhash, planner, verify
+from .pairs import DEFAULT_MAX_PAIRS, PAIR_FORMS, PairSet, identical_table, pair_table
+from .pairs import too_many_pairs
 from .progress import StageTimer
 from .shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle
 
@@ -59,6 +61,11 @@ class FindConfig:
     family: the MinHash hash family, one of :data:`~neardup.minhash.HASH_FAMILIES`
         ("affine32": K hashes per shingle; "oph": one, with densification;
         "superminhash": K registers per shingle sampled without replacement).
+    pairs: how the document pairs are listed: "all" (every document pair, copies of one
+        set included) or "groups" (pairs of distinct sets plus each copy's identical
+        group, from which :func:`neardup.pairs.expand` lists them all).
+    max_pairs: listing every pair stops with a clear error above this many (None or 0:
+        no limit); counts are exact either way.
     """
 
     threshold: float = 0.8
@@ -78,8 +85,16 @@ class FindConfig:
     representative: str = "first"
     method: str = "auto"
     family: str = minhash.DEFAULT_FAMILY
+    pairs: str = "all"
+    max_pairs: int | None = DEFAULT_MAX_PAIRS
 
     def __post_init__(self) -> None:
+        if self.pairs not in PAIR_FORMS:
+            raise ValueError(f"pairs must be one of {PAIR_FORMS}, got {self.pairs!r}")
+        if self.max_pairs is not None and (not isinstance(self.max_pairs, int)
+                                           or self.max_pairs < 0):
+            raise ValueError(f"max_pairs must be a non-negative integer (0 or None: no "
+                             f"limit), got {self.max_pairs!r}")
         if not isinstance(self.threshold, (int, float)) or not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
         if not isinstance(self.num_perm, int) or not 1 <= self.num_perm <= 4096:
@@ -124,17 +139,21 @@ class FindConfig:
 
 @dataclass
 class FindResult:
-    """What a run found, as columns indexed by document number (input order)."""
+    """What a run found, as columns indexed by document number (input order).
+
+    ``pair_set`` holds every document pair in compact form (identical groups plus pairs
+    of distinct sets, see :mod:`neardup.pairs`); ``counts["pairs"]`` is their exact
+    number. ``pair_i``, ``pair_j``, ``jaccard``, ``estimate`` list them all (doc_a < doc_b,
+    sorted), built on first use and refused above ``config.max_pairs``;
+    :meth:`iter_pairs_tables` streams them in bounded batches instead.
+    """
 
     ids: list[str]
     config: FindConfig
     plan: lsh.BandPlan
     shingle_counts: np.ndarray  # int64[n]
     status: np.ndarray  # object[n]: "ok" or "too few shingles"
-    pair_i: np.ndarray  # int64, i < j
-    pair_j: np.ndarray
-    estimate: np.ndarray  # float64, MinHash estimate (1.0 for identical sets)
-    jaccard: np.ndarray  # float64, exact
+    pair_set: PairSet
     labels: np.ndarray  # int64[n], smallest document index in the cluster
     representative: np.ndarray  # bool[n]
     candidates: dict = field(default_factory=dict)  # i, j, jaccard, estimate: every candidate
@@ -143,6 +162,8 @@ class FindResult:
     read_report: dict | None = None
     sets: ShingleSets | None = None
     signatures: minhash.Signatures | None = None
+    _listed: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _id_arrow: pa.Array | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -153,16 +174,58 @@ class FindResult:
         """bool[n]: documents that have a near-duplicate kept in their place."""
         return ~self.representative
 
+    def _all_pairs(self) -> tuple:
+        if self._listed is None:
+            message = too_many_pairs(self.pair_set.counts(), self.config.max_pairs or None)
+            if message is not None:
+                raise ValueError(message + "; or stream them with result.iter_pairs_tables()")
+            self._listed = self.pair_set.arrays()
+        return self._listed
+
+    @property
+    def pair_i(self) -> np.ndarray:
+        """int64: the first document of every document pair (ascending, then pair_j)."""
+        return self._all_pairs()[0]
+
+    @property
+    def pair_j(self) -> np.ndarray:
+        return self._all_pairs()[1]
+
+    @property
+    def jaccard(self) -> np.ndarray:
+        """float64: exact Jaccard of every document pair (1.0 inside identical groups)."""
+        return self._all_pairs()[2]
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """float64: MinHash estimate of every document pair (NaN from the exact join)."""
+        return self._all_pairs()[3]
+
+    @property
+    def id_array(self) -> pa.Array:
+        """The ids as one Arrow string array (built once; tables take from it)."""
+        if self._id_arrow is None:
+            self._id_arrow = columns.strings(self.ids)
+        return self._id_arrow
+
     def pairs_table(self) -> pa.Table:
-        ids = np.asarray(self.ids, dtype=object)
-        return columns.table({
-            "id_a": ids[self.pair_i],
-            "id_b": ids[self.pair_j],
-            "jaccard": self.jaccard.round(6),
-            "estimate": self.estimate.round(6),
-            "doc_a": self.pair_i,
-            "doc_b": self.pair_j,
-        })
+        """Every document pair: id_a, id_b, jaccard, estimate, doc_a, doc_b."""
+        return pair_table(self.id_array, *self._all_pairs())
+
+    def iter_pairs_tables(self, max_rows: int | None = None):
+        """The rows of :meth:`pairs_table` in batches of about ``max_rows`` (no limit)."""
+        for batch in self.pair_set.batches(max_rows or (1 << 20)):
+            yield pair_table(self.id_array, *batch)
+
+    def set_pairs_table(self) -> pa.Table:
+        """The pairs of distinct sets (doc_a, doc_b: their groups' heads), pairs' columns."""
+        p = self.pair_set
+        return pair_table(self.id_array, p.set_i, p.set_j, p.jaccard, p.estimate)
+
+    def identical_table(self) -> pa.Table:
+        """Every document in an identical group of two or more: group, id, group_size,
+        doc, head_doc (see :func:`neardup.pairs.identical_table`)."""
+        return identical_table(self.id_array, self.pair_set)
 
     def candidates_table(self) -> pa.Table:
         """Every LSH candidate (distinct sets only) with its exact Jaccard and estimate."""
@@ -379,15 +442,13 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
                                            estimate[real])
 
     with timer.stage("cluster"):
-        pair_i = np.concatenate([doc_i, copies_of])
-        pair_j = np.concatenate([doc_j, copies])
-        ones = np.ones(copies.size)
-        jaccard = np.concatenate([jaccard, ones])
-        estimate = np.concatenate([estimate, ones])
-        order = np.lexsort((pair_j, pair_i))
-        pair_i, pair_j, jaccard, estimate = (pair_i[order], pair_j[order], jaccard[order],
-                                             estimate[order])
-        labels = cluster.cluster_labels(n, pair_i, pair_j)
+        order = np.lexsort((doc_j, doc_i))
+        pair_set = PairSet.from_copies(n, usable, copies_of, copies, doc_i[order],
+                                       doc_j[order], jaccard[order], estimate[order])
+        # the components of the set pairs and each copy's edge to its head are those of
+        # every document pair: listing them all is not needed here
+        labels = cluster.cluster_labels(n, np.concatenate([doc_i, copies_of]),
+                                        np.concatenate([doc_j, copies]))
         key = None
         if config.representative in ("longest", "shortest"):
             key = sizes if representative_key is None else representative_key
@@ -410,8 +471,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         "distinct_sets": int(group_first.size),
         "identical_copies": int(copies.size),
         "candidates": int(ci.size),
-        "pairs": int(pair_i.size),
-        "near_duplicate_pairs": int(pair_i.size - copies.size),
+        **pair_set.counts(),
         "clusters": int((cluster_sizes > 1).sum()),
         "documents_in_clusters": int(cluster_sizes[cluster_sizes > 1].sum()),
         "removable": int(n - representative.sum()),
@@ -421,7 +481,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     }
     return FindResult(
         ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
-        pair_i=pair_i, pair_j=pair_j, estimate=estimate, jaccard=jaccard, labels=labels,
+        pair_set=pair_set, labels=labels,
         representative=representative, candidates=candidates, counts=counts,
         seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,

@@ -28,8 +28,10 @@ def test_recall_and_precision_against_brute_force(corpus, threshold, family):
     clear = {p for p, jac in truth.items() if jac >= threshold + 0.1}
     assert len(clear) > 50
     assert len(clear & set(found)) / len(clear) >= 0.99
-    # identical copies (linked to the first of their group) are always reported
+    # identical copies are always reported, with every member of their group
     assert result.counts["identical_copies"] >= 30
+    copies = {p for p, jac in truth.items() if jac == 1.0}
+    assert copies <= set(found)
 
 
 def test_identical_copies_are_grouped_before_lsh_and_form_one_cluster():
@@ -42,7 +44,11 @@ def test_identical_copies_are_grouped_before_lsh_and_form_one_cluster():
     assert result.counts["documents_in_clusters"] == 1600
     assert result.counts["removable"] == 1599
     assert result.representative[0] and not result.representative[1:1600].any()
-    assert result.pair_i.size == 1599 and np.all(result.jaccard == 1.0)
+    # every pair of the 1,600 copies is a pair (J = 1): 1600 * 1599 / 2 of them, listed
+    assert result.counts["pairs"] == result.counts["identical_pairs"] == 1_279_200
+    assert result.pair_i.size == 1_279_200 and np.all(result.jaccard == 1.0)
+    codes = result.pair_i * 1601 + result.pair_j
+    assert np.all(np.diff(codes) > 0) and result.pair_j.max() == 1599
 
 
 def test_empty_and_tiny_documents_are_set_aside_and_never_match():
