@@ -103,9 +103,16 @@ def dedup(inputs, out, *, quiet: bool = True, representative_field: str | None =
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
-             plot=None, json_path=None, **options):
-    """Run LSH and the exact join on the same input; see :mod:`neardup.evaluate`."""
+             plot=None, json_path=None, truth: str = "exact", **options):
+    """LSH against the truth on the same input, in document pairs; see :mod:`neardup.evaluate`.
+
+    ``truth``: "exact" (the exact join over distinct sets, weighted by their copies) or
+    "brute" (the exact Jaccard of every document pair, for small inputs).
+    """
     from . import evaluate as evaluation
+
+    if truth not in evaluation.TRUTHS:
+        raise ValueError(f"truth must be one of {evaluation.TRUTHS}, got {truth!r}")
 
     source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
     prep = prepare.PrepareOptions.pop_from(options)
@@ -115,7 +122,7 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
     prepared = prepare.shingle_documents(documents.texts, documents.ids,
                                          config.shingle_options(), prep, StageTimer(quiet))
     result = evaluation.evaluate_sets(prepared.sets, config, sweep=sweep,
-                                      curve_from=curve_from)
+                                      curve_from=curve_from, truth=truth)
     if plot is not None:
         evaluation.plot_curve(result, plot)
     if json_path is not None:

@@ -1,16 +1,26 @@
-"""What LSH cost: LSH against the exact join on the same input.
+"""What LSH cost: LSH against the truth on the same input, counted in document pairs.
 
-The truth is :func:`neardup.allpairs.all_pairs` at the threshold t (every pair
-with J ≥ t, exact). LSH runs on the same distinct shingle sets; identical sets
-are grouped before both and left out of the comparison (both always find them).
+The truth is every pair of documents with J ≥ t, by one of two methods:
 
-Reported: recall (true pairs found), precision before verification (share of
-candidates that are true pairs) and after (1.0 by construction), F1, false
-positives and negatives, candidates against all pairs, the time of each method,
-and the empirical S-curve: for pairs with J ≥ ``curve_from`` (found by a second
-exact join at that lower threshold), the share that became candidates per
-similarity bin next to the mean P(s) of the bin. ``sweep`` re-bands the same
-signatures with other b × r at the same K.
+- ``truth="exact"`` (default): :func:`neardup.allpairs.all_pairs` over the distinct
+  shingle sets; a pair of sets stands for g_A · g_B document pairs and a group of g
+  identical documents for g(g - 1)/2 (see :mod:`neardup.pairs`), so the counts are
+  exact for any input size;
+- ``truth="brute"``: the exact Jaccard of every pair of documents, copies included,
+  with no grouping, filter or index (a sparse product of the document × shingle
+  matrix, a block of rows at a time), as the course project computes it; O(n²), for
+  inputs of at most ``BRUTE_MAX_DOCUMENTS`` documents.
+
+LSH runs as ``neardup find`` runs it: identical sets grouped (their pairs are always
+found), signatures, bands, candidates, verification. Reported, in document pairs: LSH
+candidates (before verification), true pairs, their intersection, false positives and
+negatives with their rates, recall, precision before and after verification (1.0 by
+construction), F1, the time of LSH and of the truth; the same at the level of distinct
+sets under ``set_*`` keys. The empirical S-curve and ``sweep`` (other b × r at the same
+K) are about distinct sets: for pairs with J ≥ ``curve_from`` (a second exact join at
+that lower threshold), the share that became candidates per similarity bin next to the
+mean P(s) of the bin. Documents with fewer than ``min_shingles`` shingles are set aside
+by both sides, as ``find`` sets them aside.
 """
 
 from __future__ import annotations
@@ -23,6 +33,10 @@ import numpy as np
 from . import allpairs, lsh, minhash
 from .pipeline import FindConfig, identical_groups, shingle_in_batches
 from .shingling import ShingleSets
+
+TRUTHS = ("exact", "brute")
+BRUTE_MAX_DOCUMENTS = 20_000
+_BRUTE_BLOCK_CELLS = 20_000_000  # rows per block x documents: bounds the product's memory
 
 
 @dataclass
@@ -40,24 +54,32 @@ class Evaluation:
 
     def describe(self) -> str:
         m = self.metrics
+        truth = ("brute force over every document pair" if m["truth"] == "brute"
+                 else "exact join over distinct sets")
         lines = [
-            f"t = {self.threshold}, LSH {self.bands} x {self.rows}, {m['sets']:,} distinct sets "
-            f"({m['all_pairs']:,} pairs in all)",
-            f"true pairs (exact join) {m['true_pairs']:,}; LSH candidates "
-            f"{m['candidates']:,} ({m['candidate_share']:.4%} of all pairs)",
-            f"recall {m['recall']:.4f}  precision before verification "
-            f"{m['precision_before']:.4f}, after {m['precision_after']:.4f}  F1 {m['f1']:.4f}",
-            f"false negatives {m['false_negatives']:,}; false positives (candidates below t) "
-            f"{m['false_positives']:,}",
-            f"time: LSH {m['lsh_seconds']:.2f} s (signatures, bands, verification), exact join "
-            f"{m['exact_seconds']:.2f} s",
-            "empirical S-curve (share of pairs that became candidates):",
+            f"t = {self.threshold}, LSH {self.bands} x {self.rows}: {m['documents']:,} documents "
+            f"({m['sets']:,} distinct sets), {m['all_pairs']:,} document pairs in all",
+            f"true pairs (J >= {self.threshold}, {truth}): {m['true_pairs']:,} in "
+            f"{m['truth_seconds']:.2f} s ({m['identical_pairs']:,} inside identical groups)",
+            f"LSH: {m['candidates']:,} candidate pairs in {m['lsh_seconds']:.2f} s "
+            f"({m['candidate_share']:.4%} of all pairs; signatures, bands, verification); "
+            f"after verification {m['found']:,}",
+            f"intersection {m['found']:,}: recall {m['recall']:.6f}, precision before "
+            f"verification {m['precision_before']:.6f}, after {m['precision_after']:.6f}, "
+            f"F1 {m['f1']:.6f}",
+            f"false negatives {m['false_negatives']:,} (rate {m['false_negative_rate']:.4f} of "
+            f"the true pairs); false positives {m['false_positives']:,} (rate "
+            f"{m['false_positive_rate']:.6f} of the pairs below t), removed by verification",
+            f"distinct sets: {m['set_true_pairs']:,} true pairs, {m['set_candidates']:,} "
+            f"candidates, recall {m['set_recall']:.4f}",
+            "empirical S-curve over distinct sets (share of pairs that became candidates):",
             "   s from  s to   pairs   found   P(s)",
         ]
         lines += [f"   {c['bin_low']:.2f}   {c['bin_high']:.2f}  {c['pairs']:6d}  "
                   f"{c['found_share']:.3f}  {c['predicted']:.3f}" for c in self.curve]
         if self.sweep:
-            lines.append("sweep at the same K:   b x r   candidates   recall   steep point")
+            lines.append("sweep at the same K:   b x r   candidates   recall   steep point "
+                         "(document pairs)")
             lines += [f"   {s['bands']:>4} x {s['rows']:<4} {s['candidates']:>10,}   "
                       f"{s['recall']:.4f}   {s['steep_point']:.3f}" for s in self.sweep]
         return "\n".join(lines)
@@ -65,24 +87,33 @@ class Evaluation:
 
 def evaluate_texts(texts, config: FindConfig | None = None, *, curve_from: float | None = None,
                    sweep: list[tuple[int, int]] | bool = False, bin_width: float = 0.05,
-                   **options) -> Evaluation:
+                   truth: str = "exact", **options) -> Evaluation:
     """Shingle ``texts`` as :func:`neardup.find_texts` would, then :func:`evaluate_sets`."""
     config = config or FindConfig.from_options(**options)
     sets = shingle_in_batches(texts, config.shingle_options())
-    return evaluate_sets(sets, config, curve_from=curve_from, sweep=sweep, bin_width=bin_width)
+    return evaluate_sets(sets, config, curve_from=curve_from, sweep=sweep, bin_width=bin_width,
+                         truth=truth)
 
 
 def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | None = None,
                   sweep: list[tuple[int, int]] | bool = False,
-                  bin_width: float = 0.05) -> Evaluation:
+                  bin_width: float = 0.05, truth: str = "exact") -> Evaluation:
+    if truth not in TRUTHS:
+        raise ValueError(f"truth must be one of {TRUTHS}, got {truth!r}")
     t = config.threshold
     usable = np.flatnonzero(sets.sizes >= config.min_shingles)
-    heads, _, _ = identical_groups(sets, usable, config.seed)
-    distinct = sets.subset(heads)
-    u = distinct.n
+    if truth == "brute" and usable.size > BRUTE_MAX_DOCUMENTS:
+        raise ValueError(f"truth 'brute' compares every pair of documents: {usable.size:,} "
+                         f"documents are over its limit of {BRUTE_MAX_DOCUMENTS:,}; use truth "
+                         f"'exact' (the exact join: every pair >= t, same counts)")
     plan = config.band_plan()
 
     start = time.perf_counter()
+    heads, copies_of, copies = identical_groups(sets, usable, config.seed)
+    distinct = sets.subset(heads)
+    u = distinct.n
+    group = np.searchsorted(heads, np.concatenate([heads, copies_of]))
+    weight = np.bincount(group, minlength=u).astype(np.int64)  # documents per distinct set
     signatures = minhash.minhash(distinct, config.num_perm, config.seed, config.family)
     if config.bits is not None:
         signatures = signatures.b_bit(config.bits)
@@ -91,49 +122,125 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
                                     policy=config.bucket_policy)
     candidate_j = _jaccard_of(distinct, ci, cj)
     lsh_seconds = time.perf_counter() - start
+    candidate_codes = np.sort(ci * u + cj)
+    identical = int((weight * (weight - 1) // 2).sum())
 
     start = time.perf_counter()
-    ti, tj, _ = allpairs.all_pairs(distinct, t)
-    exact_seconds = time.perf_counter() - start
+    if truth == "exact":
+        ti, tj, _ = allpairs.all_pairs(distinct, t)
+        true_pairs = identical + int((weight[ti] * weight[tj]).sum())
+        hit = _contains(candidate_codes, ti * u + tj)
+        found = identical + int((weight[ti[hit]] * weight[tj[hit]]).sum())
+    else:
+        da, db, _ = brute_force_document_pairs(sets, usable, t)
+        doc_group = np.full(sets.n, -1, dtype=np.int64)
+        doc_group[heads] = np.arange(u)
+        doc_group[copies] = np.searchsorted(heads, copies_of)
+        ga, gb = doc_group[da], doc_group[db]
+        low, high = np.minimum(ga, gb), np.maximum(ga, gb)
+        hit = (ga == gb) | _contains(candidate_codes, low * u + high)
+        true_pairs, found = int(da.size), int(hit.sum())
+        ti, tj, _ = allpairs.all_pairs(distinct, t)  # for the set-level figures and sweep
+    truth_seconds = time.perf_counter() - start
 
-    candidate_codes = ci * u + cj
+    documents = int(usable.size)
+    all_pairs_count = documents * (documents - 1) // 2
+    candidates = identical + int((weight[ci] * weight[cj]).sum())
     true_codes = ti * u + tj
-    found = np.isin(true_codes, candidate_codes)
-    verified = candidate_j >= t
-    true_pairs = int(true_codes.size)
-    tp = int(found.sum())
-    recall = tp / true_pairs if true_pairs else 1.0
-    precision_before = int(verified.sum()) / ci.size if ci.size else 1.0
+    set_found = int(_contains(candidate_codes, true_codes).sum())
+    false_positives = candidates - found
+    false_negatives = true_pairs - found
+    recall = found / true_pairs if true_pairs else 1.0
     precision_after = 1.0  # verification keeps exactly the candidates with J >= t
-    f1 = 2 * precision_after * recall / (precision_after + recall) if recall else 0.0
-    all_pairs_count = u * (u - 1) // 2
+    negatives = all_pairs_count - true_pairs
     metrics = {
-        "sets": int(u), "all_pairs": int(all_pairs_count), "true_pairs": true_pairs,
-        "candidates": int(ci.size),
-        "candidate_share": ci.size / all_pairs_count if all_pairs_count else 0.0,
-        "recall": recall, "precision_before": precision_before,
-        "precision_after": precision_after, "f1": f1,
-        "false_negatives": true_pairs - tp, "false_positives": int((~verified).sum()),
-        "lsh_seconds": lsh_seconds, "exact_seconds": exact_seconds,
+        "truth": truth, "documents": documents, "sets": int(u),
+        "all_pairs": int(all_pairs_count), "identical_pairs": identical,
+        "true_pairs": true_pairs, "candidates": candidates, "found": found,
+        "candidate_share": candidates / all_pairs_count if all_pairs_count else 0.0,
+        "recall": recall,
+        "precision_before": found / candidates if candidates else 1.0,
+        "precision_after": precision_after,
+        "f1": 2 * precision_after * recall / (precision_after + recall) if recall else 0.0,
+        "false_negatives": false_negatives, "false_positives": false_positives,
+        "false_negative_rate": false_negatives / true_pairs if true_pairs else 0.0,
+        "false_positive_rate": false_positives / negatives if negatives else 0.0,
+        "set_true_pairs": int(true_codes.size), "set_candidates": int(ci.size),
+        "set_recall": set_found / true_codes.size if true_codes.size else 1.0,
+        "set_false_positives": int((candidate_j < t).sum()),
+        "lsh_seconds": lsh_seconds, "truth_seconds": truth_seconds,
     }
 
     curve_from = max(0.05, t - 0.3) if curve_from is None else curve_from
     li, lj, lj_jac = allpairs.all_pairs(distinct, min(curve_from, t))
-    low_found = np.isin(li * u + lj, candidate_codes)
+    low_found = _contains(candidate_codes, li * u + lj)
     curve = _empirical_curve(lj_jac, low_found, plan, min(curve_from, t), bin_width)
 
     rows = []
     if sweep:
         options = sweep if isinstance(sweep, list) else default_sweep(config.num_perm)
+        true_weight = weight[ti] * weight[tj]
         for bands, rows_ in options:
             k = lsh.band_keys(signatures.matrix, bands, rows_)
             si, sj, _ = lsh.candidate_pairs(k, max_bucket=config.max_bucket,
                                             policy=config.bucket_policy)
-            hit = np.isin(true_codes, si * u + sj).sum()
-            rows.append({"bands": bands, "rows": rows_, "candidates": int(si.size),
-                         "recall": hit / true_pairs if true_pairs else 1.0,
+            swept = _contains(np.sort(si * u + sj), true_codes)
+            hit_pairs = identical + int(true_weight[swept].sum())
+            set_true = identical + int(true_weight.sum())
+            rows.append({"bands": bands, "rows": rows_,
+                         "candidates": identical + int((weight[si] * weight[sj]).sum()),
+                         "recall": hit_pairs / set_true if set_true else 1.0,
                          "steep_point": lsh.steep_point(bands, rows_)})
     return Evaluation(t, plan.bands, plan.rows, metrics, curve, rows)
+
+
+def brute_force_document_pairs(sets: ShingleSets, docs: np.ndarray, threshold: float):
+    """Every pair of ``docs`` (a < b) with exact Jaccard ≥ threshold, and that Jaccard.
+
+    The exact Jaccard of every pair, nothing grouped or filtered: the intersections of
+    a block of rows with every document at once, a sparse product of the document ×
+    shingle incidence matrix (memory: about ``_BRUTE_BLOCK_CELLS`` cells a block).
+    """
+    from scipy import sparse
+
+    docs = np.asarray(docs, dtype=np.int64)
+    sub = sets.subset(docs)
+    n = sub.n
+    empty = np.empty(0, dtype=np.int64)
+    if n < 2:
+        return empty, empty.copy(), np.empty(0)
+    _, vocabulary = np.unique(sub.values, return_inverse=True)
+    rows = np.repeat(np.arange(n), sub.sizes)
+    incidence = sparse.csr_matrix((np.ones(vocabulary.size, dtype=np.int32),
+                                   (rows, vocabulary.ravel())),
+                                  shape=(n, int(vocabulary.max()) + 1))
+    transposed = incidence.T.tocsc()
+    sizes = sub.sizes
+    block = max(1, _BRUTE_BLOCK_CELLS // n)
+    parts_a, parts_b, parts_j = [], [], []
+    for lo in range(0, n, block):
+        overlap = (incidence[lo:lo + block] @ transposed).tocoo()
+        a = overlap.row.astype(np.int64) + lo
+        b = overlap.col.astype(np.int64)
+        later = b > a
+        a, b, common = a[later], b[later], overlap.data[later]
+        jaccard = common / (sizes[a] + sizes[b] - common)
+        keep = jaccard >= threshold
+        parts_a.append(a[keep])
+        parts_b.append(b[keep])
+        parts_j.append(jaccard[keep])
+    a, b, jaccard = (np.concatenate(parts_a), np.concatenate(parts_b),
+                     np.concatenate(parts_j))
+    order = np.lexsort((b, a))
+    return docs[a[order]], docs[b[order]], jaccard[order]
+
+
+def _contains(sorted_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """bool per code: is it in ``sorted_codes`` (ascending)?"""
+    if sorted_codes.size == 0:
+        return np.zeros(codes.size, dtype=bool)
+    where = np.minimum(np.searchsorted(sorted_codes, codes), sorted_codes.size - 1)
+    return sorted_codes[where] == codes
 
 
 def default_sweep(num_perm: int) -> list[tuple[int, int]]:

@@ -42,9 +42,10 @@ MAX_CHORDS = 5_000
 MAX_POINTS = 20_000  # documents drawn as dots on the circle; above, the ring alone
 MAX_DIFFS = 12
 MAX_MEMBERS = 50  # members listed per cluster
-TABLE_NAMES = ("documents", "pairs", "candidates", "clusters", "evaluation")
+TABLE_NAMES = ("documents", "pairs", "set_pairs", "identical", "candidates", "clusters",
+               "evaluation")
 TABLE_FORMATS = ("parquet", "csv", "jsonl")
-STRING_COLUMNS = ("id", "id_a", "id_b", "cluster")
+STRING_COLUMNS = ("id", "id_a", "id_b", "cluster", "group")
 
 # five stops readable on the dark circle: blue for low similarity, through teal, green
 # and yellow, to coral for identical (viridis starts too dark to see there)
@@ -76,7 +77,8 @@ class ReportData:
     status: np.ndarray  # object[n]
     cluster: np.ndarray  # object[n]: id of the cluster's first document
     representative: np.ndarray  # bool[n]
-    pairs: dict  # doc_a, doc_b, jaccard
+    pairs: dict  # doc_a, doc_b, jaccard: the pairs of distinct sets (their groups' heads)
+    head: np.ndarray  # int64[n]: first document with the same shingle set (itself if none)
     candidates: dict  # doc_a, doc_b, jaccard, verified
     summary: dict
     timings: dict
@@ -108,8 +110,8 @@ def load(result_or_dir) -> ReportData:
     if isinstance(result_or_dir, (str, os.PathLike)):
         return _load_dir(Path(result_or_dir))
     result = result_or_dir
-    tables = {"documents": result.documents_table(), "pairs": result.pairs_table(),
-              "candidates": result.candidates_table()}
+    tables = {"documents": result.documents_table(), "set_pairs": result.set_pairs_table(),
+              "identical": result.identical_table(), "candidates": result.candidates_table()}
     evaluation = getattr(result, "evaluation", None)
     if evaluation is not None:
         tables["evaluation"] = (evaluation if isinstance(evaluation, pa.Table)
@@ -128,7 +130,7 @@ def _load_dir(directory: Path) -> ReportData:
                 tables[name] = read_table(path)
                 break
     for needed in ("documents", "candidates", "pairs"):
-        if needed not in tables:
+        if needed not in tables and not (needed == "pairs" and "set_pairs" in tables):
             raise FileNotFoundError(f"{directory} has no {needed}.csv|.jsonl|.parquet; "
                                     f"write it with `neardup find ... --out {directory}`")
     summary_path = directory / "summary.json"
@@ -171,13 +173,20 @@ def _from_tables(tables: dict, summary: dict, timings: dict, origin: str) -> Rep
     order = np.argsort(docs.column("doc").to_numpy(zero_copy_only=False), kind="stable")
     d = {name: docs.column(name).to_numpy(zero_copy_only=False)[order]
          for name in ("id", "shingles", "status", "cluster", "representative")}
-    pairs = _columns(tables.get("pairs"), ("doc_a", "doc_b", "jaccard"))
+    pairs = _columns(tables.get("set_pairs", tables.get("pairs")), ("doc_a", "doc_b", "jaccard"))
     candidates = _columns(tables.get("candidates"), ("doc_a", "doc_b", "jaccard", "verified"))
     for cols in (pairs, candidates):
         for k in ("doc_a", "doc_b"):
             cols[k] = cols[k].astype(np.int64)
         cols["jaccard"] = cols["jaccard"].astype(np.float64)
     candidates["verified"] = candidates["verified"].astype(bool)
+    head = np.arange(d["id"].size, dtype=np.int64)
+    identical = _columns(tables.get("identical"), ("doc", "head_doc"))
+    head[identical["doc"].astype(np.int64)] = identical["head_doc"].astype(np.int64)
+    if "set_pairs" not in tables:  # every document pair listed: keep those between heads
+        heads = head == np.arange(head.size)
+        between = heads[pairs["doc_a"]] & heads[pairs["doc_b"]]
+        pairs = {k: v[between] for k, v in pairs.items()}
     missed = None
     evaluation = tables.get("evaluation")
     if evaluation is not None:
@@ -191,7 +200,8 @@ def _from_tables(tables: dict, summary: dict, timings: dict, origin: str) -> Rep
     return ReportData(
         ids=[str(x) for x in d["id"]], shingles=d["shingles"].astype(np.int64),
         status=d["status"].astype(object), cluster=d["cluster"].astype(object),
-        representative=d["representative"].astype(bool), pairs=pairs, candidates=candidates,
+        representative=d["representative"].astype(bool), pairs=pairs, head=head,
+        candidates=candidates,
         summary=summary, timings=timings, missed=missed, origin=origin)
 
 
@@ -530,9 +540,13 @@ def summary_html(data: ReportData, drawn: dict) -> str:
                      f"{counts.get('distinct_sets', 0):,} distinct sets")
     row("candidates", f"{counts.get('candidates', drawn['candidates']):,} candidate pairs, "
                       f"{int(data.candidates['verified'].sum()):,} of them at or above t")
-    row("pairs", f"{counts.get('pairs', data.pairs['doc_a'].size):,} "
-                 f"({counts.get('identical_copies', 0):,} identical copies grouped before "
-                 f"LSH, {counts.get('near_duplicate_pairs', 0):,} near-duplicates)")
+    if "identical_pairs" in counts:
+        row("pairs", f"{counts['pairs']:,} document pairs: {counts['identical_pairs']:,} "
+                     f"inside identical groups (J = 1), {counts['near_duplicate_pairs']:,} "
+                     f"between different sets (from {counts['set_pairs']:,} pairs of "
+                     f"distinct sets)")
+    else:  # a result folder written before document pairs were listed
+        row("pairs", f"{counts.get('pairs', data.pairs['doc_a'].size):,}")
     row("clusters", f"{counts.get('clusters', 0):,} holding "
                     f"{counts.get('documents_in_clusters', 0):,} documents; removable "
                     f"{counts.get('removable', 0):,}")
@@ -575,7 +589,8 @@ def cluster_html(data: ReportData, label: str, members: np.ndarray, pair_j: dict
     items = [f'<li class="kept"><span class="id">{esc(data.ids[kept])}</span> '
              f'<span class="meta">kept · {int(data.shingles[kept]):,} shingles</span></li>']
     for m in others[:MAX_MEMBERS]:
-        j = pair_j.get((min(kept, m), max(kept, m)))
+        a, b = int(data.head[kept]), int(data.head[m])  # a pair of documents is their sets'
+        j = 1.0 if a == b else pair_j.get((min(a, b), max(a, b)))
         similarity = f"J = {j:.3f} with the kept one" if j is not None else "linked through others"
         items.append(f'<li><span class="id">{esc(data.ids[m])}</span> <span class="meta">'
                      f'{int(data.shingles[m]):,} shingles · {similarity}</span></li>')
@@ -768,7 +783,7 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
     clusters = cluster_entries(data, policy)
     shown_members = (np.concatenate([m for _, m in clusters[:2000]]) if clusters
                      else np.empty(0, np.int64))
-    touch = np.isin(data.pairs["doc_a"], shown_members)
+    touch = np.isin(data.pairs["doc_a"], data.head[shown_members])
     pair_j = {(int(a), int(b)): float(j) for a, b, j in zip(
         data.pairs["doc_a"][touch], data.pairs["doc_b"][touch], data.pairs["jaccard"][touch])}
     cluster_parts, used = [], 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -153,6 +154,7 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv") -> dict[s
         if message is not None:
             raise ValueError(message)
     out_dir = Path(out_dir)
+    started = time.perf_counter()
     written = {}
     if config.pairs == "all":
         written["pairs"], rows = write_tables(result.iter_pairs_tables(),
@@ -169,6 +171,7 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv") -> dict[s
         table = getattr(result, f"{name}_table")()
         written[name] = write_table(table, out_dir / f"{name}.{fmt}", fmt)
     written["summary"] = write_json(result.summary(), out_dir / "summary.json")
+    result.seconds["write"] = time.perf_counter() - started
     written["timings"] = write_json({k: round(v, 4) for k, v in result.seconds.items()},
                                     out_dir / "timings.json")
     return written

@@ -107,3 +107,56 @@ def _distinct_words(rng, n: int, width: int, vocabulary: int, weights) -> np.nda
         extra = np.setdiff1d(rng.choice(vocabulary, width * 3, replace=False), uniq)
         rows[d] = rng.permutation(np.concatenate([uniq, extra])[:width])
     return rows
+
+
+@dataclass
+class JobAds:
+    """A generated job-ads board: ``ids``, ``titles``, ``descriptions`` (one ad a row)."""
+
+    ids: list[str]
+    titles: list[str]
+    descriptions: list[str]
+
+    def write_tsv(self, path) -> None:
+        """id, title, description as a tab-separated file with a header (no tabs inside)."""
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write("id\ttitle\tdescription\n")
+            for row in zip(self.ids, self.titles, self.descriptions):
+                f.write("\t".join(row) + "\n")
+
+
+SHARED_AD_TEXT = ("Clicca sul link sottostante \"sito web\" per inviarci la tua candidatura")
+_AD_WORDS = ("sviluppatore software java python cloud team azienda esperienza anni laurea "
+             "informatica progetti clienti sede milano roma torino contratto tempo "
+             "indeterminato full stack backend frontend database sql linux agile scrum "
+             "competenze inglese buona conoscenza requisiti offriamo ambiente dinamico "
+             "crescita professionale formazione continua benefit smart working ricerchiamo "
+             "candidati motivati analisi sviluppo test manutenzione applicazioni web mobile "
+             "sistemi reti sicurezza dati").split()
+
+
+def job_ads(n_ads: int = 3127, shared: int = 1626, reposted: float = 0.15,
+            seed: int = 0) -> JobAds:
+    """Ads shaped like the course project's board (seeds: 3,127 CS ads from Kijiji,
+    about 1,600 sharing one line of text): ``shared`` ads carry the same one-line
+    description; the others are generated texts of 40-150 words, ``reposted`` of them
+    posted again 1-4 times, verbatim or with a few words changed."""
+    rng = np.random.default_rng(seed)
+    words = np.array(_AD_WORDS)
+    descriptions = [SHARED_AD_TEXT] * shared
+    while len(descriptions) < n_ads:
+        text = words[rng.integers(0, words.size, rng.integers(40, 151))]
+        descriptions.append(" ".join(text))
+        if rng.random() < reposted:
+            for _ in range(int(rng.integers(1, 5))):
+                copy = text.copy()
+                edits = int(rng.integers(0, 4))
+                copy[rng.integers(0, copy.size, edits)] = words[rng.integers(0, words.size,
+                                                                            edits)]
+                descriptions.append(" ".join(copy))
+    descriptions = descriptions[:n_ads]
+    order = rng.permutation(n_ads)
+    descriptions = [descriptions[k] for k in order]
+    titles = [f"{words[rng.integers(0, words.size)].capitalize()} developer "
+              f"({words[rng.integers(0, words.size)]})" for _ in range(n_ads)]
+    return JobAds([f"ad{k:05d}" for k in range(n_ads)], titles, descriptions)
