@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import neardup
 from neardup import pairs, sinks
 from neardup.cli import main
-from neardup.evaluate import evaluate_texts
+from neardup.evaluate import brute_force_document_pairs, evaluate_texts
 from neardup.pipeline import find_texts
 from neardup.synthetic import brute_force_pairs, planted_corpus
 
@@ -240,6 +240,9 @@ def test_evaluate_counts_document_pairs_and_brute_force_agrees_with_the_exact_jo
     result = find_texts(texts, ids, method="exact", threshold=0.6, keep_arrays=True,
                         **SHINGLES)
     truth = truth_of(result, 0.6)
+    usable = np.flatnonzero(result.shingle_counts >= result.config.min_shingles)
+    da, db, dj = brute_force_document_pairs(result.sets, usable, 0.6)
+    assert dict(zip(zip(da.tolist(), db.tolist()), dj.tolist())) == pytest.approx(truth)
     for ev in (exact, brute):
         m = ev.metrics
         assert m["true_pairs"] == len(truth)  # copies and their groups' pairs included
