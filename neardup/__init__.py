@@ -6,7 +6,7 @@ stages are modules: ``neardup.minhash.minhash(sets, K)`` computes signatures,
 ``neardup.lsh`` bands them, ``neardup.allpairs`` is the exact join.
 """
 
-from . import allpairs, cleaning, code, lsh, minhash, synthetic, verify
+from . import allpairs, cleaning, code, lsh, minhash, pairs, synthetic, verify
 from .api import dedup, find, tune
 from .lsh import BandPlan, choose_bands, s_curve
 from .minhash import Signatures, load_signatures
@@ -19,6 +19,6 @@ __version__ = "0.1.0"
 __all__ = [
     "BandPlan", "FindConfig", "FindResult", "ShingleOptions", "ShingleSets", "Signatures",
     "allpairs", "choose_bands", "cleaning", "code", "dedup", "exact_jaccard", "find",
-    "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "s_curve", "shingle",
+    "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "pairs", "s_curve", "shingle",
     "synthetic", "tune", "verify",
 ]
