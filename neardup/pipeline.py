@@ -26,8 +26,14 @@ import numpy as np
 import pyarrow as pa
 
 from . import allpairs, cluster, columns, lsh, minhash, planner, verify
-from .pairs import DEFAULT_MAX_PAIRS, PAIR_FORMS, PairSet, identical_table, pair_table
-from .pairs import too_many_pairs
+from .pairs import (
+    DEFAULT_MAX_PAIRS,
+    PAIR_FORMS,
+    PairSet,
+    identical_table,
+    pair_table,
+    too_many_pairs,
+)
 from .progress import StageTimer
 from .shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle
 

@@ -14,6 +14,12 @@ Results are the local engine's, row for row: the same pairs (ids, exact Jaccard,
 estimate), the same cluster labels (smallest document index) and representatives,
 given the same document numbering (``order_col``, or the DataFrame's order).
 
+Pairs are document pairs, as in :mod:`neardup.pairs`: LSH and verification run on the
+heads of identical groups (one per distinct set), then joins list every document pair:
+the members of a group among themselves (J = 1), and every member of A's group with
+every member of B's for each verified pair of distinct sets (A, B). Counts come from
+the group sizes, not from the listing.
+
 Memory: a document's shingle array (4 or 8 bytes a shingle) travels with it to the
 verification join; a signature is K x 4 bytes (K x 1 or 2 with ``bits``).
 """
@@ -32,6 +38,7 @@ import pyarrow as pa
 
 from . import lsh, verify
 from .minhash import Signatures, minhash
+from .pairs import PAIR_SCHEMA, too_many_pairs
 from .pipeline import FindConfig
 from .shingling import ShingleSets, set_fingerprints, shingle
 
@@ -50,14 +57,21 @@ __all__ = ["SparkFindResult", "connected_components", "find", "find_sources", "r
 class SparkFindResult:
     """What a Spark run found, as DataFrames with the columns of the local tables.
 
-    pairs: id_a, id_b, jaccard, estimate, doc_a, doc_b (as ``FindResult.pairs_table``)
+    pairs: every document pair: id_a, id_b, jaccard, estimate, doc_a, doc_b, sorted by
+        (doc_a, doc_b) (as ``FindResult.pairs_table``)
+    set_pairs: pairs of distinct sets (doc_a, doc_b: their heads), the same columns
+        (``set_pairs_table``)
+    identical: group, id, group_size, doc, head_doc: every document in an identical group
+        of two or more (``identical_table``)
     clusters: cluster, id, cluster_size, representative, shingles, doc (``clusters_table``)
     documents: doc, id, shingles, status, cluster, representative (``documents_table``)
     candidates: doc_a, doc_b, jaccard, estimate, verified (``candidates_table``)
-    counts: the local engine's counts, same keys.
+    counts: the local engine's counts, same keys in the same order.
     """
 
     pairs: DataFrame
+    set_pairs: DataFrame
+    identical: DataFrame
     clusters: DataFrame
     documents: DataFrame
     candidates: DataFrame
@@ -329,14 +343,13 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     verified = checked.where(F.col("jaccard") >= config.threshold) if config.verify else checked
     seconds["verify"] = time.perf_counter() - started
 
-    # clusters: connected components of verified pairs and identical copies
+    # clusters: connected components of the set pairs and each copy's edge to its head,
+    # which are those of every document pair (listing them all is not needed here)
     started = time.perf_counter()
-    ones = F.lit(1.0).cast("double")
-    pair_docs = (verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
-                                F.col("estimate_6").alias("estimate"))
-                 .union(copies.select("doc_a", "doc_b", ones.alias("jaccard"),
-                                      ones.alias("estimate")))).persist()
-    components = connected_components(pair_docs, "doc_a", "doc_b")
+    set_pair_docs = verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
+                                    F.col("estimate_6").alias("estimate")).persist()
+    components = connected_components(set_pair_docs.select("doc_a", "doc_b").union(copies),
+                                      "doc_a", "doc_b")
     labels = (docs.select("doc").join(components.withColumnRenamed("node", "doc"), "doc",
                                       "left")
               .select("doc", F.coalesce("label", "doc").alias("label")))
@@ -361,22 +374,99 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
                 .orderBy(F.col("cluster_size").desc(), "label", "doc")
                 .select("cluster", "id", "cluster_size", "representative",
                         F.col("size").alias("shingles"), "doc"))
-    pairs = (pair_docs.join(ids.select(F.col("doc").alias("doc_a"), F.col("id").alias("id_a")),
-                            "doc_a")
-             .join(ids.select(F.col("doc").alias("doc_b"), F.col("id").alias("id_b")), "doc_b")
-             .orderBy("doc_a", "doc_b")
-             .select("id_a", "id_b", "jaccard", "estimate", "doc_a", "doc_b"))
+    group_sizes, members = _identical_groups(copies)
+    identical = (members.join(ids, "doc")
+                 .join(ids.select(F.col("doc").alias("head_doc"), F.col("id").alias("group")),
+                       "head_doc")
+                 .orderBy("head_doc", "doc")
+                 .select("group", "id", "group_size", "doc", "head_doc"))
+    pairs = _with_ids(_document_pairs(members, set_pair_docs), ids)
+    set_pairs = _with_ids(set_pair_docs, ids)
     candidate_table = checked.select(
         "doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
         F.col("estimate_6").alias("estimate"),
         (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
 
     started = time.perf_counter()
-    counts = _counts(signed, heads, copies, candidates, pair_docs, info, config, bucket_stats)
+    counts = _counts(signed, heads, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
+                     info, config, bucket_stats)
     seconds["count"] = time.perf_counter() - started
-    return SparkFindResult(pairs=pairs, clusters=clusters, documents=documents,
-                           candidates=candidate_table, labels=info.select("doc", "label"),
-                           config=config, plan=plan, counts=counts, seconds=seconds)
+    return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
+                           clusters=clusters, documents=documents, candidates=candidate_table,
+                           labels=info.select("doc", "label"), config=config, plan=plan,
+                           counts=counts, seconds=seconds)
+
+
+def _identical_groups(copies: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """The identical groups of two or more, from ``copies`` (doc_a: head, doc_b: a copy).
+
+    Returns (group_sizes, members): (head_doc, group_size) one row per group, and
+    (head_doc, doc, group_size) one row per document of a group, its head included.
+    A head with no copies is in neither: it stands for itself alone.
+    """
+    group_sizes = (copies.groupBy(F.col("doc_a").alias("head_doc"))
+                   .agg((F.count("*") + 1).alias("group_size"))).persist()
+    members = (copies.select(F.col("doc_a").alias("head_doc"), F.col("doc_b").alias("doc"))
+               .union(group_sizes.select("head_doc", F.col("head_doc").alias("doc")))
+               .join(group_sizes, "head_doc")).persist()
+    return group_sizes, members
+
+
+def _document_pairs(members: DataFrame, set_pairs: DataFrame) -> DataFrame:
+    """Every document pair (doc_a < doc_b, jaccard, estimate), unordered.
+
+    Inside an identical group: each two members, J = estimate = 1 (a self-join on the
+    head). Across a pair of distinct sets (A, B) (``set_pairs``: heads doc_a < doc_b,
+    jaccard, estimate): every member of A's group with every member of B's, at the set
+    pair's J and estimate; a member of B's group may come before one of A's, hence
+    least/greatest. No pair comes twice: a document is in one group only.
+    """
+    a, b = members.alias("a"), members.alias("b")
+    one = F.lit(1.0).cast("double")
+    inside = (a.join(b, (F.col("a.head_doc") == F.col("b.head_doc"))
+                     & (F.col("a.doc") < F.col("b.doc")))
+              .select(F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"),
+                      one.alias("jaccard"), one.alias("estimate")))
+
+    def side(name: str) -> DataFrame:
+        return members.select(F.col("head_doc").alias(f"doc_{name}"),
+                              F.col("doc").alias(f"member_{name}"))
+
+    # a head with no copies has no members row: the left join keeps it as itself
+    across = (set_pairs.join(side("a"), "doc_a", "left").join(side("b"), "doc_b", "left")
+              .select(F.coalesce("member_a", "doc_a").alias("x"),
+                      F.coalesce("member_b", "doc_b").alias("y"), "jaccard", "estimate")
+              .select(F.least("x", "y").alias("doc_a"), F.greatest("x", "y").alias("doc_b"),
+                      "jaccard", "estimate"))
+    return inside.unionByName(across)
+
+
+def _with_ids(pairs: DataFrame, ids: DataFrame) -> DataFrame:
+    """The pairs table's rows: id_a, id_b, jaccard, estimate, doc_a, doc_b, sorted."""
+    return (pairs.join(ids.select(F.col("doc").alias("doc_a"), F.col("id").alias("id_a")),
+                       "doc_a")
+            .join(ids.select(F.col("doc").alias("doc_b"), F.col("id").alias("id_b")), "doc_b")
+            .orderBy("doc_a", "doc_b")
+            .select("id_a", "id_b", "jaccard", "estimate", "doc_a", "doc_b"))
+
+
+def _pair_counts(group_sizes: DataFrame, set_pairs: DataFrame) -> dict:
+    """Document-pair counts from group sizes, as :meth:`neardup.pairs.PairSet.counts`:
+    g(g - 1)/2 per identical group, g_A * g_B per pair of distinct sets (nothing listed)."""
+    twice_identical = group_sizes.agg(
+        F.sum(F.col("group_size") * (F.col("group_size") - 1))).first()[0] or 0
+
+    def sizes(name: str) -> DataFrame:
+        return group_sizes.select(F.col("head_doc").alias(f"doc_{name}"),
+                                  F.col("group_size").alias(f"size_{name}"))
+
+    row = (set_pairs.join(sizes("a"), "doc_a", "left").join(sizes("b"), "doc_b", "left")
+           .agg(F.count("*").alias("set_pairs"),  # a head with no copies: a group of one
+                F.sum(F.coalesce("size_a", F.lit(1)) * F.coalesce("size_b", F.lit(1)))
+                .alias("between"))).first()
+    identical, between = int(twice_identical) // 2, int(row["between"] or 0)
+    return {"pairs": identical + between, "identical_pairs": identical,
+            "near_duplicate_pairs": between, "set_pairs": int(row["set_pairs"])}
 
 
 def _numbered(df: DataFrame, text_col: str, id_col: str | None,
@@ -412,7 +502,8 @@ def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
             "pairs_avoided": int(row["avoided"] or 0)}
 
 
-def _counts(signed, heads, copies, candidates, pair_docs, info, config, buckets) -> dict:
+def _counts(signed, heads, copies, candidates, pair_counts, info, config, buckets) -> dict:
+    """The local engine's counts, keys in its order (``pair_counts``: :func:`_pair_counts`)."""
     doc_row = signed.agg(
         F.count("*").alias("n"),
         F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
@@ -420,7 +511,6 @@ def _counts(signed, heads, copies, candidates, pair_docs, info, config, buckets)
         .alias("shingles")).first()
     n, usable = int(doc_row["n"]), int(doc_row["usable"] or 0)
     n_copies = copies.count()
-    n_pairs = pair_docs.count()
     cluster_row = info.agg(
         F.sum(F.when(F.col("cluster_size") > 1, 1).otherwise(0)).alias("in_clusters"),
         F.sum(F.when((F.col("cluster_size") > 1) & F.col("representative"), 1).otherwise(0))
@@ -434,8 +524,7 @@ def _counts(signed, heads, copies, candidates, pair_docs, info, config, buckets)
         "distinct_sets": heads.count(),
         "identical_copies": n_copies,
         "candidates": candidates.count(),
-        "pairs": n_pairs,
-        "near_duplicate_pairs": n_pairs - n_copies,
+        **pair_counts,
         "clusters": int(cluster_row["clusters"] or 0),
         "documents_in_clusters": int(cluster_row["in_clusters"] or 0),
         "removable": int(cluster_row["removable"] or 0),
@@ -524,22 +613,76 @@ def _has_text(column):
 
 def write_result(result: SparkFindResult, out_dir: str | os.PathLike,
                  fmt: str = "csv") -> dict[str, Path]:
-    """The files :func:`neardup.sinks.write_result` writes, with the same names and columns."""
+    """The files :func:`neardup.sinks.write_result` writes for the same config, byte for
+    byte (timings aside), through the same writers.
+
+    ``pairs="all"``: above ``max_pairs`` nothing is written (the local message); else
+    ``pairs.FMT`` streams to disk a partition at a time (:func:`_arrow_batches`).
+    ``pairs="groups"``: ``set_pairs.FMT`` instead. Then identical, clusters, documents,
+    candidates (.FMT), summary.json, timings.json.
+    """
     from . import sinks
 
     if fmt not in sinks.OUTPUT_FORMATS:
         raise ValueError(f"output format must be one of {sinks.OUTPUT_FORMATS}, got {fmt!r}")
+    config = result.config
+    if config.pairs == "all":
+        message = too_many_pairs(result.counts, config.max_pairs or None)
+        if message is not None:
+            raise ValueError(message)
     out_dir = Path(out_dir)
     written = {}
-    for name in ("pairs", "clusters", "documents", "candidates"):
-        # one file each, written by the same writer as the local engine: the outputs here
-        # are pairs and clusters, far smaller than the corpus
-        table = _to_arrow(getattr(result, name))
-        written[name] = sinks.write_table(table, out_dir / f"{name}.{fmt}", fmt)
+    if config.pairs == "all":
+        tables = (pa.Table.from_batches([batch]).cast(PAIR_SCHEMA)
+                  for batch in _arrow_batches(result.pairs))
+        written["pairs"], rows = sinks.write_tables(tables, out_dir / f"pairs.{fmt}", fmt,
+                                                    schema=PAIR_SCHEMA)
+        if rows != result.counts["pairs"]:  # the listing and the count are one claim
+            raise RuntimeError(f"wrote {rows:,} pairs where {result.counts['pairs']:,} were "
+                               f"counted")
+    else:
+        written["set_pairs"] = sinks.write_table(_local_table(result.set_pairs),
+                                                 out_dir / f"set_pairs.{fmt}", fmt)
+    for name in ("identical", "clusters", "documents", "candidates"):
+        # far smaller than the pairs: collected whole, written as the local table would be
+        written[name] = sinks.write_table(_local_table(getattr(result, name)),
+                                          out_dir / f"{name}.{fmt}", fmt)
     written["summary"] = sinks.write_json(result.summary(), out_dir / "summary.json")
     written["timings"] = sinks.write_json({k: round(v, 4) for k, v in result.seconds.items()},
                                           out_dir / "timings.json")
     return written
+
+
+def _local_table(df: DataFrame) -> pa.Table:
+    """``df`` collected as the local engine builds its tables (:func:`neardup.columns.table`):
+    string (not large_string), every field nullable, no metadata, one chunk a column;
+    Parquet files embed the schema, so it must match for the bytes to."""
+    table = _to_arrow(df)
+    schema = pa.schema([pa.field(f.name, pa.string() if pa.types.is_large_string(f.type)
+                                 else f.type) for f in table.schema])
+    return table.cast(schema).replace_schema_metadata(None).combine_chunks()
+
+
+def _arrow_batches(df: DataFrame) -> Iterator[pa.RecordBatch]:
+    """The rows of ``df`` in its order, as Arrow record batches, a partition at a time.
+
+    PySpark has no Arrow ``toLocalIterator``: each partition's batches are serialized
+    (Arrow IPC) into binary rows by ``mapInArrow`` and fetched by ``toLocalIterator``,
+    which runs one partition at a time in partition order, so the driver holds about
+    one partition, not the whole table.
+    """
+
+    def pack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, batch.schema) as writer:
+                    writer.write_batch(batch)
+                yield pa.RecordBatch.from_arrays([pa.array([sink.getvalue().to_pybytes()], pa.binary())],
+                                                 names=["ipc"])
+
+    for row in df.mapInArrow(pack, "ipc binary").toLocalIterator():
+        yield from pa.ipc.open_stream(row["ipc"])
 
 
 def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
