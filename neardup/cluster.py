@@ -39,6 +39,8 @@ def choose_representatives(labels: np.ndarray, policy: str = "first",
         raise ValueError(f"representative policy must be one of {REPRESENTATIVE_POLICIES}, "
                          f"got {policy!r}")
     n = labels.size
+    if n == 0:
+        return np.zeros(0, dtype=bool)
     index = np.arange(n, dtype=np.int64)
     if policy == "first":
         primary = index
