@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import itemsets, lsh, outofcore, prepare, sinks
+from .outputs import refuse_touching_inputs
 from .pipeline import FindConfig, FindResult, find_sets, sign
 from .progress import StageTimer
 from .shingling import set_fingerprints
@@ -22,7 +23,7 @@ ENGINES = ("local", "spark")
 def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
          output_format: str = "csv", quiet: bool = True, representative_field: str | None = None,
          report=None, engine: str = "local", memory_limit=None, work_dir=None,
-         **options):
+         escape_formulas: bool = True, **options):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
@@ -39,6 +40,10 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
     with the texts still in memory for the side-by-side pair views; what it drew
     lands in ``result.counts["report"]``.
 
+    ``out`` is written all at once with a manifest (see :func:`neardup.sinks.write_folder`);
+    ``escape_formulas``: CSV string cells beginning with =, +, -, @, tab or CR get a
+    leading ' (OWASP); False writes them raw. JSONL and Parquet are always raw.
+
     ``engine="spark"`` runs the same stages on Spark (:func:`neardup.spark.find_sources`)
     and returns a :class:`~neardup.spark.SparkFindResult` (DataFrames).
 
@@ -51,6 +56,8 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    refuse_touching_inputs(_as_list(inputs), {"--out": out, "--report": report,
+                                              "--work-dir": work_dir})
     if engine == "spark":
         if representative_field is not None or report is not None or memory_limit is not None:
             raise ValueError("--representative-field, --report and --memory-limit are not "
@@ -82,7 +89,7 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
         result, documents = _find(inputs, quiet=quiet,
                                   representative_field=representative_field, **options)
     if out is not None:
-        sinks.write_result(result, out, output_format)
+        sinks.write_result(result, out, output_format, escape_formulas=escape_formulas)
     if report is not None:
         from .report import write_report  # matplotlib and difflib only when asked
 
@@ -95,6 +102,7 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
 def dedup(inputs, out, *, quiet: bool = True, representative_field: str | None = None,
           **options) -> FindResult:
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place."""
+    refuse_touching_inputs(_as_list(inputs), {"--out": out})
     result, documents = _find(inputs, quiet=quiet, representative_field=representative_field,
                               **options)
     written = write_deduplicated(documents, result.representative, _as_list(inputs), out)
@@ -113,6 +121,7 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
 
     if truth not in evaluation.TRUTHS:
         raise ValueError(f"truth must be one of {evaluation.TRUTHS}, got {truth!r}")
+    refuse_touching_inputs(_as_list(inputs), {"--plot": plot, "--json": json_path})
 
     source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
     prep = prepare.PrepareOptions.pop_from(options)

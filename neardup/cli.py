@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
+import threading
+import warnings
 
 import numpy as np
 
@@ -19,6 +23,7 @@ from .pipeline import FindConfig
 from .prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 def _source_arguments(p: argparse.ArgumentParser) -> None:
@@ -174,7 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
     _source_arguments(p)
     p.add_argument("--out", "-o", metavar="DIR",
                    help="write pairs, clusters, summary.json and timings.json here")
-    p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS))
+    p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS),
+                   help="csv, jsonl or parquet (default: csv)")
+    p.add_argument("--raw-csv", dest="escape_formulas", action="store_false",
+                   help="write CSV cells as they are; by default a cell beginning with =, "
+                        "+, -, @, tab or CR gets a leading ' so spreadsheets do not run it "
+                        "as a formula (OWASP)")
     p.add_argument("--top", type=int, default=10, help="print the N largest clusters")
     p.add_argument("--report", metavar="HTML",
                    help="write a self-contained HTML report (plots, clusters, pair views)")
@@ -231,9 +241,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is so that every ``with`` block cleans up."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"neardup: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = (signal.signal(signal.SIGTERM, _terminate)
+                if threading.current_thread() is threading.main_thread() else None)
+    shown, warnings.showwarning = warnings.showwarning, _show_warning
+    try:
+        return _run(args)
+    except BrokenPipeError:  # `neardup ... | head`: the reader has what it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    finally:
+        warnings.showwarning = shown
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args) -> int:
     try:
         if args.command == "tune":
             plan = api.tune(args.threshold, args.num_perm, bands=args.bands, rows=args.rows)
@@ -248,7 +286,8 @@ def main(argv=None) -> int:
                               quiet=args.quiet, report=args.report,
                               representative_field=args.representative_field,
                               engine=args.engine, memory_limit=args.memory_limit,
-                              work_dir=args.work_dir, **_options(args))
+                              work_dir=args.work_dir, escape_formulas=args.escape_formulas,
+                              **_options(args))
             print(format_report(result, top=args.top, out=args.out))
         elif args.command == "evaluate":
             options = _options(args)
@@ -272,8 +311,17 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
         print(f"neardup: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Terminated:
+        print("neardup: terminated; temporary files removed", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
-        print("neardup: interrupted", file=sys.stderr)
+        print("neardup: interrupted; temporary files removed", file=sys.stderr)
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk, a folder without write permission: name the file
+        what = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
+        print(f"neardup: failed: {what}", file=sys.stderr)
         return EXIT_FAILURE
     except Exception as exc:  # a failure while running: say what, not a traceback
         print(f"neardup: failed: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -119,6 +119,9 @@ def choose_bands(threshold: float, num_perm: int, *, weights=DEFAULT_WEIGHTS,
     if num_perm < 1:
         raise ValueError(f"num_perm must be positive, got {num_perm!r}")
     w_fp, w_fn = weights
+    for name, value in (("bands", bands), ("rows", rows)):
+        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if bands is not None or rows is not None:
         if bands is None or rows is None:
             bands = bands or num_perm // rows

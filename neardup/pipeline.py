@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, fields
@@ -121,7 +122,13 @@ class FindConfig:
             raise ValueError(f"family must be one of {minhash.HASH_FAMILIES}, "
                              f"got {self.family!r}")
         self.shingle_options()  # validates kind, size, hash_bits
-        self.band_plan()  # validates bands, rows
+        plan = self.band_plan()  # validates bands, rows
+        found = float(lsh.s_curve(self.threshold, plan.bands, plan.rows))
+        if plan.chosen == "user" and found < 0.5 and self.method != "exact":
+            warnings.warn(f"bands x rows = {plan.bands} x {plan.rows} finds a pair at the "
+                          f"threshold {self.threshold} with probability P(t) = {found:.3f}: "
+                          f"most pairs near t will be lost (leave --bands/--rows out for a "
+                          f"choice tuned to t, or see `neardup tune`)", stacklevel=3)
 
     def shingle_options(self, **plugins) -> ShingleOptions:
         return ShingleOptions(kind=self.shingle_kind, size=self.shingle_size,

@@ -120,8 +120,11 @@ def load(result_or_dir) -> ReportData:
 
 
 def _load_dir(directory: Path) -> ReportData:
+    from .sinks import read_manifest
+
     if not directory.is_dir():
         raise NotADirectoryError(f"result directory {directory} does not exist")
+    read_manifest(directory)  # a complete run's folder, every file as the run wrote it
     tables = {}
     for name in TABLE_NAMES:
         for fmt in TABLE_FORMATS:
@@ -227,12 +230,16 @@ def _text_lookup(data: ReportData, texts=None, root=None):
         return None, ("texts not available: run `neardup find ... --report`, or give the "
                       "directory the ids are paths in (--root)")
 
+    bases = [(os.path.realpath(base), prefix) for base, prefix in roots]
+
     def read(d: int):
         doc_id = data.ids[d]
-        for base, prefix in roots:
+        for base, prefix in bases:
             if prefix and not doc_id.startswith(prefix):
                 continue
-            path = os.path.join(base, doc_id[len(prefix):])
+            path = _file_under(base, doc_id[len(prefix):])
+            if path is None:
+                continue
             try:
                 with open(path, encoding="utf-8", errors="replace") as f:
                     return f.read()
@@ -241,6 +248,18 @@ def _text_lookup(data: ReportData, texts=None, root=None):
         return None
 
     return read, "texts re-read from " + ", ".join(base for base, _ in roots)
+
+
+def _file_under(base: str, relative: str) -> str | None:
+    """``base/relative`` if it is a regular file under ``base`` once every link is
+    resolved, else None: an id such as /etc/passwd, ../../x or a link out reads nothing."""
+    parts = relative.replace("\\", "/").split("/")
+    if not relative or os.path.isabs(relative) or ".." in parts:
+        return None
+    path = os.path.realpath(os.path.join(base, relative))
+    if os.path.commonpath([path, base]) != base or not os.path.isfile(path):
+        return None
+    return path
 
 
 # ----------------------------------------------------------------------------- drawing
@@ -865,6 +884,11 @@ def write_report(result_or_dir, path, *, texts=None, root=None, max_bytes: int =
     or from the directories the run read. plots: a directory for the same plots as
     PNG and SVG (matplotlib). Returns what was drawn, sampled and cut.
     """
+    if isinstance(result_or_dir, (str, os.PathLike)):
+        from .outputs import refuse_touching_inputs
+
+        sources = [result_or_dir] + ([root] if root is not None else [])
+        refuse_touching_inputs(sources, {"--out": path, "--plots": plots})
     data = load(result_or_dir)
     page, drawn = render(data, texts=texts, root=root, max_bytes=max_bytes,
                          max_chords=max_chords, max_diffs=max_diffs, seed=seed)

@@ -11,8 +11,10 @@ rows are assembled with Arrow string kernels, escaped as ``json.dumps`` escapes 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,9 +37,21 @@ def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None
 
 
 def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str | None = None,
-                 *, schema: pa.Schema) -> tuple[Path, int]:
-    """Write the rows of ``tables`` (each of ``schema``) as one file; returns (path, rows)."""
-    path = Path(path)
+                 *, schema: pa.Schema, escape_formulas: bool = False) -> tuple[Path, int]:
+    """Write the rows of ``tables`` (each of ``schema``) as one file; returns (path, rows).
+
+    An I/O error names the file. ``escape_formulas`` (CSV only): see :func:`write_folder`.
+    """
+    try:
+        return _write_tables(tables, Path(path), fmt, schema, escape_formulas)
+    except OSError as exc:
+        if getattr(exc, "filename", None):
+            raise
+        raise OSError(getattr(exc, "errno", None), f"cannot write {path}: {exc}",
+                      os.fspath(path)) from exc
+
+
+def _write_tables(tables, path: Path, fmt, schema, escape_formulas) -> tuple[Path, int]:
     fmt = fmt or path.suffix.lstrip(".").lower()
     if fmt not in OUTPUT_FORMATS:
         raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
@@ -46,7 +60,7 @@ def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str |
     if fmt == "csv":
         with pa_csv.CSVWriter(path, schema) as writer:
             for table in tables:
-                writer.write_table(table)
+                writer.write_table(_escape_formulas(table) if escape_formulas else table)
                 rows += table.num_rows
     elif fmt == "parquet":
         with pq.ParquetWriter(path, schema) as writer:
@@ -58,12 +72,13 @@ def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str |
                 held += table.num_rows
                 while held >= ROW_GROUP_ROWS:  # fixed row groups: same bytes however batched
                     whole = pa.concat_tables(pending)
-                    writer.write_table(whole.slice(0, ROW_GROUP_ROWS),
+                    # one chunk per column: a page's bytes depend on where chunks end
+                    writer.write_table(whole.slice(0, ROW_GROUP_ROWS).combine_chunks(),
                                        row_group_size=ROW_GROUP_ROWS)
                     pending, held = [whole.slice(ROW_GROUP_ROWS)], held - ROW_GROUP_ROWS
             if held or rows == 0:
-                writer.write_table(pa.concat_tables(pending) if pending
-                                   else schema.empty_table(), row_group_size=ROW_GROUP_ROWS)
+                last = pa.concat_tables(pending) if pending else schema.empty_table()
+                writer.write_table(last.combine_chunks(), row_group_size=ROW_GROUP_ROWS)
     else:
         with open(path, "wb") as f:
             for table in tables:
@@ -72,6 +87,22 @@ def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str |
                     for piece in _jsonl_buffers(table):
                         f.write(piece)
     return path, rows
+
+
+_FORMULA_START = "^[=+\\-@\\t\\r]"
+
+
+def _escape_formulas(table: pa.Table) -> pa.Table:
+    """String cells beginning with =, +, -, @, tab or CR, prefixed with ' (OWASP)."""
+    for k, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            column = table.column(k)
+            risky = pc.match_substring_regex(column, _FORMULA_START)
+            if pc.any(risky).as_py():
+                quoted = pc.binary_join_element_wise(pa.scalar("'", field.type), column,
+                                                     pa.scalar("", field.type))
+                table = table.set_column(k, field, pc.if_else(risky, quoted, column))
+    return table
 
 
 def _jsonl_buffers(table: pa.Table) -> list[pa.Buffer]:
@@ -138,43 +169,131 @@ def write_json(obj, path: str | os.PathLike) -> Path:
     return path
 
 
-def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv") -> dict[str, Path]:
+RESULT_TABLES = ("pairs", "set_pairs", "identical", "clusters", "documents", "candidates")
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+_RESULT_FILES = {f"{name}.{fmt}" for name in RESULT_TABLES for fmt in OUTPUT_FORMATS} | {
+    "summary.json", "timings.json", MANIFEST}
+
+
+def owned(name: str) -> bool:
+    """True for the file names a results folder may hold (what a run replaces)."""
+    return name in _RESULT_FILES
+
+
+def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
+                 escape_formulas: bool = True) -> dict[str, Path]:
     """pairs (or set_pairs), identical, clusters, documents, candidates (.FMT),
-    summary.json, timings.json.
+    summary.json, timings.json, manifest.json: one complete results folder.
 
     With ``pairs="all"`` (the default) ``pairs.FMT`` lists every document pair, streamed
     in batches; above ``max_pairs`` nothing is written and a ValueError says how many
     pairs there are and which option to use. With ``pairs="groups"``, ``set_pairs.FMT``
     holds the pairs of distinct sets and ``identical.FMT`` every copy's group
-    (:func:`neardup.pairs.expand` lists every pair from them).
+    (:func:`neardup.pairs.expand` lists every pair from them). See :func:`write_folder`
+    for what is atomic.
     """
     config = result.config
     if config.pairs == "all":
         message = too_many_pairs(result.counts, config.max_pairs or None)
         if message is not None:
             raise ValueError(message)
-    out_dir = Path(out_dir)
-    started = time.perf_counter()
-    written = {}
+    tables = {}
     if config.pairs == "all":
-        written["pairs"], rows = write_tables(result.iter_pairs_tables(),
-                                              out_dir / f"pairs.{fmt}", fmt, schema=PAIR_SCHEMA)
-        if rows != result.counts["pairs"]:  # the listing and the count are one claim
-            raise RuntimeError(f"wrote {rows:,} pairs where {result.counts['pairs']:,} were "
-                               f"counted")
+        tables["pairs"] = (result.iter_pairs_tables(), PAIR_SCHEMA, result.counts["pairs"])
     else:
-        written["set_pairs"] = write_table(result.set_pairs_table(),
-                                           out_dir / f"set_pairs.{fmt}", fmt)
-    written["identical"] = write_table(result.identical_table(), out_dir / f"identical.{fmt}",
-                                       fmt)
-    for name in ("clusters", "documents", "candidates"):
+        table = result.set_pairs_table()
+        tables["set_pairs"] = ([table], table.schema, None)
+    for name in ("identical", "clusters", "documents", "candidates"):
         table = getattr(result, f"{name}_table")()
-        written[name] = write_table(table, out_dir / f"{name}.{fmt}", fmt)
-    written["summary"] = write_json(result.summary(), out_dir / "summary.json")
-    result.seconds["write"] = time.perf_counter() - started
-    written["timings"] = write_json({k: round(v, 4) for k, v in result.seconds.items()},
-                                    out_dir / "timings.json")
-    return written
+        tables[name] = ([table], table.schema, None)
+    return write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
+                        escape_formulas=escape_formulas)
+
+
+def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: dict,
+                 seconds: dict, *, escape_formulas: bool = True) -> dict[str, Path]:
+    """Write a results folder all at once: ``tables`` maps a name to (batches, schema,
+    expected rows or None).
+
+    Everything is written into a hidden sibling, then swapped in for ``out_dir`` in one
+    step (:class:`~neardup.outputs.StagedDirectory`): ``out_dir`` is always the previous
+    complete run or this one, and holds no file of an earlier run. ``manifest.json``,
+    written last, lists every file with its rows, bytes and SHA-256 (timings.json, which
+    changes between identical runs, by name only), the neardup version and the command.
+    A folder holding files neardup did not write is refused, not replaced.
+    ``escape_formulas``: CSV string cells that begin with =, +, -, @, tab or CR get a
+    leading ' so a spreadsheet shows them as text (OWASP's advice against CSV injection).
+    """
+    from . import __version__
+    from .outputs import StagedDirectory
+
+    if fmt not in OUTPUT_FORMATS:
+        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+    started = time.perf_counter()
+    final = Path(out_dir)
+    files = []
+    with StagedDirectory(out_dir, owned) as stage:
+        for name, (batches, schema, expected) in tables.items():
+            path, rows = write_tables(batches, stage / f"{name}.{fmt}", fmt, schema=schema,
+                                      escape_formulas=escape_formulas)
+            if expected is not None and rows != expected:  # the listing and the count agree
+                raise RuntimeError(f"wrote {rows:,} rows of {name} where {expected:,} were "
+                                   f"counted")
+            files.append((path, rows))
+        files.append((write_json(summary, stage / "summary.json"), None))
+        seconds["write"] = time.perf_counter() - started
+        timings = write_json({k: round(v, 4) for k, v in seconds.items()},
+                             stage / "timings.json")
+        manifest = {
+            "manifest_version": MANIFEST_VERSION, "neardup": __version__,
+            "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]] if sys.argv else [],
+            "output_format": fmt, "csv_formulas_escaped": escape_formulas and fmt == "csv",
+            "files": [_file_entry(path, rows) for path, rows in files]
+            + [{"name": timings.name, "note": "seconds per stage; not checksummed"}],
+        }
+        write_json(manifest, stage / MANIFEST)
+    return {path.stem: final / path.name
+            for path, _ in [*files, (timings, None), (Path(MANIFEST), None)]}
+
+
+def _file_entry(path: Path, rows: int | None) -> dict:
+    entry = {"name": path.name, "bytes": path.stat().st_size, "sha256": _sha256(path)}
+    if rows is not None:
+        entry["rows"] = rows
+    return entry
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_manifest(out_dir: str | os.PathLike) -> dict:
+    """The manifest of a complete results folder, after checking every file against it;
+    ValueError naming what is missing or differs."""
+    out_dir = Path(out_dir)
+    path = out_dir / MANIFEST
+    if not path.is_file():
+        raise ValueError(f"{out_dir} is not a complete neardup results folder: no {MANIFEST} "
+                         f"(a run that did not finish, a folder of an older neardup, or not "
+                         f"one at all); run `neardup find ... --out {out_dir}` again")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        entries = [e for e in manifest["files"] if "sha256" in e]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a neardup manifest: {exc}") from None
+    for entry in entries:
+        file = out_dir / entry["name"]
+        if not file.is_file():
+            raise ValueError(f"{out_dir}: {entry['name']} is listed in {MANIFEST} but missing")
+        if file.stat().st_size != entry["bytes"] or _sha256(file) != entry["sha256"]:
+            raise ValueError(f"{out_dir}: {entry['name']} differs from what the run wrote "
+                             f"(size or SHA-256 in {MANIFEST}); run find again")
+    return manifest
 
 
 def _jsonable(value):

@@ -1,0 +1,161 @@
+"""Where outputs may go: never onto an input, and a results folder replaced whole.
+
+Two rules every command follows before it writes:
+
+- :func:`refuse_touching_inputs`: an output path (``--out``, ``-o``, ``--report``,
+  ``--plots``, ``--work-dir``, ...) that is an input, lies inside an input directory,
+  holds an input (a folder that would be replaced), or is the same file through a link,
+  is refused with a ValueError naming the option and the input (exit 2 in the CLI).
+- :class:`StagedDirectory`: a folder is written into a hidden sibling and then swapped
+  into place in one step (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames),
+  so a reader, or a run killed at any moment, sees the previous complete folder or the
+  new complete folder, never a mix. A folder that holds files neardup did not write is
+  never replaced; stale siblings of killed runs are swept on the next write.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+STDIN = "-"
+_STAGE_MARK = ".neardup-"
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def refuse_touching_inputs(inputs: Iterable[str | os.PathLike],
+                           outputs: Mapping[str, str | os.PathLike | None],
+                           replaced: Iterable[str] = ("--out",)) -> None:
+    """ValueError if an output (option name → path) would write onto or into an input.
+
+    ``replaced``: the options whose path is a folder replaced whole, so it may not hold
+    an input either (a work folder or a plots folder only gains files)."""
+    replaced = set(replaced)
+    sources = [os.fspath(p) for p in inputs if os.fspath(p) != STDIN]
+    for option, out in outputs.items():
+        if out is None or os.fspath(out) == STDIN:
+            continue
+        target = os.path.realpath(out)
+        for given in sources:
+            source = os.path.realpath(given)
+            if target == source or _same_file(out, given):
+                why = "is the input"
+            elif os.path.isdir(source) and _inside(target, source):
+                why = "lies inside the input directory"
+            elif option in replaced and _inside(source, target):
+                why = "holds the input (a folder that would be replaced)"
+            else:
+                continue
+            raise ValueError(f"{option} {os.fspath(out)} {why} {given}: choose a path outside "
+                             f"the inputs")
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path != folder and os.path.commonpath([path, folder]) == folder
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+class StagedDirectory:
+    """``with StagedDirectory(target, owned) as stage:`` write into ``stage``; on success
+    the folder ``target`` is replaced by it at once, on failure ``stage`` is removed.
+
+    ``owned(name) -> bool`` says which file names a run may replace: an existing
+    ``target`` holding anything else is refused before any work (ValueError).
+    """
+
+    def __init__(self, target: str | os.PathLike, owned: Callable[[str], bool],
+                 option: str = "--out"):
+        self.target = Path(os.path.realpath(target))
+        self.option = option
+        if self.target.exists():
+            if not self.target.is_dir():
+                raise ValueError(f"{option} {target} exists and is not a folder")
+            foreign = sorted(p.name for p in self.target.iterdir() if not owned(p.name))
+            if foreign:
+                raise ValueError(f"{option} {target} holds files neardup did not write "
+                                 f"({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''})"
+                                 f": choose a new or empty folder, or one an earlier run "
+                                 f"wrote")
+        self.stage = self.target.parent / (f".{self.target.name}{_STAGE_MARK}{os.getpid()}-"
+                                           f"{secrets.token_hex(4)}")
+
+    def __enter__(self) -> Path:
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_stale(self.target)
+        self.stage.mkdir()
+        return self.stage
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            shutil.rmtree(self.stage, ignore_errors=True)
+            return
+        try:
+            replace_directory(self.stage, self.target)
+        except BaseException:
+            shutil.rmtree(self.stage, ignore_errors=True)
+            raise
+
+
+def replace_directory(new: Path, target: Path) -> None:
+    """Put the folder ``new`` at ``target`` in one step; the old ``target`` is deleted."""
+    if not target.exists():
+        os.rename(new, target)  # atomic; fails if target appeared meanwhile
+        return
+    if _exchange(new, target):  # new now holds the old folder
+        shutil.rmtree(new, ignore_errors=True)
+        return
+    old = target.parent / f".{target.name}{_STAGE_MARK}old-{secrets.token_hex(4)}"
+    os.rename(target, old)  # no atomic exchange here: a short window without target
+    os.rename(new, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2); False where that is not available."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno in (38, 22, 95):  # ENOSYS, EINVAL (file system), EOPNOTSUPP: fall back
+        return False
+    raise OSError(errno, os.strerror(errno), os.fspath(b))
+
+
+def _sweep_stale(target: Path) -> None:
+    """Remove siblings left by runs that were killed while writing ``target``."""
+    prefix = f".{target.name}{_STAGE_MARK}"
+    for sibling in target.parent.glob(f"{prefix}*"):
+        pid = sibling.name[len(prefix):].split("-", 1)[0]
+        if pid == "old" and not target.exists():  # killed between the two renames
+            os.rename(sibling, target)
+        elif pid == "old" or (pid.isdigit() and not _alive(int(pid))):
+            shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,208 @@
+"""Outputs never touch inputs; a results folder is one complete run; the report reads only
+what the run read; CSV cells cannot start a formula; pipes, signals and bad options end
+cleanly. Each test is a repro from the outside check (issue 12)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import neardup
+from neardup import sinks
+from neardup.cli import main
+
+AD = "the same job advert, posted again and again by one agency, apply online today"
+NEARDUP = [sys.executable, "-m", "neardup.cli"]
+
+
+@pytest.fixture
+def ads(tmp_path):
+    path = tmp_path / "ads.jsonl"
+    rows = [{"id": f"ad{k}", "text": AD} for k in range(30)]
+    rows += [{"id": f"v{k}", "text": AD + f" variant {k}"} for k in range(5)]
+    rows += [{"id": "solo", "text": "a different text entirely, about the weather in spring"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_no_output_may_touch_an_input(ads, tmp_path, capsys):
+    before = ads.read_bytes()
+    assert main(["find", str(ads), "--report", str(ads), "-q"]) == 2  # was: input overwritten
+    assert ads.read_bytes() == before
+    assert "--report" in capsys.readouterr().err
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text(AD)
+    for args in (["--out", str(folder / "out")], ["--out", str(folder)],
+                 ["--memory-limit", "64M", "--work-dir", str(folder / "spill")]):
+        assert main(["find", str(folder), "-q", *args]) == 2, args
+        assert "choose a path outside the inputs" in capsys.readouterr().err
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(ads)
+    assert main(["dedup", str(ads), "-o", str(link), "-q"]) == 2
+    assert ads.read_bytes() == before and link.is_symlink()
+    assert main(["evaluate", str(ads), "--json", str(ads), "-q"]) == 2
+    assert ads.read_bytes() == before
+
+
+def test_a_second_run_replaces_the_first_whole(ads, tmp_path):
+    out = tmp_path / "out"
+    assert main(["find", str(ads), "--id-field", "id", "--out", str(out),
+                 "--output-format", "parquet", "-q"]) == 0
+    other = tmp_path / "other.txt"
+    other.write_text("one line of text here\nanother line of text here\n")
+    assert main(["find", str(other), "--out", str(out), "-q"]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["candidates.csv", "clusters.csv", "documents.csv", "identical.csv",
+                            "pairs.csv", "summary.json", "timings.json", "manifest.json"])
+    manifest = sinks.read_manifest(out)
+    assert manifest["output_format"] == "csv"
+    assert {e["name"]: e.get("rows") for e in manifest["files"]}["documents.csv"] == 2
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.neardup-")]
+    html = tmp_path / "r.html"
+    assert main(["report", str(out), "-o", str(html)]) == 0
+    assert "other.txt" in html.read_text() and "ads.jsonl" not in html.read_text()
+
+
+def test_a_folder_with_foreign_files_is_never_replaced(ads, tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("my notes")
+    assert main(["find", str(ads), "--out", str(out), "-q"]) == 2
+    assert "neardup did not write (notes.txt)" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
+def test_report_refuses_an_incomplete_or_altered_folder(ads, tmp_path, capsys):
+    out = tmp_path / "out"
+    neardup.find(str(ads), id_field="id", out=out)
+    (out / "manifest.json").rename(tmp_path / "manifest.json")
+    assert main(["report", str(out), "-o", str(tmp_path / "r.html")]) == 2
+    assert "no manifest.json" in capsys.readouterr().err
+    (tmp_path / "manifest.json").rename(out / "manifest.json")
+    with open(out / "pairs.csv", "a") as f:
+        f.write('"x","y",1,1,0,1\n')
+    assert main(["report", str(out), "-o", str(tmp_path / "r.html")]) == 2
+    assert "pairs.csv differs" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+def corpus_for_kills(tmp_path):
+    path = tmp_path / "copies.txt"
+    path.write_text((AD + "\n") * 2000 + "".join(f"{AD} {k}\n" for k in range(300)))
+    return path
+
+
+def test_killed_runs_leave_the_previous_or_the_new_complete_folder(tmp_path):
+    """SIGKILL at random moments while `find --out` rewrites a folder (2.4 M pairs)."""
+    corpus = corpus_for_kills(tmp_path)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    runs = {0.9: "parquet", 0.8: "csv"}
+
+    def command(threshold):
+        return [*NEARDUP, "find", str(corpus), "--out", str(out), "-t", str(threshold),
+                "--output-format", runs[threshold], "--method", "lsh", "-q"]
+
+    started = time.perf_counter()
+    assert subprocess.run(command(0.9), env=env, capture_output=True).returncode == 0
+    whole = time.perf_counter() - started
+    rng = random.Random(7)
+    for attempt in range(8):
+        threshold = (0.8, 0.9)[attempt % 2]
+        process = subprocess.Popen(command(threshold), env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.2, whole * 1.1))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        manifest = sinks.read_manifest(out)  # complete: every file as its run wrote it
+        summary = json.loads((out / "summary.json").read_text())
+        fmt = runs[summary["config"]["threshold"]]
+        assert manifest["output_format"] == fmt
+        assert (out / f"pairs.{fmt}").exists() and not (out / "pairs.jsonl").exists()
+    assert subprocess.run(command(0.8), env=env, capture_output=True).returncode == 0
+    assert not [p for p in tmp_path.iterdir() if ".neardup-" in p.name]  # swept
+    with open(out / "pairs.csv", "rb") as f:
+        rows = sum(1 for _ in f) - 1
+    assert rows == json.loads((out / "summary.json").read_text())["counts"]["pairs"] > 2_000_000
+
+
+def test_the_report_reads_only_files_under_the_input_root(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN " + AD)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "inside.txt").write_text(AD + " inside")
+    (root / "inside2.txt").write_text(AD + " inside too")
+    (root / "out.txt").symlink_to(secret)
+    ids = (str(secret), "../secret.txt", "out.txt", "inside.txt", "inside2.txt")
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": doc_id, "text": f"{AD} {k}"}) + "\n"
+                            for k, doc_id in enumerate(ids)))
+    out = tmp_path / "out"
+    neardup.find(str(data), id_field="id", out=out)
+    html = tmp_path / "r.html"
+    assert main(["report", str(out), "-o", str(html), "--root", str(root)]) == 0
+    page = html.read_text()
+    assert "SECRET-TOKEN" not in page
+    assert "inside too" in page  # the files under the root are read
+
+
+def test_csv_cells_that_would_start_a_formula_are_escaped(tmp_path):
+    ids = ["=HYPERLINK(1)", "+1", "-cmd", "@SUM(A1)", "\tx", "plain"]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "text": AD}) + "\n" for i in ids))
+    neardup.find(str(data), id_field="id", out=tmp_path / "csv")
+    pairs = (tmp_path / "csv" / "pairs.csv").read_text()
+    for doc_id in ids[:4]:
+        assert f'"\'{doc_id}"' in pairs and f'"{doc_id}"' not in pairs
+    assert '"plain"' in pairs
+    neardup.find(str(data), id_field="id", out=tmp_path / "jsonl", output_format="jsonl")
+    first = json.loads((tmp_path / "jsonl" / "pairs.jsonl").read_text().split("\n")[0])
+    assert first["id_a"] == "=HYPERLINK(1)"  # machines' formats stay raw
+    neardup.find(str(data), id_field="id", out=tmp_path / "raw", escape_formulas=False)
+    assert '"=HYPERLINK(1)"' in (tmp_path / "raw" / "pairs.csv").read_text()
+
+
+def test_pipes_signals_and_bad_options_end_cleanly(ads, tmp_path):
+    for args in (["tune", "-t", "0.8"], ["find", str(ads), "--top", "50"]):
+        shell = subprocess.run(" ".join([*NEARDUP, *args]) + " | head -1", shell=True,
+                               capture_output=True, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr
+    bad = subprocess.run([*NEARDUP, "find", str(ads), "--rows", "0"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "rows must be a positive integer" in bad.stderr
+    warned = subprocess.run([*NEARDUP, "find", str(ads), "-t", "0.7", "--bands", "5",
+                             "--rows", "20", "-q"], capture_output=True, text=True)
+    assert warned.returncode == 0 and "P(t) = 0.004" in warned.stderr
+    into_file = subprocess.run([*NEARDUP, "find", str(ads), "--out", str(ads) + "/x", "-q"],
+                               capture_output=True, text=True)
+    assert into_file.returncode in (1, 2) and str(ads) in into_file.stderr
+
+
+def test_sigterm_removes_the_spill_folder(tmp_path):
+    corpus = tmp_path / "many.txt"
+    corpus.write_text("".join(f"line {k} of a long generated corpus with words {k % 97} "
+                              f"and more words {k % 89}\n" for k in range(200_000)))
+    work = tmp_path / "work"
+    work.mkdir()
+    process = subprocess.Popen([*NEARDUP, "find", str(corpus), "--memory-limit", "64M",
+                                "--work-dir", str(work), "--out", str(tmp_path / "out")],
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(work.iterdir()):
+        time.sleep(0.05)
+    assert any(work.iterdir()), "the run never spilled"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGTERM
+    assert "terminated" in err
+    assert not any(work.iterdir()) and not (tmp_path / "out").exists()
