@@ -611,46 +611,40 @@ def _has_text(column):
     return F.udf(lambda text: text is not None and text.strip() != "", "boolean")(column)
 
 
-def write_result(result: SparkFindResult, out_dir: str | os.PathLike,
-                 fmt: str = "csv") -> dict[str, Path]:
-    """The files :func:`neardup.sinks.write_result` writes for the same config, byte for
-    byte (timings aside), through the same writers.
+def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str = "csv", *,
+                 escape_formulas: bool = True) -> dict[str, Path]:
+    """The results folder :func:`neardup.sinks.write_result` writes for the same config,
+    byte for byte (timings aside), by the same :func:`~neardup.sinks.write_folder`.
 
     ``pairs="all"``: above ``max_pairs`` nothing is written (the local message); else
-    ``pairs.FMT`` streams to disk a partition at a time (:func:`_arrow_batches`).
-    ``pairs="groups"``: ``set_pairs.FMT`` instead. Then identical, clusters, documents,
-    candidates (.FMT), summary.json, timings.json.
+    ``pairs.FMT`` streams to disk a partition at a time (:func:`_arrow_batches`), its
+    rows checked against ``counts["pairs"]``. ``pairs="groups"``: ``set_pairs.FMT``
+    instead. Then identical, clusters, documents, candidates (.FMT), far smaller than the
+    pairs, each collected whole; summary, timings and manifest as the local engine's.
     """
     from . import sinks
 
-    if fmt not in sinks.OUTPUT_FORMATS:
-        raise ValueError(f"output format must be one of {sinks.OUTPUT_FORMATS}, got {fmt!r}")
     config = result.config
     if config.pairs == "all":
         message = too_many_pairs(result.counts, config.max_pairs or None)
         if message is not None:
             raise ValueError(message)
-    out_dir = Path(out_dir)
-    written = {}
+    if fmt not in sinks.OUTPUT_FORMATS:  # checked again by write_folder, here before collecting
+        raise ValueError(f"output format must be one of {sinks.OUTPUT_FORMATS}, got {fmt!r}")
+    tables = {}
     if config.pairs == "all":
-        tables = (pa.Table.from_batches([batch]).cast(PAIR_SCHEMA)
-                  for batch in _arrow_batches(result.pairs))
-        written["pairs"], rows = sinks.write_tables(tables, out_dir / f"pairs.{fmt}", fmt,
-                                                    schema=PAIR_SCHEMA)
-        if rows != result.counts["pairs"]:  # the listing and the count are one claim
-            raise RuntimeError(f"wrote {rows:,} pairs where {result.counts['pairs']:,} were "
-                               f"counted")
+        batches = (pa.Table.from_batches([batch]).cast(PAIR_SCHEMA)
+                   for batch in _arrow_batches(result.pairs))
+        tables["pairs"] = (_row_groups(batches, sinks.ROW_GROUP_ROWS), PAIR_SCHEMA,
+                           result.counts["pairs"])
     else:
-        written["set_pairs"] = sinks.write_table(_local_table(result.set_pairs),
-                                                 out_dir / f"set_pairs.{fmt}", fmt)
+        table = _local_table(result.set_pairs)
+        tables["set_pairs"] = ([table], table.schema, None)
     for name in ("identical", "clusters", "documents", "candidates"):
-        # far smaller than the pairs: collected whole, written as the local table would be
-        written[name] = sinks.write_table(_local_table(getattr(result, name)),
-                                          out_dir / f"{name}.{fmt}", fmt)
-    written["summary"] = sinks.write_json(result.summary(), out_dir / "summary.json")
-    written["timings"] = sinks.write_json({k: round(v, 4) for k, v in result.seconds.items()},
-                                          out_dir / "timings.json")
-    return written
+        table = _local_table(getattr(result, name))
+        tables[name] = ([table], table.schema, None)
+    return sinks.write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
+                              escape_formulas=escape_formulas)
 
 
 def _local_table(df: DataFrame) -> pa.Table:
@@ -661,6 +655,27 @@ def _local_table(df: DataFrame) -> pa.Table:
     schema = pa.schema([pa.field(f.name, pa.string() if pa.types.is_large_string(f.type)
                                  else f.type) for f in table.schema])
     return table.cast(schema).replace_schema_metadata(None).combine_chunks()
+
+
+def _row_groups(tables: Iterator[pa.Table], rows: int) -> Iterator[pa.Table]:
+    """The rows of ``tables`` again, in tables of ``rows`` rows (the last may hold fewer),
+    each column one chunk.
+
+    A Parquet row group's bytes depend on where its column chunks end (pages are cut
+    after runs of values counted from each chunk's start), so Spark's small Arrow batches
+    are joined into the row groups the writer cuts: the bytes of a whole table's.
+    """
+    pending: list[pa.Table] = []
+    held = 0
+    for table in tables:
+        pending.append(table)
+        held += table.num_rows
+        while held >= rows:
+            whole = pa.concat_tables(pending)
+            yield whole.slice(0, rows).combine_chunks()
+            pending, held = [whole.slice(rows)], held - rows
+    if held:
+        yield pa.concat_tables(pending).combine_chunks()
 
 
 def _arrow_batches(df: DataFrame) -> Iterator[pa.RecordBatch]:
@@ -678,8 +693,8 @@ def _arrow_batches(df: DataFrame) -> Iterator[pa.RecordBatch]:
                 sink = pa.BufferOutputStream()
                 with pa.ipc.new_stream(sink, batch.schema) as writer:
                     writer.write_batch(batch)
-                yield pa.RecordBatch.from_arrays([pa.array([sink.getvalue().to_pybytes()], pa.binary())],
-                                                 names=["ipc"])
+                packed = pa.array([sink.getvalue().to_pybytes()], pa.binary())
+                yield pa.RecordBatch.from_arrays([packed], names=["ipc"])
 
     for row in df.mapInArrow(pack, "ipc binary").toLocalIterator():
         yield from pa.ipc.open_stream(row["ipc"])
@@ -711,8 +726,11 @@ def _to_arrow(df: DataFrame) -> pa.Table:
     if hasattr(df, "toArrow"):
         return df.toArrow()
     batches = df._collect_as_arrow()
-    return pa.Table.from_batches(batches) if batches else pa.Table.from_pylist(
-        [], schema=pa.schema([(f.name, pa.null()) for f in df.schema.fields]))
+    if batches:
+        return pa.Table.from_batches(batches)
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(df.schema).empty_table()  # typed: no rows must still match local
 
 
 def _session() -> SparkSession:

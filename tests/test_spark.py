@@ -1,11 +1,14 @@
-"""The Spark engine gives the local engine's results: pairs, estimates, clusters, keepers."""
+"""The Spark engine gives the local engine's results: every document pair, estimates, clusters,
+keepers, and the same files byte for byte."""
 
+import dataclasses
 import os
 import shutil
 import subprocess
 import sys
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
@@ -26,9 +29,10 @@ if not _java_works():
     pytest.skip("Spark needs Java, and no working java was found", allow_module_level=True)
 
 import neardup  # noqa: E402
-from neardup import cli  # noqa: E402
+from neardup import cli, sinks  # noqa: E402
 from neardup import spark as neardup_spark  # noqa: E402
-from neardup.synthetic import planted_corpus  # noqa: E402
+from neardup.pairs import PAIR_SCHEMA, expand  # noqa: E402
+from neardup.synthetic import brute_force_pairs, planted_corpus  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -47,40 +51,172 @@ def spark():
     session.stop()
 
 
+OPTIONS = dict(shingle_kind="word", shingle_size=1, threshold=0.7, representative="longest",
+               method="lsh")
+
+
 @pytest.fixture(scope="module")
 def corpus():
+    """Planted near-duplicates, documents set aside, and identical groups of 2 to 5 copies,
+    some of both sides of a planted pair: one pair of distinct sets then stands for
+    g_A x g_B document pairs. Copies land at random places, often before their source
+    (the group's head is then the copy, and a member of B's group may precede A's)."""
     c = planted_corpus(1500, dup_fraction=0.08, similarity=(0.4, 1.0), exact_copies=20, seed=3)
     texts, ids = list(c.texts), list(c.ids)
+    strong = np.flatnonzero(c.planted_jaccard >= 0.8)  # sure to be found by LSH
+    base, near = c.planted_i[strong], c.planted_j[strong]
+    lone = int(np.setdiff1d(np.arange(100), c.planted_i)[0])  # no planted near-duplicate
+    extra = [(base[0], 3), (near[0], 1), (base[1], 1), (near[1], 2), (near[2], 4),
+             (base[3], 2), (lone, 2)]  # (source, copies added)
+    rng = np.random.default_rng(11)
+    for source, count in extra:
+        for k in range(count):
+            at = int(rng.integers(0, len(texts) + 1))
+            texts.insert(at, c.texts[source])
+            # "=": a CSV cell a spreadsheet would run, escaped alike by both engines' writer
+            ids.insert(at, f"{'=' if source == lone else ''}copy{k}-{c.ids[source]}")
     for at, text in ((0, ""), (700, "   "), (1200, "w1 w2")):  # set aside: < min_shingles
         texts.insert(at, text)
         ids.insert(at, f"short{at}")
     return texts, ids
 
 
+@pytest.fixture(scope="module")
+def runs(spark, corpus):
+    """The same corpus through both engines: (local FindResult with its sets, Spark result)."""
+    texts, ids = corpus
+    local = neardup.find_texts(texts, ids, keep_arrays=True, **OPTIONS)
+    # shuffled across partitions: numbering comes from order_col, not from the layout
+    df = spark.createDataFrame(list(zip(range(len(texts)), ids, texts)),
+                               "position long, id string, text string").repartition(3)
+    return local, neardup_spark.find(df, order_col="position", **OPTIONS)
+
+
 def _rows(table):
     return table.to_pylist()
 
 
-def test_planted_corpus_same_pairs_clusters_and_counts_as_local(spark, corpus):
-    texts, ids = corpus
-    options = dict(shingle_kind="word", shingle_size=1, threshold=0.7,
-                   representative="longest", method="lsh")
-    local = neardup.find_texts(texts, ids, **options)
-    # shuffled across partitions: numbering comes from order_col, not from the layout
-    df = spark.createDataFrame(list(zip(range(len(texts)), ids, texts)),
-                               "position long, id string, text string").repartition(3)
-    result = neardup_spark.find(df, order_col="position", **options)
+def test_planted_corpus_same_pairs_clusters_and_counts_as_local(runs):
+    local, result = runs
+    c = local.counts
+    sizes = set(local.identical_table().column("group_size").to_pylist())
+    assert {2, 3, 4, 5} <= sizes  # groups of several sizes
+    assert c["near_duplicate_pairs"] > c["set_pairs"] > 50  # groups on both sides expand
+    assert c["pairs"] == c["identical_pairs"] + c["near_duplicate_pairs"]
 
     pairs = neardup_spark._to_arrow(result.pairs)
-    assert local.counts["identical_copies"] >= 20 and local.counts["near_duplicate_pairs"] > 50
+    assert pairs.num_rows == c["pairs"]
     assert _rows(pairs) == _rows(local.pairs_table())  # ids, exact J, estimate, doc numbers
-    assert (_rows(neardup_spark._to_arrow(result.clusters))
-            == _rows(local.clusters_table()))  # labels and representatives
-    assert (_rows(neardup_spark._to_arrow(result.documents))
-            == _rows(local.documents_table()))
-    assert (_rows(neardup_spark._to_arrow(result.candidates))
-            == _rows(local.candidates_table()))
+    for name in ("set_pairs", "identical", "clusters", "documents", "candidates"):
+        assert (_rows(neardup_spark._to_arrow(getattr(result, name)))
+                == _rows(getattr(local, f"{name}_table")())), name
     assert result.counts == local.counts
+    assert list(result.counts) == list(local.counts)  # summary.json: same key order
+
+
+def test_pairs_are_every_document_pair_with_j_at_least_t(runs):
+    local, result = runs
+    t = local.config.threshold
+    truth_i, truth_j, truth_jaccard = brute_force_pairs(local.sets, t)
+    usable = local.sets.sizes >= local.config.min_shingles
+    keep = usable[truth_i] & usable[truth_j]
+    truth = {(int(i), int(j)): float(x)
+             for i, j, x in zip(truth_i[keep], truth_j[keep], truth_jaccard[keep])}
+    found = {(r["doc_a"], r["doc_b"]): r["jaccard"]
+             for r in neardup_spark._to_arrow(result.pairs).to_pylist()}
+    assert all(a < b for a, b in found)
+    assert all(pair in truth and round(truth[pair], 6) == x for pair, x in found.items())
+    assert {p for p, x in truth.items() if x >= t + 0.1} <= set(found)  # LSH recall there
+    identical = {p for p, x in truth.items() if x == 1.0}
+    assert len(identical) == local.counts["identical_pairs"] > 0
+    assert all(found.get(p) == 1.0 for p in identical)  # grouped exactly: never missed
+
+
+def _same_files(local_dir, spark_dir):
+    names = sorted(p.name for p in local_dir.iterdir())
+    assert names == sorted(p.name for p in spark_dir.iterdir())
+    for name in names:
+        if name != "timings.json":  # seconds differ from run to run
+            assert (spark_dir / name).read_bytes() == (local_dir / name).read_bytes(), name
+    return names
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
+def test_written_files_same_bytes_as_local(runs, tmp_path, fmt):
+    local, result = runs
+    sinks.write_result(local, tmp_path / "local", fmt)
+    neardup_spark.write_result(result, tmp_path / "spark", fmt)
+    names = _same_files(tmp_path / "local", tmp_path / "spark")
+    assert {f"{name}.{fmt}" for name in ("pairs", "identical", "clusters", "documents",
+                                         "candidates")} | {"summary.json"} <= set(names)
+
+
+def test_pairs_groups_writes_the_compact_form_that_expands_to_every_pair(runs, corpus,
+                                                                           tmp_path):
+    import pyarrow.parquet as pq
+
+    local, result = runs
+    texts, ids = corpus
+    compact = neardup.find_texts(texts, ids, pairs="groups", **OPTIONS)
+    sinks.write_result(compact, tmp_path / "local", "parquet")
+    # find does not depend on how pairs are written: the same DataFrames, the new config
+    spark_compact = dataclasses.replace(result, config=compact.config)
+    neardup_spark.write_result(spark_compact, tmp_path / "spark", "parquet")
+    names = _same_files(tmp_path / "local", tmp_path / "spark")
+    assert "set_pairs.parquet" in names and "pairs.parquet" not in names
+    expanded = expand(pq.read_table(tmp_path / "spark" / "set_pairs.parquet"),
+                      pq.read_table(tmp_path / "spark" / "identical.parquet"))
+    assert _rows(expanded) == _rows(local.pairs_table())
+
+
+def test_max_pairs_refused_before_anything_is_written(runs, tmp_path):
+    local, result = runs
+    config = dataclasses.replace(local.config, max_pairs=local.counts["pairs"] - 1)
+    messages = []
+    for write, run, out in ((sinks.write_result, local, "local"),
+                            (neardup_spark.write_result, result, "spark")):
+        with pytest.raises(ValueError, match="exceed --max-pairs") as refused:
+            write(dataclasses.replace(run, config=config), tmp_path / out, "csv")
+        assert not (tmp_path / out).exists()
+        messages.append(str(refused.value))
+    assert messages[0] == messages[1]
+
+
+def test_pairs_in_spark_batches_write_the_bytes_of_one_table(tmp_path):
+    # 150,000 rows of 12-character ids: past Parquet's 1 MB pages, where the same rows
+    # written as Spark's 10,000-row batches come (not regrouped) give other bytes
+    rng = np.random.default_rng(5)
+    n = 150_000
+    doc_a = np.sort(rng.integers(0, 200_000, n))
+    doc_b = doc_a + rng.integers(1, 1_000, n)
+    ids = pa.array([f"doc{d:09d}" for d in range(201_000)])
+    whole = pa.table({"id_a": ids.take(pa.array(doc_a)), "id_b": ids.take(pa.array(doc_b)),
+                      "jaccard": rng.random(n).round(6), "estimate": rng.random(n).round(6),
+                      "doc_a": doc_a, "doc_b": doc_b}).cast(PAIR_SCHEMA)
+    spark_sized = [whole.slice(s, 10_000) for s in range(0, n, 10_000)]  # Arrow batch size
+    sinks.write_tables([whole], tmp_path / "whole.parquet", schema=PAIR_SCHEMA)
+    sinks.write_tables(neardup_spark._row_groups(iter(spark_sized), sinks.ROW_GROUP_ROWS),
+                       tmp_path / "batches.parquet", schema=PAIR_SCHEMA)
+    assert (tmp_path / "batches.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()
+
+    groups = list(neardup_spark._row_groups(iter(spark_sized), 40_000))
+    assert [t.num_rows for t in groups] == [40_000] * 3 + [30_000]
+    assert all(column.num_chunks == 1 for t in groups for column in t.columns)
+    assert pa.concat_tables(groups).equals(whole)
+
+
+def test_arrow_batches_keep_the_order_across_partitions(spark):
+    from pyspark.sql import functions as F
+
+    ordered = spark.range(0, 50_000, 1, 7)  # 7 partitions of several Arrow batches each
+    batches = list(neardup_spark._arrow_batches(ordered))
+    assert len(batches) >= 7
+    assert np.array_equal(np.concatenate([b.column("id").to_numpy() for b in batches]),
+                          np.arange(50_000))
+    reverse = spark.range(0, 3_000, 1, 3).orderBy(F.col("id").desc())  # a global sort
+    got = np.concatenate([b.column("id").to_numpy()
+                          for b in neardup_spark._arrow_batches(reverse)])
+    assert np.array_equal(got, np.arange(3_000)[::-1])
 
 
 CSV_ROWS = [
@@ -122,8 +258,8 @@ def test_csv_with_multiline_quoted_fields_same_files_as_local(spark, tmp_path):
                          max_bucket=2, bits=8, representative="shortest", method="lsh")
     assert local.counts["buckets"]["buckets_over_limit"] > 0  # the star branch ran
     assert local.counts["pairs"] >= 4
-    for name in ("pairs.csv", "clusters.csv", "documents.csv", "candidates.csv",
-                 "summary.json"):
+    for name in ("pairs.csv", "identical.csv", "clusters.csv", "documents.csv",
+                 "candidates.csv", "summary.json"):
         local_bytes = (tmp_path / "local" / name).read_bytes()
         spark_bytes = (tmp_path / "spark" / name).read_bytes()
         if name == "summary.json":  # the local engine also reports how it read the file
