@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import itemsets, lsh, outofcore, prepare, sinks
+from . import frames, itemsets, lsh, outofcore, prepare, sinks
 from .outputs import refuse_touching_inputs
 from .pipeline import FindConfig, FindResult, find_sets, sign
 from .progress import StageTimer
@@ -20,11 +20,17 @@ SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delim
 ENGINES = ("local", "spark")
 
 
-def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
-         output_format: str = "csv", quiet: bool = True, representative_field: str | None = None,
-         report=None, engine: str = "local", memory_limit=None, work_dir=None,
-         escape_formulas: bool = True, **options):
+def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
+         representative_field: str | None = None, report=None, engine: str = "local",
+         memory_limit=None, work_dir=None, escape_formulas: bool = True,
+         text: str | Sequence[str] | None = None, id: str | None = None, **options):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
+
+    ``inputs``: a path or a list of paths, or data already in memory: a pandas or polars
+    DataFrame, a pyarrow Table or RecordBatchReader, a DuckDB relation, a Hugging Face
+    ``Dataset``, a list of dicts or of strings (see :mod:`neardup.frames`). ``text``
+    (a column name or several, joined by a newline; default "text") and ``id`` (default:
+    the row number) name the columns; they are the same as ``text_fields``/``id_field``.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
     delimiter, encoding), :class:`~neardup.pipeline.FindConfig` fields
@@ -56,8 +62,13 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    refuse_touching_inputs(_as_list(inputs), {"--out": out, "--report": report,
-                                              "--work-dir": work_dir})
+    _column_names(options, text, id)
+    in_memory = frames.is_in_memory(inputs)
+    refuse_touching_inputs([] if in_memory else _as_list(inputs),
+                           {"--out": out, "--report": report, "--work-dir": work_dir})
+    if in_memory and (engine == "spark" or memory_limit is not None):
+        raise ValueError("data already in memory runs on the local engine without "
+                         "memory_limit (for a Spark DataFrame: neardup.spark.find)")
     if engine == "spark":
         if representative_field is not None or report is not None or memory_limit is not None:
             raise ValueError("--representative-field, --report and --memory-limit are not "
@@ -99,9 +110,27 @@ def find(inputs: str | os.PathLike | Sequence[str | os.PathLike], *, out=None,
     return result
 
 
-def dedup(inputs, out, *, quiet: bool = True, representative_field: str | None = None,
-          **options) -> FindResult:
-    """Write ``inputs`` minus every document that has a near-duplicate kept in its place."""
+def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
+          text: str | Sequence[str] | None = None, id: str | None = None, **options):
+    """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
+
+    Files: the copy goes to ``out`` in the input's format and the FindResult is returned
+    (its ``counts["dedup"]`` says what was written). Data in memory (a DataFrame, a
+    table, a list; see :func:`find`): the same kind of object minus the removed rows is
+    returned, and ``out`` is not used; rows without text are kept as they were.
+    """
+    _column_names(options, text, id)
+    if frames.is_in_memory(inputs):
+        if out is not None:
+            raise ValueError("dedup of data in memory returns the deduplicated data; "
+                             "out= is for files")
+        result, documents = _find(inputs, quiet=quiet,
+                                  representative_field=representative_field, **options)
+        rows = result.read_report["records_seen"]
+        return frames.keep_rows(inputs, frames.kept_row_mask(documents, result.representative,
+                                                             rows))
+    if out is None:
+        raise ValueError("dedup of files needs out= (the path of the copy)")
     refuse_touching_inputs(_as_list(inputs), {"--out": out})
     result, documents = _find(inputs, quiet=quiet, representative_field=representative_field,
                               **options)
@@ -213,9 +242,18 @@ def _find(inputs, *, quiet, representative_field, **options):
     config = FindConfig.from_options(**_code_defaults(prep, options))  # checked before reading
     if config.representative == "field" and representative_field is None:
         raise ValueError("representative='field' needs representative_field")
-    documents, report = read_documents(_as_list(inputs), progress=not quiet, **source_options)
     key = None
-    if representative_field is not None:
+    if frames.is_in_memory(inputs):
+        extra = [representative_field] if representative_field not in (None, "id") else []
+        documents, report, fields = frames.read_frame(
+            inputs, text_fields=source_options.get("text_fields", ("text",)),
+            id_field=source_options.get("id_field"), extra_fields=extra)
+        if extra:
+            key = fields[representative_field]
+    else:
+        documents, report = read_documents(_as_list(inputs), progress=not quiet,
+                                           **source_options)
+    if representative_field is not None and key is None:
         key = _field_values(documents, representative_field)
     texts = documents.texts
     if key is None:
@@ -233,10 +271,22 @@ def _find(inputs, *, quiet, representative_field, **options):
     result.read_report = report.as_dict()
     # where the documents came from, so a report can re-read a directory's files
     result.read_report["inputs"] = [
-        {"path": src.given if src.given == "-" else os.path.abspath(src.given),
+        {"path": src.given if src.given in ("-", frames.MEMORY) else os.path.abspath(src.given),
          "format": src.fmt, "name": src.name, "prefixed": len(documents.inputs) > 1}
         for src in documents.inputs]
     return result, documents
+
+
+def _column_names(options: dict, text, id) -> None:
+    """``text``/``id`` are the short names of ``text_fields``/``id_field``."""
+    if text is not None:
+        if "text_fields" in options:
+            raise ValueError("give text= or text_fields=, not both")
+        options["text_fields"] = (text,) if isinstance(text, str) else tuple(text)
+    if id is not None:
+        if "id_field" in options:
+            raise ValueError("give id= or id_field=, not both")
+        options["id_field"] = id
 
 
 def _find_chunked(inputs, *, quiet, representative_field, limit: int, work_dir, **options):
