@@ -18,6 +18,7 @@ from .sources import read_document_chunks, read_documents, write_deduplicated
 SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
                   "encoding")
 ENGINES = ("local", "spark")
+STDOUT = "-"
 
 
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
@@ -46,6 +47,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     with the texts still in memory for the side-by-side pair views; what it drew
     lands in ``result.counts["report"]``.
 
+    ``out="-"`` writes the pairs to standard output (csv or jsonl) instead of a folder.
     ``out`` is written all at once with a manifest (see :func:`neardup.sinks.write_folder`);
     ``escape_formulas``: CSV string cells beginning with =, +, -, @, tab or CR get a
     leading ' (OWASP); False writes them raw. JSONL and Parquet are always raw.
@@ -99,7 +101,10 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     else:
         result, documents = _find(inputs, quiet=quiet,
                                   representative_field=representative_field, **options)
-    if out is not None:
+    if out == STDOUT:  # the pairs, to standard output; everything else stays on stderr
+        sinks.write_pairs_to(sys.stdout.buffer, result, output_format,
+                             escape_formulas=escape_formulas)
+    elif out is not None:
         sinks.write_result(result, out, output_format, escape_formulas=escape_formulas)
     if report is not None:
         from .report import write_report  # matplotlib and difflib only when asked

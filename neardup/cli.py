@@ -112,9 +112,10 @@ def _text_arguments(p: argparse.ArgumentParser) -> None:
                        help=f"add the {step} step to the preset")
     g = p.add_argument_group("source code")
     g.add_argument("--code", nargs="?", const="auto", metavar="LANG",
-                   help="tokenize as code (comments dropped, 5-token word shingles): LANG "
-                        "(go, python, ...) or auto (default with no LANG: each file's "
-                        "extension; unknown ones fall back to words)")
+                   help="tokenize as code (comments dropped, 5-token word shingles): "
+                        "--code=LANG (go, python, ...) or --code auto (also --code alone: "
+                        "each file's extension; unknown ones fall back to words); a path "
+                        "after a bare --code stays a path")
     g.add_argument("--type2", action="store_true",
                    help="with --code: identifiers and literals normalized (renamed clones)")
     g.add_argument("--generated", choices=list(GENERATED_POLICIES), default="keep",
@@ -170,15 +171,25 @@ def _size(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="neardup", description="Find near-duplicate documents, files and sets: "
-        "shingles, MinHash, LSH, exact verification, clusters.")
+        "shingles, MinHash, LSH, exact verification, clusters.",
+        epilog="Each command has its own --help with examples.")
+    parser.add_argument("--version", action="version", version=f"neardup {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    p = commands.add_parser("find", help="pairs and clusters of near-duplicates")
+    p = commands.add_parser("find", help="pairs and clusters of near-duplicates",
+                            description="Every pair of documents with Jaccard >= T (copies "
+                            "of one text included), and the clusters they form.",
+                            epilog=FIND_EXAMPLES, formatter_class=_Formatter)
     _source_arguments(p)
     p.add_argument("--out", "-o", metavar="DIR",
-                   help="write pairs, clusters, summary.json and timings.json here")
+                   help="write pairs, identical groups, clusters, documents, candidates, "
+                        "summary.json, timings.json and manifest.json here, all at once; "
+                        "- writes the pairs to standard output (csv or jsonl) and the "
+                        "summary to standard error")
     p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS),
                    help="csv, jsonl or parquet (default: csv)")
     p.add_argument("--raw-csv", dest="escape_formulas", action="store_false",
@@ -200,12 +211,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--work-dir", metavar="DIR",
                    help="with --memory-limit: where the spilled files go (default: TMPDIR)")
 
-    p = commands.add_parser("dedup", help="write the input minus its near-duplicates")
+    p = commands.add_parser("dedup", help="write the input minus its near-duplicates",
+                            description="A copy of the input, in its format, without the "
+                            "documents that have a near-duplicate kept in their place.",
+                            epilog=DEDUP_EXAMPLES, formatter_class=_Formatter)
     _source_arguments(p)
     p.add_argument("--out", "-o", required=True, metavar="PATH",
                    help="output file (directory for a directory or several inputs)")
 
-    p = commands.add_parser("report", help="an HTML report of a `find --out` directory")
+    p = commands.add_parser("report", help="an HTML report of a `find --out` directory",
+                            epilog=REPORT_EXAMPLES, formatter_class=_Formatter)
     p.add_argument("result_dir", metavar="RESULT_DIR", help="directory written by find --out")
     p.add_argument("--out", "-o", required=True, metavar="HTML", help="the report to write")
     p.add_argument("--plots", metavar="DIR", help="also write the plots as PNG and SVG here")
@@ -219,7 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("evaluate", help="LSH against the truth, in document pairs: "
                             "found, true, intersection, false positives and negatives, the "
-                            "empirical S-curve")
+                            "empirical S-curve", epilog=EVALUATE_EXAMPLES,
+                            formatter_class=_Formatter)
     _source_arguments(p)
     p.add_argument("--truth", choices=["exact", "brute"], default="exact",
                    help="exact: the all-pairs join over distinct sets, weighted by their "
@@ -232,11 +248,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG", help="write the S-curve plot here")
     p.add_argument("--json", metavar="FILE", help="write the evaluation as JSON here")
 
-    p = commands.add_parser("tune", help="choose bands x rows for a threshold")
-    p.add_argument("--threshold", "-t", type=float, required=True)
-    p.add_argument("--num-perm", type=int, default=128)
-    p.add_argument("--bands", type=int)
-    p.add_argument("--rows", type=int)
+    p = commands.add_parser("tune", help="choose bands x rows for a threshold",
+                            description="The b x r neardup chooses for a threshold, and the "
+                            "S-curve P(s) = 1 - (1 - s^r)^b it gives.",
+                            epilog=TUNE_EXAMPLES, formatter_class=_Formatter)
+    p.add_argument("--threshold", "-t", type=float, required=True,
+                   help="the Jaccard similarity pairs must reach")
+    p.add_argument("--num-perm", type=int, default=128,
+                   help="K, minima per signature (default: 128)")
+    p.add_argument("--bands", type=int, help="force b (see what it gives at t)")
+    p.add_argument("--rows", type=int, help="force r")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     return parser
 
@@ -253,9 +274,65 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"neardup: warning: {message}", file=sys.stderr)
 
 
+def _code_keeps_paths(argv: list[str]) -> list[str]:
+    """``--code ./repo``: the word after a bare --code is its language only when it names
+    one (``--code go``, ``--code auto``); an existing path stays a path (``--code=go`` is
+    never ambiguous)."""
+    out = list(argv)
+    for k, word in enumerate(argv[:-1]):
+        following = argv[k + 1]
+        if word == "--code" and not following.startswith("-") and os.path.exists(following):
+            if not _is_language(following):
+                out[k] = "--code=auto"
+    return out
+
+
+def _is_language(name: str) -> bool:
+    """``auto`` or a Pygments lexer alias."""
+    if name == "auto":
+        return True
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        get_lexer_by_name(name)
+    except ClassNotFound:
+        return False
+    return True
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help with the examples laid out as written."""
+
+
+FIND_EXAMPLES = """examples:
+  neardup find src/ --include '*.py' --shingle word --ngram 5 -t 0.8 --out out/
+  neardup find ads.csv --text-field description --id-field id -t 0.7 --report ads.html
+  neardup find names.txt --shingle char -k 3 -t 0.8 --method exact --out - | head
+  neardup find ./repo --code=go --type2 -t 0.8 --out clones/
+"""
+DEDUP_EXAMPLES = """examples:
+  neardup dedup docs.jsonl --text-field body -t 0.8 -o docs.dedup.jsonl
+  neardup dedup corpus/ --include '*.txt' -t 0.9 -o corpus.dedup/
+"""
+REPORT_EXAMPLES = """examples:
+  neardup find src/ -t 0.5 --out out/ && neardup report out/ -o report.html
+  neardup report out/ -o report.html --plots plots/ --root src/
+"""
+EVALUATE_EXAMPLES = """examples:
+  neardup evaluate src/ --include '*.py' --shingle word --ngram 5 -t 0.8 --sweep
+  neardup evaluate ads.tsv --text-field description -k 10 -t 0.8 --truth brute
+"""
+TUNE_EXAMPLES = """examples:
+  neardup tune -t 0.8
+  neardup tune -t 0.5 --num-perm 64 --json
+  neardup tune -t 0.8 --bands 20 --rows 5
+"""
+
+
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_code_keeps_paths(sys.argv[1:] if argv is None else list(argv)))
     previous = (signal.signal(signal.SIGTERM, _terminate)
                 if threading.current_thread() is threading.main_thread() else None)
     shown, warnings.showwarning = warnings.showwarning, _show_warning
@@ -288,7 +365,8 @@ def _run(args) -> int:
                               engine=args.engine, memory_limit=args.memory_limit,
                               work_dir=args.work_dir, escape_formulas=args.escape_formulas,
                               **_options(args))
-            print(format_report(result, top=args.top, out=args.out))
+            print(format_report(result, top=args.top, out=args.out),
+                  file=sys.stderr if args.out == api.STDOUT else sys.stdout)
         elif args.command == "evaluate":
             options = _options(args)
             options.pop("method")

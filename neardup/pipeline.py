@@ -187,6 +187,12 @@ class FindResult:
         """bool[n]: documents that have a near-duplicate kept in their place."""
         return ~self.representative
 
+    def __repr__(self) -> str:  # one line, whatever the size of the arrays
+        c = self.counts
+        return (f"FindResult({self.n:,} documents, {c.get('pairs', 0):,} pairs "
+                f"({c.get('identical_pairs', 0):,} identical), {c.get('clusters', 0):,} "
+                f"clusters, method {c.get('method', '?')}, t = {self.config.threshold})")
+
     def _all_pairs(self) -> tuple:
         if self._listed is None:
             message = too_many_pairs(self.pair_set.counts(), self.config.max_pairs or None)

@@ -211,6 +211,35 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
                         escape_formulas=escape_formulas)
 
 
+def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = True) -> int:
+    """Every document pair (or with ``pairs="groups"`` the pairs of distinct sets) as CSV
+    or JSON Lines to a binary ``stream`` (standard output), in batches; returns the rows."""
+    if fmt not in ("csv", "jsonl"):
+        raise ValueError(f"--out - writes the pairs as csv or jsonl, not {fmt!r}")
+    config = result.config
+    if config.pairs == "all":
+        message = too_many_pairs(result.counts, config.max_pairs or None)
+        if message is not None:
+            raise ValueError(message)
+        batches, schema = result.iter_pairs_tables(), PAIR_SCHEMA
+    else:
+        table = result.set_pairs_table()
+        batches, schema = [table], table.schema
+    rows = 0
+    if fmt == "csv":
+        with pa_csv.CSVWriter(stream, schema) as writer:
+            for table in batches:
+                writer.write_table(_escape_formulas(table) if escape_formulas else table)
+                rows += table.num_rows
+    else:
+        for table in batches:
+            for piece in _jsonl_buffers(table) if table.num_rows else []:
+                stream.write(piece)
+            rows += table.num_rows
+    stream.flush()
+    return rows
+
+
 def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: dict,
                  seconds: dict, *, escape_formulas: bool = True) -> dict[str, Path]:
     """Write a results folder all at once: ``tables`` maps a name to (batches, schema,
