@@ -8,22 +8,48 @@ with J(a, c) < t when both are close to b; each pair reported was verified.
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 REPRESENTATIVE_POLICIES = ("first", "longest", "shortest", "field")
 
 
 def cluster_labels(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """int64[n]: for each document, the smallest document index in its component."""
-    if n == 0:
-        return np.empty(0, dtype=np.int64)
-    graph = coo_matrix((np.ones(i.size, dtype=np.int8), (i, j)), shape=(n, n))
-    _, component = connected_components(graph, directed=False)
-    smallest = np.full(component.max() + 1, n, dtype=np.int64)
-    np.minimum.at(smallest, component, np.arange(n, dtype=np.int64))
-    return smallest[component]
+    """int64[n]: for each document, the smallest document index in its component.
+
+    Union-find in numba: a union hangs the larger root under the smaller, so every
+    root is its component's smallest index; path halving keeps the trees flat.
+    """
+    i = np.ascontiguousarray(i, dtype=np.int64)
+    j = np.ascontiguousarray(j, dtype=np.int64)
+    if i.shape != j.shape:
+        raise ValueError("i and j must have the same shape")
+    if i.size and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n):
+        raise ValueError(f"pair indices must lie in [0, {n})")
+    return _components(n, i, j)
+
+
+@nb.njit(cache=True)
+def _root(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@nb.njit(cache=True)
+def _components(n, i, j):
+    parent = np.arange(n)
+    for k in range(i.size):
+        a = _root(parent, i[k])
+        b = _root(parent, j[k])
+        if a < b:
+            parent[b] = a
+        elif b < a:
+            parent[a] = b
+    for d in range(n):  # parents come before children: one pass makes every entry a root
+        parent[d] = parent[parent[d]]
+    return parent
 
 
 def choose_representatives(labels: np.ndarray, policy: str = "first",

@@ -40,3 +40,19 @@ def test_representative_policies():
                                                                      False, True]
     with pytest.raises(ValueError, match="policy"):
         choose_representatives(labels, "random")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_union_find_labels_equal_scipy_components(seed):
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    m = int(rng.integers(0, 2 * n))
+    i, j = rng.integers(0, n, m), rng.integers(0, n, m)
+    _, component = connected_components(coo_matrix((np.ones(m), (i, j)), shape=(n, n)),
+                                        directed=False)
+    smallest = np.full(component.max() + 1, n)
+    np.minimum.at(smallest, component, np.arange(n))
+    assert np.array_equal(cluster_labels(n, i, j), smallest[component])
