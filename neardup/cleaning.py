@@ -56,6 +56,7 @@ from html.parser import HTMLParser
 import numba as nb
 import numpy as np
 
+from .extras import require
 from .shingling import utf8_at, utf8_buffer
 
 STEPS = (
@@ -99,8 +100,7 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def _mojibake(text: str, language: str) -> str:
-    import ftfy
-
+    ftfy = require("ftfy", "mojibake repair (--clean web)")
     return ftfy.fix_text(text)
 
 
@@ -169,8 +169,7 @@ def _casefold(text: str, language: str) -> str:
 @cache
 def stopwords(language: str) -> frozenset[str]:
     """The stopword list of ``language`` (ISO 639-1), casefolded, from stopwords-iso."""
-    import stopwordsiso
-
+    stopwordsiso = require("stopwordsiso", "--stopwords")
     return frozenset(w.casefold() for w in stopwordsiso.stopwords(language))
 
 
@@ -190,8 +189,7 @@ def stemmer(language: str):
     if stemmers is None:
         stemmers = _thread_local.stemmers = {}
     if language not in stemmers:
-        import Stemmer
-
+        Stemmer = require("Stemmer", "--stem")  # noqa: N806 (the module's name)
         stemmers[language] = Stemmer.Stemmer(SNOWBALL_LANGUAGES[language])
     return stemmers[language]
 
@@ -203,8 +201,7 @@ def _stem(text: str, language: str) -> str:
 
 
 def _lemmatize(text: str, language: str) -> str:
-    import simplemma
-
+    simplemma = require("simplemma", "--lemmatize")
     parts = _WORD_SPLIT.split(text)
     lemmatize = simplemma.lemmatize
     # simplemma capitalizes some lemmas (German nouns); a lowercase word keeps a lowercase lemma
@@ -298,18 +295,14 @@ class Cleaner:
 def supported_languages(step: str) -> frozenset[str]:
     """ISO 639-1 codes that the word step ``step`` knows."""
     if step == "stopwords":
-        import stopwordsiso
-
-        return frozenset(stopwordsiso.langs())
+        return frozenset(require("stopwordsiso", "--stopwords").langs())
     if step == "stem":
-        import Stemmer
-
-        algorithms = set(Stemmer.algorithms())
+        algorithms = set(require("Stemmer", "--stem").algorithms())
         return frozenset(code for code, name in SNOWBALL_LANGUAGES.items() if name in algorithms)
     if step == "lemmatize":
-        from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
-
-        return frozenset(SUPPORTED_LANGUAGES)
+        factory = require("simplemma.strategies.dictionaries.dictionary_factory",
+                          "--lemmatize")
+        return frozenset(factory.SUPPORTED_LANGUAGES)
     raise ValueError(f"{step!r} is not a word step; word steps are {WORD_STEPS}")
 
 

@@ -908,7 +908,9 @@ def write_report(result_or_dir, path, *, texts=None, root=None, max_bytes: int =
 def write_plots(data: ReportData, directory, *, max_chords: int = MAX_CHORDS,
                 seed: int = 0) -> list[Path]:
     """s_curve, chords and histogram as .png and .svg in ``directory`` (matplotlib, Agg)."""
-    import matplotlib
+    from .extras import require
+
+    matplotlib = require("matplotlib", "--plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.collections import PathCollection
