@@ -359,7 +359,7 @@ def _run(args) -> int:
                 options.pop(key, None)
             print(format_explain(api.explain(args.sources, args.explain, **options)))
         elif args.command == "find":
-            result = api.find(args.sources, out=args.out, output_format=args.output_format,
+            result = api.find(tuple(args.sources), out=args.out, output_format=args.output_format,
                               quiet=args.quiet, report=args.report,
                               representative_field=args.representative_field,
                               engine=args.engine, memory_limit=args.memory_limit,
@@ -382,7 +382,7 @@ def _run(args) -> int:
                                  plots=args.plots)
             print(describe_report(drawn))
         else:
-            result = api.dedup(args.sources, args.out, quiet=args.quiet,
+            result = api.dedup(tuple(args.sources), args.out, quiet=args.quiet,
                                representative_field=args.representative_field,
                                **_options(args))
             print(format_report(result, top=0, out=args.out))

@@ -6,7 +6,9 @@
   DataFrame (2.2+), a polars DataFrame, a pyarrow Table or RecordBatchReader, a DuckDB
   relation. One code path for all of them: :meth:`pyarrow.RecordBatchReader.from_stream`;
 - a Hugging Face ``datasets.Dataset`` (its Arrow table, in the dataset's row order);
-- a list of dicts (rows) or a list of strings (texts; ids "1", "2", ...).
+- a list of dicts (rows) or a list of strings (texts; ids "1", "2", ...): a list of
+  strings is texts when none of them names an existing path and some hold a space or a
+  line break; otherwise it is a list of paths (a tuple always is).
 
 Rows become documents as a file's records do (:mod:`neardup.sources`): the ``text``
 columns joined by a newline, the ``id`` column as the id (else the row number, 1-based),
@@ -37,16 +39,20 @@ def is_in_memory(data) -> bool:
         return True
     if isinstance(data, (pa.Table, pa.RecordBatchReader)):
         return True
-    if isinstance(data, Sequence) and len(data) > 0:
-        first = data[0]
-        return isinstance(first, dict) or (isinstance(first, str) and not _looks_like_paths(
-            data))
+    if isinstance(data, list) and data:
+        if all(isinstance(row, dict) for row in data):
+            return True
+        return all(isinstance(s, str) for s in data) and _texts_not_paths(data)
     return False
 
 
-def _looks_like_paths(items) -> bool:
-    """A list of strings is paths when every one names an existing file or folder (or -)."""
-    return all(isinstance(s, str) and (s == "-" or os.path.exists(s)) for s in items)
+def _texts_not_paths(items: list[str]) -> bool:
+    """A list of strings is texts when none names an existing path (or -) and some hold
+    a space or a line break, as prose does; else it is paths, and a path that does not
+    exist is reported as such instead of becoming a document."""
+    if any(s == "-" or os.path.exists(s) for s in items):
+        return False
+    return any(any(c.isspace() for c in s) for s in items)
 
 
 def _is_hf_dataset(data) -> bool:

@@ -21,12 +21,21 @@ Guarantees:
   by relative path, records in file order.
 * Nothing is dropped silently at the document level: a duplicate id is renamed
   (``x#2``) and reported, never discarded.
+* A bad record costs itself only. A CSV/TSV quote left open fails its record
+  ("quote opened on line 3 is never closed") and reading goes on at the next
+  line, so the rows after it are read as rows, not merged into it (one that a
+  later quote closes just before a delimiter or line break looks like a field
+  over several lines, and is read as one). A JSON "\\ud800" escape
+  (a lone surrogate, which no output can hold) fails its record; a file name that
+  is not UTF-8 gets an id with its bytes escaped (``bad\\xff.txt``), noted.
+  A directory's named pipes, sockets and devices are skipped ("not a regular
+  file") without being opened.
 * :func:`write_deduplicated` removes exactly the documents whose ``keep`` is
   False; skipped and failed records are written back. Lines and JSONL are copied
   byte for byte, directories file for file, CSV/TSV rewritten by the csv module
-  in the input's delimiter and line ending, Parquet filtered as an Arrow table.
-  File inputs are read again for the copy, and a file that changed since it was
-  read is refused.
+  in the input's delimiter and line ending (a row it cannot parse copied as it
+  is), Parquet filtered as an Arrow table. File inputs are read again for the
+  copy, and a file that changed since it was read is refused.
 
 Line-based formats (lines, jsonl, csv, tsv) need an ASCII-compatible encoding.
 """
@@ -39,10 +48,15 @@ import csv
 import errno
 import fnmatch
 import io
+import itertools
 import json
 import os
+import re
 import shutil
+import stat
 import sys
+from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -68,6 +82,7 @@ _DEFAULT_DELIMITER = {"csv": ",", "tsv": "\t"}
 _ROUTINE_SKIPS = frozenset({"empty line", "empty text"})
 LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
 PARQUET_BATCH_ROWS = 8192
+JSONL_FIELDS_NAMED = 20  # a reason names at most this many of a record's fields
 
 
 @dataclass
@@ -135,13 +150,13 @@ class InputSource:
     delimiter: str | None = None  # csv/tsv
     line_terminator: str = "\n"  # csv/tsv: the input's, reused for the copy
     entries: list[str] = field(default_factory=list)  # dir: relative path of each record
-    unreadable: set[int] = field(default_factory=set)  # dir: records that could not be read
+    unreadable: set[int] = field(default_factory=set)  # dir: records not read, so not copied
     data: bytes | None = None  # standard input, kept for the copy
     stat: tuple[int, int] | None = None  # file: (size, mtime_ns) when read
 
     @property
     def display(self) -> str:
-        return STDIN_NAME if self.given == STDIN else self.given
+        return STDIN_NAME if self.given == STDIN else _printable(self.given)
 
 
 @dataclass
@@ -262,9 +277,11 @@ def read_documents(
     progress: show a progress bar on stderr while reading directories.
 
     Directories: symlinked directories are never entered (no loops); files with
-    a NUL byte in their first 8 KiB are skipped as "binary file"; empty files are
-    documents. Records with blank text in the other formats are skipped
-    ("empty line", "empty text").
+    a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
+    sockets and devices as "not a regular file" (never opened); empty files are
+    documents. A named pipe given as an input is read once, like standard input.
+    Records with blank text in the other formats are skipped ("empty line",
+    "empty text").
     """
     report = ReadReport(max_problems=max_problems)
     builder = _DocumentsBuilder(report)
@@ -353,11 +370,16 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
             src.data = _read_stdin(encoding)
         elif path_fmt != "dir":
             st = os.stat(path)
-            src.stat = (st.st_size, st.st_mtime_ns)
+            if stat.S_ISREG(st.st_mode):
+                src.stat = (st.st_size, st.st_mtime_ns)
+            else:  # a named pipe given by name is a stream: read once and kept, like stdin
+                src.data = _read_bytes(path)
+        shown_name = _printable(name)
         context = _ReadContext(
             index=index, src=src, builder=builder, report=report, codec=codec,
             not_decodable=not_decodable, text_fields=text_fields, id_field=id_field,
-            id_prefix=(f"{name}/" if path_fmt == "dir" else f"{name}:") if several else "",
+            id_prefix=((f"{shown_name}/" if path_fmt == "dir" else f"{shown_name}:")
+                       if several else ""),
         )
         if path_fmt == "dir":
             yield from _read_dir(context, include, exclude, progress)
@@ -456,6 +478,11 @@ def _read_stdin(encoding: str) -> bytes:
     return sys.stdin.read().encode(encoding)  # a text stream without bytes (tests, notebooks)
 
 
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _open_binary(src: InputSource):
     return io.BytesIO(src.data) if src.data is not None else open(src.given, "rb")
 
@@ -469,12 +496,33 @@ def _as_text(value) -> str:
 
 
 def _has_surrogates(text: str) -> bool:
-    # Undecodable bytes survive "surrogateescape" decoding as lone surrogates.
+    """Whether text holds a lone surrogate, which no UTF-8 output can hold.
+
+    Undecodable bytes survive "surrogateescape" decoding (file names, CSV) as lone
+    surrogates; JSON's "\\ud800" escapes and a few codecs (utf-7, unicode_escape)
+    make them too.
+    """
+    if text.isascii():  # O(1): CPython flags ASCII strings
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return True
     return False
+
+
+def _printable(text: str) -> str:
+    """text, or where it holds lone surrogates a form any output can hold.
+
+    A surrogate-escaped byte (a file name that is not UTF-8, as ``os.fsdecode``
+    gives it) becomes ``\\xff``; any other lone surrogate becomes ``\\ud800``.
+    """
+    if not _has_surrogates(text):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate outside the escaped-byte range
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass
@@ -509,26 +557,38 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> Iterator[N
         yield
         report.records_seen += 1
         path = os.path.join(root, rel)
+        shown = _printable(path)  # a file name that is not UTF-8, with its bytes escaped
         if rel in unreadable_dirs:
             ctx.src.unreadable.add(record)
-            report._fail(path, "", f"unreadable directory: {unreadable_dirs[rel]}")
+            report._fail(shown, "", f"unreadable directory: {unreadable_dirs[rel]}")
             continue
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            # stat before open: opening a named pipe would wait for a writer forever
+            is_regular = stat.S_ISREG(os.stat(path).st_mode)
+            data = _read_bytes(path) if is_regular else b""
         except OSError as err:
             ctx.src.unreadable.add(record)
-            report._fail(path, "", err.strerror or type(err).__name__)
+            report._fail(shown, "", err.strerror or type(err).__name__)
+            continue
+        if not is_regular:  # a named pipe, socket or device: never opened, never copied
+            ctx.src.unreadable.add(record)
+            report._skip(shown, "", "not a regular file")
             continue
         if b"\0" in data[:BINARY_PROBE_BYTES]:
-            report._skip(path, "", "binary file")
+            report._skip(shown, "", "binary file")
             continue
         try:
             text = data.decode(ctx.codec)
         except UnicodeDecodeError:
-            report._skip(path, "", ctx.not_decodable)
+            report._skip(shown, "", ctx.not_decodable)
             continue
-        ctx.add(record, ctx.id_prefix + rel, text, "", 0)
+        if _has_surrogates(text):
+            report._skip(shown, "", ctx.not_decodable)
+            continue
+        doc_id = _printable(rel)
+        if doc_id != rel:
+            report._note(shown, "", f"file name is not UTF-8; id escaped as {doc_id}")
+        ctx.add(record, ctx.id_prefix + doc_id, text, "", 0)
 
 
 def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[str, str]]:
@@ -536,7 +596,9 @@ def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[
 
     Symlinked directories are listed by os.walk but not entered (followlinks=False),
     so a link to an ancestor cannot loop. Directories that cannot be listed come
-    back as entries too, with their error, so they are counted as failed.
+    back as entries too, with their error, so they are counted as failed. Names
+    are as ``os.fsdecode`` gives them (bytes that are not UTF-8 as lone surrogates),
+    so they open the file again; ids and messages escape them (:func:`_printable`).
     """
     unreadable: dict[str, str] = {}
 
@@ -593,10 +655,14 @@ def _read_lines(ctx: _ReadContext) -> Iterator[None]:
             # encoding, so a block decodes as its lines do
             raws = [raw[:-1] if raw.endswith(b"\n") else raw for raw in raws]
             try:
-                lines: list[str | None] = b"\n".join(raws).decode(src.encoding).split("\n")
+                block: str | None = b"\n".join(raws).decode(src.encoding)
+            except UnicodeDecodeError:
+                block = None
+            if block is not None and not _has_surrogates(block):  # utf-7 can make them
+                lines: list[str | None] = block.split("\n")
                 if first == 0:
                     lines[0] = lines[0].removeprefix("\ufeff")
-            except UnicodeDecodeError:
+            else:
                 lines = [_decode_line_or_none(raw, first + k, src.encoding)
                          for k, raw in enumerate(raws)]
             report.records_seen += len(lines)
@@ -620,9 +686,10 @@ def _read_lines(ctx: _ReadContext) -> Iterator[None]:
 
 def _decode_line_or_none(raw: bytes, record: int, encoding: str) -> str | None:
     try:
-        return _decode_line(raw, record, encoding)
+        line = _decode_line(raw, record, encoding)
     except UnicodeDecodeError:
         return None
+    return None if _has_surrogates(line) else line
 
 
 def _decode_line(raw: bytes, record: int, encoding: str) -> str:
@@ -631,7 +698,20 @@ def _decode_line(raw: bytes, record: int, encoding: str) -> str:
 
 
 def _read_jsonl(ctx: _ReadContext) -> Iterator[None]:
+    report = ctx.report
+    missing: dict[str, int] = {}  # "missing field 'text'": records of this file failed so
+    fields: dict[str, None] = {}  # the names those records have, first seen first
+    first_problem = len(report.problems)
+    objects = yield from _read_jsonl_records(ctx, missing, fields)
+    if missing and sum(missing.values()) == objects:
+        _name_the_fields(report, ctx.src.display, missing, fields, first_problem)
+
+
+def _read_jsonl_records(ctx: _ReadContext, missing: dict[str, int],
+                        fields: dict[str, None]) -> Iterator[None]:
+    """Read the records; return how many were JSON objects."""
     report, display = ctx.report, ctx.src.display
+    objects = 0
     with _open_binary(ctx.src) as f:
         for record, raw in enumerate(f):
             yield
@@ -652,19 +732,47 @@ def _read_jsonl(ctx: _ReadContext) -> Iterator[None]:
             if not isinstance(obj, dict):
                 report._fail(display, location, "not a JSON object")
                 continue
-            missing = next((name for name in ctx.text_fields if obj.get(name) is None), None)
-            if missing is None and ctx.id_field is not None and obj.get(ctx.id_field) is None:
-                missing = ctx.id_field
-            if missing is not None:
-                report._fail(display, location, f"missing field {missing!r}")
+            objects += 1
+            absent = next((name for name in ctx.text_fields if obj.get(name) is None), None)
+            if absent is None and ctx.id_field is not None and obj.get(ctx.id_field) is None:
+                absent = ctx.id_field
+            if absent is not None:
+                reason = f"missing field {absent!r}"
+                missing[reason] = missing.get(reason, 0) + 1
+                if len(fields) <= JSONL_FIELDS_NAMED:
+                    fields.update(dict.fromkeys(obj))
+                report._fail(display, location, reason)
                 continue
             text = "\n".join(_as_text(obj[name]) for name in ctx.text_fields)
+            doc_id = (_as_text(obj[ctx.id_field]) if ctx.id_field is not None
+                      else f"{ctx.id_prefix}{record + 1}")
+            if _has_surrogates(text) or _has_surrogates(doc_id):  # "\ud800" is valid JSON
+                report._fail(display, location, "lone surrogate escape: not valid Unicode")
+                continue
             if not text.strip():
                 report._skip(display, location, "empty text")
                 continue
-            doc_id = (_as_text(obj[ctx.id_field]) if ctx.id_field is not None
-                      else f"{ctx.id_prefix}{record + 1}")
             ctx.add(record, doc_id, text, "line", record + 1)
+    return objects
+
+
+def _name_the_fields(report: ReadReport, display: str, missing: dict[str, int],
+                     fields: dict[str, None], first_problem: int) -> None:
+    """No JSON object of the file has a field asked for (likely a wrong --text-field):
+    each such failure's reason also names the fields the records do have."""
+    names = [_printable(name) for name in list(fields)[:JSONL_FIELDS_NAMED]]
+    if len(fields) > JSONL_FIELDS_NAMED:
+        names.append("...")
+    have = f"fields are {', '.join(names)}" if names else "the records have no fields"
+    for reason, count in missing.items():
+        report.failed[reason] -= count
+        if not report.failed[reason]:
+            del report.failed[reason]
+        named = f"{reason}; {have}"
+        report.failed[named] = report.failed.get(named, 0) + count
+    for problem in report.problems[first_problem:]:
+        if problem.source == display and problem.reason in missing:
+            problem.reason = f"{problem.reason}; {have}"
 
 
 # ---------------------------------------------------------------- CSV and TSV
@@ -693,12 +801,12 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
     id_column = (_column_index(header_row, ctx.id_field, display)
                  if ctx.id_field is not None else None)
     width = len(header_row)
-    for record, (row_number, line_number, row, error) in enumerate(rows):
+    for record, (row_number, line_number, row, error, _) in enumerate(rows):
         yield
         report.records_seen += 1
         location = f"row {row_number} (line {line_number})"
         if row is None:
-            report._fail(display, location, f"malformed row: {error}")
+            report._fail(display, location, error)
             continue
         if len(row) != width:
             report._fail(display, location, f"row has {len(row)} fields, header has {width}")
@@ -714,33 +822,111 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
         ctx.add(record, doc_id, text, "row", row_number)
 
 
-def _csv_rows(binary, codec: str, delimiter: str) -> Iterator[tuple[int, int, list | None, str]]:
-    """(row number, first line number, fields or None, error) for the header and each row.
+def _csv_rows(binary, codec: str, delimiter: str
+              ) -> Iterator[tuple[int, int, list | None, str, str]]:
+    """(row number, first line number, fields or None, why None, the row's text if None)
+    for the header and each row.
 
     The header is row 0; blank lines are not rows. Undecodable bytes come through
     as lone surrogates ("surrogateescape"), so one bad byte costs one row, not the
     file. Reading and writing the dedup copy share this, so row numbers agree.
+
+    A quote left open would swallow every line after it into one field (the csv
+    module says nothing), so a row spanning lines is checked (:func:`_runaway_quote`):
+    a quoted field that runs to the end of the file, or closes only lines later
+    with text after the closing quote (a stray quote closed it), fails that record
+    alone, its lines up to the one the quote opened on. Reading goes on at the next
+    line, so the rows it would have swallowed are read as rows.
     """
     stream = io.TextIOWrapper(binary, encoding=codec, errors="surrogateescape", newline="")
-    reader = csv.reader(stream, delimiter=delimiter)
     previous_limit = csv.field_size_limit(2**31 - 1)  # documents can be long; restored below
+    pending: deque[str] = deque()  # lines to read again after a quote left open
+    consumed: list[str] = []  # the lines of the row being parsed
+    at_end: list[bool] = [False]  # the row being parsed ran into the end of the file
+
+    def lines() -> Iterator[str]:  # a new one after each resync, which fills pending
+        keep = consumed.append
+        while pending:
+            line = pending.popleft()
+            keep(line)
+            yield line
+        for line in stream:
+            keep(line)
+            yield line
+        at_end[0] = True
+
+    field_end = re.compile(f"[{re.escape(delimiter)}\r\n]")
     try:
-        row_number, last_line = 0, 0
+        reader = csv.reader(lines(), delimiter=delimiter)
+        row_number, next_line = 0, 1
         while True:
+            consumed.clear()
             try:
                 row, error = next(reader), ""
             except StopIteration:
                 return
             except csv.Error as err:
-                row, error = None, str(err)
-            first_line, last_line = last_line + 1, reader.line_num
+                row, error = None, f"malformed row: {err}"
+            if row and (len(consumed) > 1 or at_end[0]):
+                quote = _runaway_quote(consumed, field_end, at_end[0])
+                if quote is not None:
+                    opened, closed = quote
+                    row = None
+                    error = f"quote opened on line {next_line + opened} " + (
+                        "is never closed" if closed is None else
+                        f"closes mid-field on line {next_line + closed}")
+                    pending.extendleft(reversed(consumed[opened + 1:]))  # read them again
+                    del consumed[opened + 1:]
+                    at_end[0] = False
+                    reader = csv.reader(lines(), delimiter=delimiter)
+            first_line = next_line
+            next_line += len(consumed)
             if row is not None and not row:
                 continue
-            yield row_number, first_line, row, error
+            yield row_number, first_line, row, error, "" if row is not None else "".join(consumed)
             row_number += 1
     finally:
         csv.field_size_limit(previous_limit)
         stream.detach()
+
+
+def _runaway_quote(lines: list[str], field_end: re.Pattern,
+                   at_end: bool) -> tuple[int, int | None] | None:
+    """(line index where a quoted field opens, line index where it closes or None) for the
+    first quoted field of a row that runs to the end of the file (``at_end``) or that
+    closes on a later line than it opened with text after the closing quote.
+
+    The csv module's grammar for a field: it is quoted if it starts with '"'; inside,
+    '""' is a quote and a lone '"' closes it; text after the closing quote joins the
+    field (the lenient default); anywhere else a '"' is text. ``field_end`` matches
+    what ends a field: the delimiter or a line break.
+    """
+    text = "".join(lines)
+
+    def line_of(pos: int) -> int:
+        starts = list(itertools.accumulate((len(line) for line in lines[:-1]), initial=0))
+        return bisect_right(starts, pos) - 1
+
+    pos, end = 0, len(text)
+    while pos < end:
+        if text[pos] == '"':  # a quoted field: find its closing quote
+            opened = pos
+            close = text.find('"', pos + 1)
+            while close >= 0 and text.startswith('"', close + 1):
+                close = text.find('"', close + 2)
+            if close < 0:
+                return (line_of(opened), None) if at_end else None
+            pos = close + 1
+            if pos < end and not field_end.match(text, pos):
+                if "\n" in text[opened:close] or "\r" in text[opened:close]:
+                    return line_of(opened), line_of(close)
+                match = field_end.search(text, pos)  # the rest of the field is text
+                pos = match.start() if match else end
+        else:
+            match = field_end.search(text, pos)
+            pos = match.start() if match else end
+        pos += 1  # past the delimiter or line break: the next field starts
+    return None
 
 
 def _column_index(header: list[str], name: str, display: str) -> int:
@@ -798,8 +984,8 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
             raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
         if batch is None:
             return
-        text_columns = [batch.column(name).to_pylist() for name in ctx.text_fields]
-        ids = batch.column(ctx.id_field).to_pylist() if ctx.id_field is not None else None
+        text_columns = [_column_values(batch.column(name)) for name in ctx.text_fields]
+        ids = _column_values(batch.column(ctx.id_field)) if ctx.id_field is not None else None
         for row in range(batch.num_rows):
             yield
             report.records_seen += 1
@@ -819,10 +1005,27 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
             except UnicodeDecodeError:
                 report._skip(display, location, ctx.not_decodable)
                 continue
+            if _has_surrogates(text) or _has_surrogates(doc_id):
+                report._skip(display, location, ctx.not_decodable)
+                continue
             if not text.strip():
                 report._skip(display, location, "empty text")
                 continue
             ctx.add(record - 1, doc_id, text, "row", record)
+
+
+def _column_values(column) -> list:
+    """A batch column as Python values; a string column holding bytes that are not
+    UTF-8 (Parquet does not check) gives its values with those bytes escaped as
+    lone surrogates, so the bad values alone are skipped."""
+    try:
+        return column.to_pylist()
+    except UnicodeDecodeError:
+        import pyarrow as pa
+
+        as_bytes = pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary()
+        return [None if value is None else value.decode("utf-8", "surrogateescape")
+                for value in column.cast(as_bytes).to_pylist()]
 
 
 def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:
@@ -942,26 +1145,37 @@ def _write_lines(src: InputSource, removed: set[int], target: str) -> tuple[int,
 
 
 def _write_table(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+    """Rewrite the kept rows with the csv module; a row it cannot parse is copied as it is."""
     _check_unchanged(src)
-    written = not_copied = 0
+    written = 0
     codec = _text_codec(src.encoding)
     with _AtomicFile(target) as partial, _open_binary(src) as f, open(
         partial, "w", encoding=src.encoding, errors="surrogateescape", newline=""
     ) as out:
         writer = csv.writer(out, delimiter=src.delimiter, lineterminator=src.line_terminator)
+        # the csv module quotes a field holding "\r" only where the line terminator has
+        # one; unquoted, it would end the row when read again
+        quoting = csv.writer(out, delimiter=src.delimiter, lineterminator=src.line_terminator,
+                             quoting=csv.QUOTE_ALL)
+        bare_cr = "\r" not in src.line_terminator
+
+        def write_row(row: list[str]) -> None:
+            cr = bare_cr and any("\r" in value for value in row)
+            (quoting if cr else writer).writerow(row)
+
         with contextlib.closing(_csv_rows(f, codec, src.delimiter)) as rows:
             header = next(rows, None)
             if header is not None:
-                writer.writerow(header[2])
-            for record, (_, _, row, _) in enumerate(rows):
+                write_row(header[2])
+            for record, (_, _, row, _, text) in enumerate(rows):
                 if record in removed:
                     continue
-                if row is None:  # the csv module could not parse it, so cannot rewrite it
-                    not_copied += 1
-                    continue
-                writer.writerow(row)
+                if row is None:  # not parsed, so not rewritten: its lines, byte for byte
+                    out.write(text)
+                else:
+                    write_row(row)
                 written += 1
-    return written, not_copied
+    return written, 0
 
 
 def _write_parquet(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
