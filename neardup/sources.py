@@ -599,6 +599,7 @@ def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[
     back as entries too, with their error, so they are counted as failed. Names
     are as ``os.fsdecode`` gives them (bytes that are not UTF-8 as lone surrogates),
     so they open the file again; ids and messages escape them (:func:`_printable`).
+    The note a dedup copy holds at its root (``DEDUP_MARKER``) is not a document.
     """
     unreadable: dict[str, str] = {}
 
@@ -615,6 +616,8 @@ def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[
         ]
         for name in filenames:
             rel = f"{rel_dir}/{name}" if rel_dir else name
+            if rel == DEDUP_MARKER:  # neardup's note on a dedup copy, not a document
+                continue
             if include and not _matches_any(rel, root_name, include):
                 continue
             if _matches_any(rel, root_name, exclude):
@@ -1071,17 +1074,38 @@ def write_deduplicated(
             f"got {keep.dtype} {keep.shape}"
         )
     out = os.fspath(out)
+    single = len(documents.inputs) == 1
+    targets = [out if single else os.path.join(out, src.name) for src in documents.inputs]
+    for src, target in zip(documents.inputs, targets):
+        _refuse_overwriting_input(src, target)
+    if single and documents.inputs[0].fmt != "dir":
+        return _write_copies(documents, keep, targets, targets)
+    # a folder of copies is replaced whole: a second run leaves exactly its own files
+    from .outputs import StagedDirectory
+
+    marked = os.path.isfile(os.path.join(out, DEDUP_MARKER))
+    with StagedDirectory(out, lambda name: marked, option="--out") as stage:
+        staged = [str(stage) if single else os.path.join(stage, src.name)
+                  for src in documents.inputs]
+        written = _write_copies(documents, keep, staged, targets)
+        with open(os.path.join(stage, DEDUP_MARKER), "w", encoding="utf-8") as f:
+            json.dump({"written by": "neardup dedup", "inputs": [src.display for src in
+                                                                 documents.inputs],
+                       "written": written["written"], "removed": written["removed"]}, f)
+    return written
+
+
+DEDUP_MARKER = ".neardup-dedup.json"  # a folder of copies a later dedup may replace
+
+
+def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
+                  shown: list[str]) -> dict:
+    """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``)."""
     source = np.asarray(documents.source)
     outputs = []
-    for index, src in enumerate(documents.inputs):
-        if len(documents.inputs) == 1:
-            target = out
-        else:
-            os.makedirs(out, exist_ok=True)
-            target = os.path.join(out, src.name)
-        _refuse_overwriting_input(src, target)
+    for index, (src, path, target) in enumerate(zip(documents.inputs, paths, shown)):
         removed = np.sort(documents.record[(source == index) & ~keep])
-        counts = _WRITERS[src.fmt](src, set(removed.tolist()), target)
+        counts = _WRITERS[src.fmt](src, set(removed.tolist()), path)
         outputs.append({"input": src.display, "output": target, "format": src.fmt,
                         "written": counts[0], "removed": int(removed.size),
                         "not_copied": counts[1]})

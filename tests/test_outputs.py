@@ -206,3 +206,24 @@ def test_sigterm_removes_the_spill_folder(tmp_path):
     assert process.returncode == 128 + signal.SIGTERM
     assert "terminated" in err
     assert not any(work.iterdir()) and not (tmp_path / "out").exists()
+
+
+def test_dedup_into_an_existing_folder_gives_exactly_this_runs_copy(tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for k in range(6):
+        (corpus / f"ad{k}.txt").write_text(AD + f" {k}" * (k % 2))
+    (corpus / "other.txt").write_text("a different text entirely, about the weather in spring")
+    out = tmp_path / "o"
+    assert main(["dedup", str(corpus), "-o", str(out), "-t", "0.99", "-q"]) == 0
+    first = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert main(["dedup", str(corpus), "-o", str(out), "-t", "0.5", "-q"]) == 0
+    second = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert len(second) == 2 < len(first)  # was: the union of both runs
+    assert not [p for p in tmp_path.iterdir() if ".neardup-" in p.name]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("mine")
+    assert main(["dedup", str(corpus), "-o", str(mine), "-q"]) == 2
+    assert "neardup did not write" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["keep.txt"]
