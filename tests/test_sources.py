@@ -12,7 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from neardup.sources import FORMATS, ReadReport, read_documents, write_deduplicated
+from neardup.sources import (
+    DEDUP_MARKER,
+    FORMATS,
+    ReadReport,
+    read_documents,
+    write_deduplicated,
+)
 
 
 def write(path, data: bytes | str) -> str:
@@ -355,7 +361,8 @@ def test_several_inputs_get_prefixed_ids_and_one_output_each(tmp_path, monkeypat
     assert documents.source.tolist() == [0, 0, 1, 2, 2]
     keep = np.array([True, False, True, False, True])
     counts = write_deduplicated(documents, keep, [a, b, "-"], tmp_path / "out")
-    assert sorted(os.listdir(tmp_path / "out")) == ["names-2.txt", "names.txt", "stdin.txt"]
+    assert sorted(os.listdir(tmp_path / "out")) == [DEDUP_MARKER, "names-2.txt", "names.txt",
+                                                    "stdin.txt"]
     assert (tmp_path / "out" / "names.txt").read_text() == "ann\n"
     assert (tmp_path / "out" / "names-2.txt").read_text() == "cid\n"
     assert (tmp_path / "out" / "stdin.txt").read_text() == "eve\n"
