@@ -1,0 +1,83 @@
+"""neardup as a user installs it: a built wheel in a clean virtual environment, and the
+package zipped on sys.path (how spark-submit --py-files ships it). Each compiles the
+kernels it needs once, into a folder of its own: slow tests (tens of seconds), no timing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+AD = "the same job advert, posted again and again by one agency, apply online today"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q",
+                    "-w", str(out)], check=True)
+    (built,) = out.glob("neardup-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "ads.txt"
+    path.write_text((AD + "\n") * 4 + f"{AD} again\n" + "a different text about spring\n")
+    return path
+
+
+def isolated_env(tmp: Path) -> dict:
+    """No PYTHONPATH from the test run, a home and kernel cache of the test's own."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR")}
+    env.update(HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "cache"))
+    return env
+
+
+def test_the_wheel_in_a_clean_venv_imports_runs_the_cli_and_finds(wheel, corpus, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    env = isolated_env(tmp_path)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True,
+                   env={**env, "HOME": os.environ.get("HOME", str(tmp_path))})  # pip's cache
+    version = subprocess.run([str(env_dir / "bin" / "neardup"), "--version"], env=env,
+                             capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("neardup ")
+    found = subprocess.run([str(env_dir / "bin" / "neardup"), "find", str(corpus), "-t", "0.8",
+                            "--out", str(tmp_path / "out"), "-q"], env=env, capture_output=True,
+                           text=True, cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert "pairs 10 document pairs" in found.stdout  # 5 near-identical ads: 5 * 4 / 2
+    where = subprocess.run([str(python), "-c", "import neardup; print(neardup.__file__)"],
+                           env=env, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert str(env_dir) in where.stdout  # the installed copy, not the checkout
+    typed = subprocess.run([str(python), "-c", "import importlib.resources as r; "
+                            "print(r.files('neardup').joinpath('py.typed').is_file())"],
+                           env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert typed.stdout.strip() == "True"
+
+
+def test_the_package_zipped_on_sys_path_runs_and_caches_its_kernels(wheel, corpus, tmp_path):
+    shipped = tmp_path / "neardup-0.1.0-py3-none-any.whl"  # as --py-files ships it
+    with zipfile.ZipFile(wheel) as built, zipfile.ZipFile(shipped, "w") as out:
+        for name in built.namelist():
+            if name.startswith("neardup/"):
+                out.writestr(name, built.read(name))
+    script = (f"import sys; sys.path.insert(0, {str(shipped)!r}); import neardup; "
+              f"r = neardup.find({str(corpus)!r}, threshold=0.8); "
+              "print(neardup.__file__, r.counts['pairs'])")
+    env = isolated_env(tmp_path)
+    for _ in range(2):  # the second run reads the kernels the first one cached
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == [f"{shipped}/neardup/__init__.py", "10"]
+    cached = list((tmp_path / "cache" / "neardup-numba").rglob("*.nbi"))
+    assert cached, "no kernel was cached for the zipped package"
