@@ -21,6 +21,10 @@ K) are about distinct sets: for pairs with J ≥ ``curve_from`` (a second exact 
 that lower threshold), the share that became candidates per similarity bin next to the
 mean P(s) of the bin. Documents with fewer than ``min_shingles`` shingles are set aside
 by both sides, as ``find`` sets them aside.
+
+The Spark engine (:func:`neardup.spark.evaluate`) gives the same counts and metrics, its
+truth a cartesian join of the documents (``truth="brute"``), but no S-curve or sweep:
+its ``Evaluation`` has them empty and says so in ``notes``.
 """
 
 from __future__ import annotations
@@ -47,10 +51,17 @@ class Evaluation:
     metrics: dict
     curve: list[dict]  # bin_low, bin_high, pairs, found_share, predicted
     sweep: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was not computed, and why
+    read_report: dict | None = None  # how the input was read (ReadReport.as_dict())
 
     def as_dict(self) -> dict:
-        return {"threshold": self.threshold, "bands": self.bands, "rows": self.rows,
-                "metrics": self.metrics, "curve": self.curve, "sweep": self.sweep}
+        out = {"threshold": self.threshold, "bands": self.bands, "rows": self.rows,
+               "metrics": self.metrics, "curve": self.curve, "sweep": self.sweep}
+        if self.notes:
+            out["notes"] = self.notes
+        if self.read_report is not None:
+            out["read"] = self.read_report
+        return out
 
     def describe(self) -> str:
         m = self.metrics
@@ -72,16 +83,18 @@ class Evaluation:
             f"{m['false_positive_rate']:.6f} of the pairs below t), removed by verification",
             f"distinct sets: {m['set_true_pairs']:,} true pairs, {m['set_candidates']:,} "
             f"candidates, recall {m['set_recall']:.4f}",
-            "empirical S-curve over distinct sets (share of pairs that became candidates):",
-            "   s from  s to   pairs   found   P(s)",
         ]
-        lines += [f"   {c['bin_low']:.2f}   {c['bin_high']:.2f}  {c['pairs']:6d}  "
-                  f"{c['found_share']:.3f}  {c['predicted']:.3f}" for c in self.curve]
+        if self.curve or not self.notes:  # the Spark engine computes no curve: notes say so
+            lines += ["empirical S-curve over distinct sets (share of pairs that became "
+                      "candidates):", "   s from  s to   pairs   found   P(s)"]
+            lines += [f"   {c['bin_low']:.2f}   {c['bin_high']:.2f}  {c['pairs']:6d}  "
+                      f"{c['found_share']:.3f}  {c['predicted']:.3f}" for c in self.curve]
         if self.sweep:
             lines.append("sweep at the same K:   b x r   candidates   recall   steep point "
                          "(document pairs)")
             lines += [f"   {s['bands']:>4} x {s['rows']:<4} {s['candidates']:>10,}   "
                       f"{s['recall']:.4f}   {s['steep_point']:.3f}" for s in self.sweep]
+        lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -143,33 +156,14 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
         ti, tj, _ = allpairs.all_pairs(distinct, t)  # for the set-level figures and sweep
     truth_seconds = time.perf_counter() - start
 
-    documents = int(usable.size)
-    all_pairs_count = documents * (documents - 1) // 2
-    candidates = identical + int((weight[ci] * weight[cj]).sum())
     true_codes = ti * u + tj
     set_found = int(_contains(candidate_codes, true_codes).sum())
-    false_positives = candidates - found
-    false_negatives = true_pairs - found
-    recall = found / true_pairs if true_pairs else 1.0
-    precision_after = 1.0  # verification keeps exactly the candidates with J >= t
-    negatives = all_pairs_count - true_pairs
-    metrics = {
-        "truth": truth, "documents": documents, "sets": int(u),
-        "all_pairs": int(all_pairs_count), "identical_pairs": identical,
-        "true_pairs": true_pairs, "candidates": candidates, "found": found,
-        "candidate_share": candidates / all_pairs_count if all_pairs_count else 0.0,
-        "recall": recall,
-        "precision_before": found / candidates if candidates else 1.0,
-        "precision_after": precision_after,
-        "f1": 2 * precision_after * recall / (precision_after + recall) if recall else 0.0,
-        "false_negatives": false_negatives, "false_positives": false_positives,
-        "false_negative_rate": false_negatives / true_pairs if true_pairs else 0.0,
-        "false_positive_rate": false_positives / negatives if negatives else 0.0,
-        "set_true_pairs": int(true_codes.size), "set_candidates": int(ci.size),
-        "set_recall": set_found / true_codes.size if true_codes.size else 1.0,
-        "set_false_positives": int((candidate_j < t).sum()),
-        "lsh_seconds": lsh_seconds, "truth_seconds": truth_seconds,
-    }
+    metrics = document_pair_metrics(
+        truth=truth, documents=int(usable.size), sets=int(u), identical_pairs=identical,
+        true_pairs=true_pairs, candidates=identical + int((weight[ci] * weight[cj]).sum()),
+        found=found, set_true_pairs=int(true_codes.size), set_candidates=int(ci.size),
+        set_found=set_found, set_false_positives=int((candidate_j < t).sum()),
+        lsh_seconds=lsh_seconds, truth_seconds=truth_seconds)
 
     curve_from = max(0.05, t - 0.3) if curve_from is None else curve_from
     li, lj, lj_jac = allpairs.all_pairs(distinct, min(curve_from, t))
@@ -192,6 +186,38 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
                          "recall": hit_pairs / set_true if set_true else 1.0,
                          "steep_point": lsh.steep_point(bands, rows_)})
     return Evaluation(t, plan.bands, plan.rows, metrics, curve, rows)
+
+
+def document_pair_metrics(*, truth: str, documents: int, sets: int, identical_pairs: int,
+                          true_pairs: int, candidates: int, found: int, set_true_pairs: int,
+                          set_candidates: int, set_found: int, set_false_positives: int,
+                          lsh_seconds: float, truth_seconds: float) -> dict:
+    """The metrics of an :class:`Evaluation` from its counts (the local and the Spark
+    engine's both): ``candidates`` and ``found`` in document pairs, ``set_*`` in pairs
+    of distinct sets."""
+    all_pairs_count = documents * (documents - 1) // 2
+    false_positives = candidates - found
+    false_negatives = true_pairs - found
+    recall = found / true_pairs if true_pairs else 1.0
+    precision_after = 1.0  # verification keeps exactly the candidates with J >= t
+    negatives = all_pairs_count - true_pairs
+    return {
+        "truth": truth, "documents": documents, "sets": sets,
+        "all_pairs": int(all_pairs_count), "identical_pairs": identical_pairs,
+        "true_pairs": true_pairs, "candidates": candidates, "found": found,
+        "candidate_share": candidates / all_pairs_count if all_pairs_count else 0.0,
+        "recall": recall,
+        "precision_before": found / candidates if candidates else 1.0,
+        "precision_after": precision_after,
+        "f1": 2 * precision_after * recall / (precision_after + recall) if recall else 0.0,
+        "false_negatives": false_negatives, "false_positives": false_positives,
+        "false_negative_rate": false_negatives / true_pairs if true_pairs else 0.0,
+        "false_positive_rate": false_positives / negatives if negatives else 0.0,
+        "set_true_pairs": set_true_pairs, "set_candidates": set_candidates,
+        "set_recall": set_found / set_true_pairs if set_true_pairs else 1.0,
+        "set_false_positives": set_false_positives,
+        "lsh_seconds": lsh_seconds, "truth_seconds": truth_seconds,
+    }
 
 
 def brute_force_document_pairs(sets: ShingleSets, docs: np.ndarray, threshold: float):
@@ -274,8 +300,9 @@ def _empirical_curve(jaccard, found, plan, low, width) -> list[dict]:
 
 def plot_curve(evaluation: Evaluation, path) -> None:
     """The empirical S-curve (dots) over the theoretical P(s) (line), as a PNG."""
-    import matplotlib
+    from .extras import require
 
+    matplotlib = require("matplotlib", "--plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

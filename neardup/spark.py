@@ -26,6 +26,9 @@ verification join; a signature is K x 4 bytes (K x 1 or 2 with ``bits``).
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import sys
 import time
@@ -37,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import lsh, verify
+from .evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
 from .minhash import Signatures, minhash
 from .pairs import PAIR_SCHEMA, too_many_pairs
 from .pipeline import FindConfig
@@ -49,8 +53,8 @@ try:  # pyspark is an optional dependency (extra "spark")
 except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = SparkSession = Window = F = T = None
 
-__all__ = ["SparkFindResult", "connected_components", "find", "find_sources", "read_sources",
-           "write_result"]
+__all__ = ["SparkFindResult", "connected_components", "evaluate", "evaluate_sources", "find",
+           "find_sources", "read_documents", "read_sources", "write_result"]
 
 
 @dataclass
@@ -279,67 +283,23 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     """
     _require_spark()
     config = config or FindConfig.from_options(**options)
-    if config.representative == "field":
-        raise ValueError("representative='field' is not supported by the Spark engine; "
-                         "use first, longest or shortest")
-    if config.method == "exact":
-        raise ValueError("method='exact' is not supported by the Spark engine, which runs "
-                         "MinHash + LSH; use the local engine for the exact join")
+    _check_find_config(config)
     for name in (text_col, order_col):
         if name is not None and name not in df.columns:
             raise ValueError(f"no column {name!r}; the columns are {df.columns}")
     plan = config.band_plan()
     seconds: dict[str, float] = {}
-
-    started = time.perf_counter()
     docs = _numbered(df, text_col, id_col, order_col).persist()
-    signed = docs.select("doc", "text").mapInArrow(
-        _sign_batches(config, plan, normalize, tokenize), _SIGNED_SCHEMA).persist()
-    usable = signed.where(F.col("size") >= config.min_shingles)
-    seconds["sign"] = time.perf_counter() - started
-
-    # identical sets: grouped by fingerprint, confirmed on the arrays, head = smallest doc
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds)
+    signed, heads, copies, candidates = (stages.signed, stages.heads, stages.copies,
+                                         stages.candidates)
     started = time.perf_counter()
-    heads_by_print = usable.groupBy("fingerprint").agg(F.min("doc").alias("head"))
-    head_sets = usable.select(F.col("doc").alias("head"), F.col("shingles").alias("head_set"))
-    copies = (usable.join(heads_by_print, "fingerprint").where(F.col("doc") != F.col("head"))
-              .join(head_sets, "head").where(F.col("shingles") == F.col("head_set"))
-              .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
-    heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
-    seconds["group identical sets"] = time.perf_counter() - started
-
-    # LSH: (band, key, doc) for heads; pairs inside each bucket, star/skip for big ones
-    started = time.perf_counter()
-    entries = heads.select("doc", F.posexplode("keys").alias("band", "key"))
-    bucket = Window.partitionBy("band", "key")
-    entries = (entries.withColumn("bucket_size", F.count("*").over(bucket))
-               .withColumn("hub", F.min("doc").over(bucket))
-               .where(F.col("bucket_size") > 1)).persist()
-    small = entries.where(F.col("bucket_size") <= config.max_bucket)
-    a, b = small.alias("a"), small.alias("b")
-    full_pairs = a.join(b, (F.col("a.band") == F.col("b.band"))
-                        & (F.col("a.key") == F.col("b.key"))
-                        & (F.col("a.doc") < F.col("b.doc"))).select(
-        F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
-    candidates = full_pairs
-    if config.bucket_policy == "star":
-        star_pairs = entries.where((F.col("bucket_size") > config.max_bucket)
-                                   & (F.col("doc") != F.col("hub"))).select(
-            F.col("hub").alias("doc_a"), F.col("doc").alias("doc_b"))
-        candidates = candidates.union(star_pairs)
-    candidates = candidates.distinct().persist()
-    bucket_stats = _bucket_stats(entries, config)
-    seconds["lsh"] = time.perf_counter() - started
+    bucket_stats = _bucket_stats(stages.entries, config)
+    seconds["lsh"] += time.perf_counter() - started
 
     # verification: both sets and signatures joined to each candidate
     started = time.perf_counter()
-    side = heads.select("doc", "shingles", "signature")
-    joined = (candidates
-              .join(side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias(
-                  "shingles_a"), F.col("signature").alias("signature_a")), "doc_a")
-              .join(side.select(F.col("doc").alias("doc_b"), F.col("shingles").alias(
-                  "shingles_b"), F.col("signature").alias("signature_b")), "doc_b"))
-    checked = joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA).persist()
+    checked = _checked(heads, candidates, config).persist()
     verified = checked.where(F.col("jaccard") >= config.threshold) if config.verify else checked
     seconds["verify"] = time.perf_counter() - started
 
@@ -395,6 +355,195 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
                            clusters=clusters, documents=documents, candidates=candidate_table,
                            labels=info.select("doc", "label"), config=config, plan=plan,
                            counts=counts, seconds=seconds)
+
+
+def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
+             order_col: str | None = None, config: FindConfig | None = None,
+             normalize=None, tokenize=None, max_documents: int = BRUTE_MAX_DOCUMENTS,
+             **options) -> Evaluation:
+    """LSH against the truth on Spark, in document pairs: the counts and metrics of
+    :func:`neardup.evaluate.evaluate_sets` with ``truth="brute"`` (and "exact", which
+    counts the same) on the same documents and options.
+
+    LSH: the candidates :func:`find` computes (identical sets grouped, LSH buckets over
+    the heads, before verification), in document pairs: g(g - 1)/2 per identical group,
+    g_A * g_B per candidate pair of distinct sets. Truth: a cartesian join of the
+    documents' shingle arrays (a < b), the exact Jaccard of every pair
+    (:func:`~neardup.verify.exact_jaccard` in ``mapInArrow``), kept where J >= t; O(n^2),
+    so more than ``max_documents`` documents (of at least ``min_shingles`` shingles) are
+    refused. No empirical S-curve and no sweep: ``curve`` and ``sweep`` are empty, as
+    ``notes`` says. Arguments as :func:`find`'s.
+    """
+    _require_spark()
+    config = config or FindConfig.from_options(**options)
+    for name in (text_col, order_col):
+        if name is not None and name not in df.columns:
+            raise ValueError(f"no column {name!r}; the columns are {df.columns}")
+    plan = config.band_plan()
+    t = config.threshold
+    docs = _numbered(df, text_col, id_col, order_col).persist()
+
+    started = time.perf_counter()
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, {})
+    documents = stages.usable.count()
+    if documents > max_documents:
+        raise ValueError(f"evaluate on Spark compares every pair of documents (a cartesian "
+                         f"join): {documents:,} documents are over its limit of "
+                         f"{max_documents:,}; use the local engine (truth 'exact': every "
+                         f"pair >= t, same counts)")
+    group_sizes, members = _identical_groups(stages.copies)
+    lsh_counts = _pair_counts(group_sizes, stages.candidates)  # candidates, document pairs
+    set_false_positives = (_checked(stages.heads, stages.candidates, config)
+                           .where(F.col("jaccard") < t).count())
+    sets = stages.heads.count()
+    lsh_seconds = time.perf_counter() - started
+
+    started = time.perf_counter()
+    side = stages.usable.select("doc", "shingles")
+    product = (side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias("shingles_a"))
+               .crossJoin(side.select(F.col("doc").alias("doc_b"),
+                                      F.col("shingles").alias("shingles_b")))
+               .where(F.col("doc_a") < F.col("doc_b")))
+    truth = product.mapInArrow(_jaccard_at_least(t, config.hash_bits),
+                               "doc_a long, doc_b long, jaccard double")
+    # each document's head (itself unless a copy); a true pair is found when both are in
+    # one identical group, or their heads' pair is a candidate
+    head_of = (stages.usable.select("doc")
+               .join(stages.copies.select(F.col("doc_b").alias("doc"),
+                                          F.col("doc_a").alias("head")), "doc", "left")
+               .select("doc", F.coalesce("head", "doc").alias("head")))
+    marked = (truth.join(head_of.select(F.col("doc").alias("doc_a"),
+                                        F.col("head").alias("head_a")), "doc_a")
+              .join(head_of.select(F.col("doc").alias("doc_b"),
+                                   F.col("head").alias("head_b")), "doc_b")
+              .select(F.least("head_a", "head_b").alias("x"),
+                      F.greatest("head_a", "head_b").alias("y"),
+                      (F.col("head_a") == F.col("head_b")).alias("same_group"),
+                      ((F.col("doc_a") == F.col("head_a")) & (F.col("doc_b") == F.col("head_b")))
+                      .alias("between_heads"))
+              .join(stages.candidates.select(F.col("doc_a").alias("x"),
+                                             F.col("doc_b").alias("y"),
+                                             F.lit(True).alias("candidate")), ["x", "y"], "left"))
+    hit = F.col("same_group") | F.col("candidate").isNotNull()
+    row = marked.agg(
+        F.count("*").alias("true_pairs"),
+        F.sum(F.when(hit, 1).otherwise(0)).alias("found"),
+        F.sum(F.when(F.col("between_heads"), 1).otherwise(0)).alias("set_true_pairs"),
+        F.sum(F.when(F.col("between_heads") & F.col("candidate").isNotNull(), 1).otherwise(0))
+        .alias("set_found")).first()
+    truth_seconds = time.perf_counter() - started
+    for frame in (docs, stages.signed, stages.copies, stages.entries, stages.candidates,
+                  group_sizes, members):
+        frame.unpersist()
+
+    metrics = document_pair_metrics(
+        truth="brute", documents=int(documents), sets=int(sets),
+        identical_pairs=lsh_counts["identical_pairs"], true_pairs=int(row["true_pairs"]),
+        candidates=lsh_counts["pairs"], found=int(row["found"] or 0),
+        set_true_pairs=int(row["set_true_pairs"] or 0), set_candidates=lsh_counts["set_pairs"],
+        set_found=int(row["set_found"] or 0), set_false_positives=int(set_false_positives),
+        lsh_seconds=lsh_seconds, truth_seconds=truth_seconds)
+    notes = [f"Spark engine: the truth is a cartesian join of the {documents:,} documents "
+             f"(at most {max_documents:,}); no empirical S-curve or sweep (the local engine "
+             f"computes them)"]
+    return Evaluation(t, plan.bands, plan.rows, metrics, [], [], notes)
+
+
+def _jaccard_at_least(threshold: float, hash_bits: int):
+    """mapInArrow body: pairs with both shingle arrays → (doc_a, doc_b, jaccard), J >= t."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            m = batch.num_rows
+            if m == 0:
+                continue
+            sets = ShingleSets.concat([_csr(batch.column("shingles_a"), hash_bits),
+                                       _csr(batch.column("shingles_b"), hash_bits)])
+            i = np.arange(m, dtype=np.int64)
+            jaccard = verify.exact_jaccard(sets, i, i + m)
+            keep = pa.array(jaccard >= threshold)
+            yield pa.RecordBatch.from_arrays([
+                batch.column("doc_a").filter(keep), batch.column("doc_b").filter(keep),
+                pa.array(jaccard).filter(keep)], names=["doc_a", "doc_b", "jaccard"])
+    return run
+
+
+def _check_find_config(config: FindConfig) -> None:
+    if config.representative == "field":
+        raise ValueError("representative='field' is not supported by the Spark engine; "
+                         "use first, longest or shortest")
+    if config.method == "exact":
+        raise ValueError("method='exact' is not supported by the Spark engine, which runs "
+                         "MinHash + LSH; use the local engine for the exact join")
+
+
+@dataclass
+class _Stages:
+    """What :func:`find` and :func:`evaluate` share, all lazy: signed documents, identical
+    groups (``copies``: head doc_a, copy doc_b), the heads, the LSH bucket entries and the
+    candidates (heads doc_a < doc_b, before verification)."""
+
+    signed: DataFrame
+    usable: DataFrame
+    copies: DataFrame
+    heads: DataFrame
+    entries: DataFrame
+    candidates: DataFrame
+
+
+def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
+                seconds: dict) -> _Stages:
+    """Sign (doc, text), group identical sets, LSH buckets, candidate pairs of heads."""
+    started = time.perf_counter()
+    signed = docs.select("doc", "text").mapInArrow(
+        _sign_batches(config, plan, normalize, tokenize), _SIGNED_SCHEMA).persist()
+    usable = signed.where(F.col("size") >= config.min_shingles)
+    seconds["sign"] = time.perf_counter() - started
+
+    # identical sets: grouped by fingerprint, confirmed on the arrays, head = smallest doc
+    started = time.perf_counter()
+    heads_by_print = usable.groupBy("fingerprint").agg(F.min("doc").alias("head"))
+    head_sets = usable.select(F.col("doc").alias("head"), F.col("shingles").alias("head_set"))
+    copies = (usable.join(heads_by_print, "fingerprint").where(F.col("doc") != F.col("head"))
+              .join(head_sets, "head").where(F.col("shingles") == F.col("head_set"))
+              .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
+    heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
+    seconds["group identical sets"] = time.perf_counter() - started
+
+    # LSH: (band, key, doc) for heads; pairs inside each bucket, star/skip for big ones
+    started = time.perf_counter()
+    entries = heads.select("doc", F.posexplode("keys").alias("band", "key"))
+    bucket = Window.partitionBy("band", "key")
+    entries = (entries.withColumn("bucket_size", F.count("*").over(bucket))
+               .withColumn("hub", F.min("doc").over(bucket))
+               .where(F.col("bucket_size") > 1)).persist()
+    small = entries.where(F.col("bucket_size") <= config.max_bucket)
+    a, b = small.alias("a"), small.alias("b")
+    full_pairs = a.join(b, (F.col("a.band") == F.col("b.band"))
+                        & (F.col("a.key") == F.col("b.key"))
+                        & (F.col("a.doc") < F.col("b.doc"))).select(
+        F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
+    candidates = full_pairs
+    if config.bucket_policy == "star":
+        star_pairs = entries.where((F.col("bucket_size") > config.max_bucket)
+                                   & (F.col("doc") != F.col("hub"))).select(
+            F.col("hub").alias("doc_a"), F.col("doc").alias("doc_b"))
+        candidates = candidates.union(star_pairs)
+    candidates = candidates.distinct().persist()
+    seconds["lsh"] = time.perf_counter() - started
+    return _Stages(signed, usable, copies, heads, entries, candidates)
+
+
+def _checked(heads: DataFrame, candidates: DataFrame, config: FindConfig) -> DataFrame:
+    """Each candidate with both sets and signatures joined: exact J and the estimate
+    (doc_a, doc_b, jaccard, estimate, jaccard_6, estimate_6)."""
+    side = heads.select("doc", "shingles", "signature")
+    joined = (candidates
+              .join(side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias(
+                  "shingles_a"), F.col("signature").alias("signature_a")), "doc_a")
+              .join(side.select(F.col("doc").alias("doc_b"), F.col("shingles").alias(
+                  "shingles_b"), F.col("signature").alias("signature_b")), "doc_b"))
+    return joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA)
 
 
 def _identical_groups(copies: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -538,77 +687,402 @@ def _counts(signed, heads, copies, candidates, pair_counts, info, config, bucket
 # ---------------------------------------------------------------- reading and writing
 
 _SPARK_FORMATS = ("jsonl", "csv", "tsv", "parquet")
+_CORRUPT = "_corrupt_record"
+# one row per record read: what became of it (processed, skipped, failed) and why
+_RECORD_SCHEMA = ("source int, record long, id string, text string, outcome string, "
+                  "reason string, object boolean, fields array<string>")
 
 
 def read_sources(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
                  fmt: str = "auto", text_fields: Sequence[str] = ("text",),
                  id_field: str | None = None, delimiter: str | None = None,
                  **source_options) -> DataFrame:
-    """(doc, id, text) for ``inputs``, numbered as :func:`~neardup.sources.read_documents` does.
+    """(doc, id, text) for ``inputs``, numbered as :func:`~neardup.sources.read_documents`
+    does; :func:`read_documents` also gives the read report."""
+    return _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, **source_options).documents
 
-    JSONL, CSV/TSV and Parquet are read by Spark; text is the ``text_fields`` joined
-    by "\\n"; a record without text (blank, or a null/missing field) is skipped;
-    the id is ``id_field``, else the record number ("name:" prefixed when there are
-    several inputs). Directories and line files are read on the driver by
-    ``read_documents`` and handed to Spark. Not reproduced on Spark: renaming
-    repeated ids, and JSONL record numbers when the file has blank lines (use
-    ``id_field`` then).
+
+def read_documents(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
+                   fmt: str = "auto", text_fields: Sequence[str] = ("text",),
+                   id_field: str | None = None, delimiter: str | None = None,
+                   **source_options) -> tuple[DataFrame, dict]:
+    """(doc, id, text) for ``inputs`` and the read report, as
+    :func:`~neardup.sources.read_documents` gives them: the same documents, ids and
+    numbering, the report's keys (``ReadReport.as_dict()``: records_seen, processed,
+    skipped and failed by reason, problems, problems_total) plus ``inputs``, and
+    ``notes`` where there is something the Spark readers do not account for.
+
+    JSON Lines: Spark reads the lines (``spark.read.text``, raw bytes, split at "\\n" only);
+    each is decoded and parsed by Python's json on the executors, as the local reader
+    does: blank lines are not records, a malformed line, a non-object or a record without
+    a text field fails, a blank text is skipped, the id is the line number. (Spark's
+    JSON reader is not used: it numbers no lines, accepts single quotes and trailing
+    text, and makes an array line several rows.) CSV/TSV: Spark's CSV parser
+    (multi-line quoted fields; PERMISSIVE with a corrupt-record column, so a row whose
+    number of fields differs from the header's fails); see the note it leaves. Parquet:
+    Spark reads the rows; nulls, ids and text as the local reader. Directories, line
+    files, standard input and non-regular files are read on the driver by the local
+    reader (its own report) and handed to Spark. Repeated ids are not renamed (x#2)
+    on Spark; a note counts them.
     """
+    read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, **source_options)
+    return read.documents, read.report()
+
+
+@dataclass
+class _Read:
+    documents: DataFrame  # doc, id, text
+    records: DataFrame | None  # _RECORD_SCHEMA, persisted; None when read on the driver
+    inputs: list[dict]  # path, format, name, prefixed (as the local engine's summary)
+    displays: list[str] = field(default_factory=list)  # each input as problems name it
+    units: list[str] = field(default_factory=list)  # "line" or "row"
+    notes: list[str] = field(default_factory=list)
+    max_problems: int = 100
+    local_report: dict | None = None  # the driver's ReadReport.as_dict()
+
+    def report(self) -> dict:
+        """The ReadReport the local reader would give, from ``records`` (a few jobs)."""
+        if self.local_report is not None:
+            return self.local_report
+        from . import sources
+
+        records = self.records
+        routine = sorted(sources._ROUTINE_SKIPS)
+        report = sources.ReadReport(max_problems=self.max_problems)
+        objects: dict[int, int] = {}
+        missing: dict[int, dict[str, int]] = {}
+        for row in (records.groupBy("source", "outcome", "reason")
+                    .agg(F.count("*").alias("n"),
+                         F.sum(F.col("object").cast("long")).alias("objects")).collect()):
+            source, outcome, reason, n = row["source"], row["outcome"], row["reason"], row["n"]
+            report.records_seen += n
+            objects[source] = objects.get(source, 0) + int(row["objects"] or 0)
+            if outcome == "processed":
+                report.processed += n
+                continue
+            kind = report.skipped if outcome == "skipped" else report.failed
+            kind[reason] = kind.get(reason, 0) + n
+            if not (outcome == "skipped" and reason in routine):
+                report.problems_total += n
+            if outcome == "failed" and reason.startswith("missing field "):
+                missing.setdefault(source, {})[reason] = n
+        is_problem = (F.col("outcome") != "processed") & ~(
+            (F.col("outcome") == "skipped") & F.col("reason").isin(routine))
+        listed = (records.where(is_problem).orderBy("source", "record")
+                  .select("source", "record", "reason").limit(self.max_problems).collect()
+                  if self.max_problems and report.problems_total else [])
+        for source, display in enumerate(self.displays):
+            first = len(report.problems)
+            report.problems += [sources.Problem(display, f"{self.units[source]} {r['record'] + 1}",
+                                                r["reason"])
+                                for r in listed if r["source"] == source]
+            reasons = missing.get(source)
+            if reasons and sum(reasons.values()) == objects.get(source, 0):
+                # no JSON object has a field asked for: the reasons name the fields they have
+                sources._name_the_fields(report, display, reasons,
+                                         self._fields_of(source), first)
+        report.check()
+        out = report.as_dict()
+        out["inputs"] = self.inputs
+        notes = list(self.notes)
+        repeated = (self.documents.groupBy("id").count().where(F.col("count") > 1)
+                    .agg(F.sum(F.col("count") - 1)).first()[0])
+        if repeated:
+            notes.append(f"{int(repeated):,} documents have an id an earlier document has: the "
+                         f"local reader renames them (id#2, id#3, ...) and lists each as a "
+                         f"problem; the Spark reader keeps the ids as they are")
+        if notes:
+            out["notes"] = notes
+        return out
+
+    def _fields_of(self, source: int) -> dict[str, None]:
+        """The first field names of the records that miss a field, first seen first
+        (at most one more than a reason names, so it can say "...")."""
+        from .sources import JSONL_FIELDS_NAMED
+
+        named = (self.records.where((F.col("source") == source)
+                                    & F.col("fields").isNotNull())
+                 .select("record", F.posexplode("fields").alias("pos", "name"))
+                 .groupBy("name").agg(F.min(F.struct("record", "pos")).alias("at"))
+                 .orderBy("at").limit(JSONL_FIELDS_NAMED + 1).collect())
+        return dict.fromkeys(r["name"] for r in named)
+
+    def release(self) -> None:
+        if self.records is not None:
+            self.records.unpersist()
+
+
+def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
+          text_fields: Sequence[str] = ("text",), id_field: str | None = None,
+          delimiter: str | None = None, include: Sequence[str] = (),
+          exclude: Sequence[str] = (), encoding: str = "utf-8",
+          max_problems: int = 100) -> _Read:
     from . import sources
 
     _require_spark()
-    paths = [os.fspath(p) for p in inputs]
+    paths = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike))
+                                    else inputs)]
+    sources._validate(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems)
+    text_fields = list(text_fields)
     formats = [sources._resolve_format(p, fmt) for p in paths]
-    if not all(f in _SPARK_FORMATS for f in formats):
-        documents, _ = sources.read_documents(paths, fmt=fmt, text_fields=text_fields,
-                                              id_field=id_field, delimiter=delimiter,
-                                              **source_options)
-        rows = list(zip(range(len(documents)), documents.ids, documents.texts))
-        return spark.createDataFrame(rows, "doc long, id string, text string")
     names = sources._unique_names(paths, formats)
+    several = len(paths) > 1
+    described = [{"path": os.path.abspath(p), "format": f, "name": n, "prefixed": several}
+                 for p, f, n in zip(paths, formats, names)]
+    if not all(f in _SPARK_FORMATS and p != sources.STDIN and os.path.isfile(p)
+               for p, f in zip(paths, formats)):
+        documents, report = sources.read_documents(
+            paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
+            exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems)
+        rows = list(zip(range(len(documents)), documents.ids, documents.texts))
+        local = report.as_dict()
+        local["inputs"] = [{"path": src.given if src.given == sources.STDIN
+                            else os.path.abspath(src.given), "format": src.fmt,
+                            "name": src.name, "prefixed": several} for src in documents.inputs]
+        return _Read(spark.createDataFrame(rows, "doc long, id string, text string"), None,
+                     local["inputs"], local_report=local)
+
+    not_decodable = f"not {sources._encoding_label(encoding)}"
+    codec = sources._text_codec(encoding)
+    read = _Read(None, None, described, max_problems=max_problems)
     parts = []
-    for path, path_fmt, name in zip(paths, formats, names):
+    for index, (path, path_fmt, name) in enumerate(zip(paths, formats, names)):
+        prefix = f"{sources._printable(name)}:" if several else ""
+        read.displays.append(sources._printable(path))
+        read.units.append("line" if path_fmt == "jsonl" else "row")
+        if path_fmt == "jsonl":
+            lines = spark.read.text(path, lineSep="\n").select(
+                F.col("value").cast("binary").alias("raw"))
+            body = _jsonl_records(index, encoding, not_decodable, text_fields, id_field, prefix)
+            parts.append(_positioned(lines, "record").mapInArrow(body, _RECORD_SCHEMA))
+            continue
         if path_fmt == "parquet":
-            frame = spark.read.parquet(path)
-        elif path_fmt == "jsonl":
-            frame = spark.read.json(path)
+            frame, corrupt = spark.read.parquet(path), None
         else:
-            frame = spark.read.csv(path, header=True, multiLine=True, escape='"',
-                                   sep=delimiter or ("\t" if path_fmt == "tsv" else ","),
-                                   inferSchema=False, enforceSchema=False)
-        for column in list(text_fields) + ([id_field] if id_field else []):
-            if column not in frame.columns:
-                raise ValueError(f"{path}: no column {column!r}; the columns are "
-                                 f"{frame.columns}")
-        prefix = f"{name}:" if len(paths) > 1 else ""
-        parts.append(_records(frame, text_fields, id_field, prefix))
+            sep = delimiter or ("\t" if path_fmt == "tsv" else ",")
+            # ISO-8859-1: one character a byte, so the executors get the bytes back and
+            # decode them as the local reader does (undecodable rows skipped, not U+FFFD);
+            # the delimiter, quotes and line breaks are ASCII, the same bytes in any
+            # ASCII-compatible encoding
+            options = dict(header=True, multiLine=True, escape='"', sep=sep,
+                           encoding="ISO-8859-1")
+            header = spark.read.csv(path, inferSchema=False, enforceSchema=False, **options)
+            schema = T.StructType([*header.schema.fields,
+                                   T.StructField(_CORRUPT, T.StringType())])
+            frame = spark.read.csv(path, schema=schema, mode="PERMISSIVE",
+                                   columnNameOfCorruptRecord=_CORRUPT, **options)
+            corrupt, width = frame[_CORRUPT], len(header.columns)
+        spark_names = [c for c in frame.columns if c != _CORRUPT]
+        columns = (spark_names if corrupt is None else
+                   [c.encode("latin-1").decode(codec, "surrogateescape") for c in spark_names])
+        for column in text_fields + ([id_field] if id_field else []):
+            if column not in columns:
+                raise ValueError(f"{path}: no column {column!r}; the columns are {columns}")
+        spark_name = dict(zip(columns, spark_names))
+        selected = frame.select(
+            *[frame[spark_name[c]].alias(f"_t{k}") for k, c in enumerate(text_fields)],
+            (frame[spark_name[id_field]] if id_field else F.lit(None).cast("string"))
+            .alias("_id"),
+            *([corrupt.alias("_corrupt")] if corrupt is not None else []))
+        if path_fmt == "parquet":
+            body = _parquet_records(index, codec, not_decodable, len(text_fields), id_field,
+                                    prefix)
+        else:
+            body = _csv_records(index, sep, width, len(text_fields), id_field, prefix,
+                                encoding, not_decodable)
+            if not any("CSV" in note for note in read.notes):
+                read.notes.append(_csv_note())
+        parts.append(_positioned(selected, "record").mapInArrow(body, _RECORD_SCHEMA))
     records = parts[0]
     for part in parts[1:]:
         records = records.union(part)
-    schema = "doc long, id string, text string"
-    numbered = records.rdd.zipWithIndex().map(lambda pair: (pair[1], *pair[0]))
-    return spark.createDataFrame(numbered, schema)
+    read.records = records.persist()
+    processed = read.records.where(F.col("outcome") == "processed").select("id", "text")
+    read.documents = _positioned(processed, "doc").select("doc", "id", "text")
+    return read
 
 
-def _records(frame: DataFrame, text_fields, id_field, prefix: str) -> DataFrame:
-    """(id, text) of one input in file order, records without text dropped."""
-    schema = T.StructType([T.StructField("record", T.LongType(), False), *frame.schema.fields])
-    indexed = frame.sparkSession.createDataFrame(
-        frame.rdd.zipWithIndex().map(lambda pair: (pair[1], *pair[0])), schema)
-    texts = [F.col(f"`{name}`").cast("string") for name in text_fields]
-    has_all = F.lit(True)
-    for t in texts:
-        has_all = has_all & t.isNotNull()
-    text = F.when(has_all, F.concat_ws("\n", *texts))
-    doc_id = (F.col(f"`{id_field}`").cast("string") if id_field
-              else F.concat(F.lit(prefix), (F.col("record") + 1).cast("string")))
-    out = indexed.select(doc_id.alias("id"), text.alias("text"))
-    return out.where(_has_text(F.col("text")))
+def _csv_note() -> str:
+    return ("CSV/TSV read by Spark's CSV parser: a row fails only when its number of fields "
+            "differs from the header's; a quote left open (or closed mid-field) is parsed "
+            "as Spark parses it, where the local reader fails that row and reads on; text "
+            "after a closing quote keeps its quotes (\"x\"y is \"x\"y, locally xy); "
+            "problems name the row, not its line")
 
 
-def _has_text(column):
-    """True where ``text.strip()`` is not empty: Python's notion of whitespace, as the reader."""
-    return F.udf(lambda text: text is not None and text.strip() != "", "boolean")(column)
+def _positioned(df: DataFrame, name: str) -> DataFrame:
+    """``df`` with ``name``: each row's 0-based position in partition order, as
+    ``zipWithIndex`` numbers them but in the JVM (no row goes through Python).
+
+    A first job counts the rows of each partition; the position is then the partition's
+    offset plus the row's rank in it (``monotonically_increasing_id``, whose low 33 bits
+    are that rank). ``df`` must give the same partitions each time (a file scan, a
+    persisted frame); the count reads every column, so Spark parses the rows as the
+    second job does (a CSV count without columns may skip the parser).
+    """
+    part = F.spark_partition_id()
+    sizes = dict(df.groupBy(part.alias("p"))
+                 .agg(F.count(F.struct(*[df[c] for c in df.columns])).alias("n")).collect())
+    if not sizes:
+        return df.withColumn(name, F.lit(None).cast("long"))
+    offsets, total = [], 0
+    for p in range(max(sizes) + 1):
+        offsets += [F.lit(p), F.lit(total)]
+        total += sizes.get(p, 0)
+    rank = F.monotonically_increasing_id() - F.shiftleft(part.cast("long"), 33)
+    return df.withColumn(name, (F.create_map(*offsets)[part] + rank).cast("long"))
+
+
+class _RecordRows:
+    """The rows of one batch of records (``_RECORD_SCHEMA``)."""
+
+    def __init__(self, source: int):
+        self.source = source
+        self.columns: dict[str, list] = {k: [] for k in ("record", "id", "text", "outcome",
+                                                          "reason", "object", "fields")}
+
+    def add(self, record: int, outcome: str, reason: str | None = None, *,
+            doc_id: str | None = None, text: str | None = None, is_object: bool = False,
+            fields: list[str] | None = None) -> None:
+        for key, value in (("record", record), ("id", doc_id), ("text", text),
+                           ("outcome", outcome), ("reason", reason), ("object", is_object),
+                           ("fields", fields)):
+            self.columns[key].append(value)
+
+    def batch(self) -> pa.RecordBatch:
+        c = self.columns
+        n = len(c["record"])
+        return pa.RecordBatch.from_arrays([
+            pa.array(np.full(n, self.source, dtype=np.int32)),
+            pa.array(c["record"], pa.int64()), pa.array(c["id"], pa.string()),
+            pa.array(c["text"], pa.string()), pa.array(c["outcome"], pa.string()),
+            pa.array(c["reason"], pa.string()), pa.array(c["object"], pa.bool_()),
+            pa.array(c["fields"], pa.list_(pa.string())),
+        ], names=["source", "record", "id", "text", "outcome", "reason", "object", "fields"])
+
+
+def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: list[str],
+                   id_field: str | None, prefix: str):
+    """mapInArrow body: (raw line, record) → records, as the local JSONL reader sorts them."""
+    from .sources import JSONL_FIELDS_NAMED, _as_text, _decode_line, _has_surrogates, _printable
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = _RecordRows(source)
+            for raw, record in zip(batch.column("raw").to_pylist(),
+                                   batch.column("record").to_pylist()):
+                if raw is None or not raw.strip():
+                    continue  # a blank line is not a record
+                try:
+                    line = _decode_line(raw, record, encoding)
+                except UnicodeDecodeError:
+                    rows.add(record, "skipped", not_decodable)
+                    continue
+                try:
+                    obj = json.loads(line)
+                except (ValueError, RecursionError):
+                    rows.add(record, "failed", "malformed JSON")
+                    continue
+                if not isinstance(obj, dict):
+                    rows.add(record, "failed", "not a JSON object")
+                    continue
+                absent = next((name for name in text_fields if obj.get(name) is None), None)
+                if absent is None and id_field is not None and obj.get(id_field) is None:
+                    absent = id_field
+                if absent is not None:
+                    rows.add(record, "failed", f"missing field {absent!r}", is_object=True,
+                             fields=[_printable(k) for k in list(obj)[:JSONL_FIELDS_NAMED + 1]])
+                    continue
+                text = "\n".join(_as_text(obj[name]) for name in text_fields)
+                doc_id = (_as_text(obj[id_field]) if id_field is not None
+                          else f"{prefix}{record + 1}")
+                if _has_surrogates(text) or _has_surrogates(doc_id):
+                    rows.add(record, "failed", "lone surrogate escape: not valid Unicode",
+                             is_object=True)
+                elif not text.strip():
+                    rows.add(record, "skipped", "empty text", is_object=True)
+                else:
+                    rows.add(record, "processed", doc_id=doc_id, text=text, is_object=True)
+            yield rows.batch()
+    return run
+
+
+def _csv_records(source: int, sep: str, width: int, n_text: int, id_field: str | None,
+                 prefix: str, encoding: str, not_decodable: str):
+    """mapInArrow body: Spark's CSV rows (_t0.., _id, _corrupt, record; read as
+    ISO-8859-1, a character a byte) → records, the bytes decoded as the local reader
+    does (undecodable ones as lone surrogates, so the row is skipped)."""
+    from .sources import _has_surrogates
+
+    def decoded(value: str | None) -> str:  # CSV has no nulls: Spark's null is ""
+        return "" if value is None else value.encode("latin-1").decode(encoding,
+                                                                       "surrogateescape")
+
+    def fields_in(row_text: str) -> int:
+        return len(next(csv.reader(io.StringIO(decoded(row_text), newline=""),
+                                   delimiter=sep), []))
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = _RecordRows(source)
+            texts = [batch.column(f"_t{k}").to_pylist() for k in range(n_text)]
+            ids = batch.column("_id").to_pylist()
+            for k, (record, corrupt) in enumerate(zip(batch.column("record").to_pylist(),
+                                                      batch.column("_corrupt").to_pylist())):
+                if corrupt is not None:
+                    n = fields_in(corrupt)
+                    rows.add(record, "failed", f"row has {n} fields, header has {width}"
+                             if n != width else "malformed row")
+                    continue
+                text = "\n".join(decoded(column[k]) for column in texts)
+                doc_id = decoded(ids[k]) if id_field is not None else f"{prefix}{record + 1}"
+                if _has_surrogates(text) or _has_surrogates(doc_id):
+                    rows.add(record, "skipped", not_decodable)
+                elif not text.strip():
+                    rows.add(record, "skipped", "empty text")
+                else:
+                    rows.add(record, "processed", doc_id=doc_id, text=text)
+            yield rows.batch()
+    return run
+
+
+def _parquet_records(source: int, codec: str, not_decodable: str, n_text: int,
+                     id_field: str | None, prefix: str):
+    """mapInArrow body: Parquet rows (_t0.., _id, record) → records, as the local reader."""
+    from .sources import _as_text, _column_values, _has_surrogates
+
+    def to_text(value) -> str:
+        return value.decode(codec) if isinstance(value, bytes) else _as_text(value)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = _RecordRows(source)
+            texts = [_column_values(batch.column(f"_t{k}")) for k in range(n_text)]
+            ids = _column_values(batch.column("_id"))
+            for k, record in enumerate(batch.column("record").to_pylist()):
+                values = [column[k] for column in texts]
+                if any(v is None for v in values):
+                    rows.add(record, "skipped", "null text")
+                    continue
+                if id_field is not None and ids[k] is None:
+                    rows.add(record, "failed", f"null id in column {id_field!r}")
+                    continue
+                try:
+                    text = "\n".join(to_text(v) for v in values)
+                    doc_id = to_text(ids[k]) if id_field is not None else f"{prefix}{record + 1}"
+                except UnicodeDecodeError:
+                    rows.add(record, "skipped", not_decodable)
+                    continue
+                if _has_surrogates(text) or _has_surrogates(doc_id):
+                    rows.add(record, "skipped", not_decodable)
+                elif not text.strip():
+                    rows.add(record, "skipped", "empty text")
+                else:
+                    rows.add(record, "processed", doc_id=doc_id, text=text)
+            yield rows.batch()
+    return run
 
 
 def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str = "csv", *,
@@ -705,20 +1179,45 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
                  encoding: str = "utf-8", normalize=None, tokenize=None,
                  **options) -> SparkFindResult:
-    """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``."""
+    """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
+
+    ``result.read_report`` is the read report of :func:`read_documents`."""
+    _require_spark()
+    config = FindConfig.from_options(**options)  # checked before any reading
+    _check_find_config(config)
+    if spark is None:
+        spark = _session()
+    read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding)
+    report = read.report()
+    result = find(read.documents, order_col="doc", id_col="id", config=config,
+                  normalize=normalize, tokenize=tokenize)
+    result.read_report = report
+    if out is not None:
+        write_result(result, out, output_format)
+    read.release()
+    return result
+
+
+def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text",),
+                     id_field: str | None = None, fmt: str = "auto",
+                     delimiter: str | None = None, include=(), exclude=(),
+                     encoding: str = "utf-8", normalize=None, tokenize=None,
+                     max_documents: int = BRUTE_MAX_DOCUMENTS, **options) -> Evaluation:
+    """``neardup evaluate --engine spark``: read ``inputs`` with Spark (as
+    :func:`find_sources`), then :func:`evaluate`; ``read_report`` says how they were read."""
     _require_spark()
     config = FindConfig.from_options(**options)  # checked before any reading
     if spark is None:
         spark = _session()
-    paths = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
-    documents = read_sources(spark, paths, fmt=fmt, text_fields=text_fields, id_field=id_field,
-                             delimiter=delimiter, include=include, exclude=exclude,
-                             encoding=encoding)
-    result = find(documents, order_col="doc", id_col="id", config=config,
-                  normalize=normalize, tokenize=tokenize)
-    if out is not None:
-        write_result(result, out, output_format)
-    return result
+    read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding)
+    report = read.report()
+    evaluation = evaluate(read.documents, order_col="doc", id_col="id", config=config,
+                          normalize=normalize, tokenize=tokenize, max_documents=max_documents)
+    evaluation.read_report = report
+    read.release()
+    return evaluation
 
 
 def _to_arrow(df: DataFrame) -> pa.Table:

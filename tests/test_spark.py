@@ -2,6 +2,7 @@
 keepers, and the same files byte for byte."""
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ if not _java_works():
 import neardup  # noqa: E402
 from neardup import cli, sinks  # noqa: E402
 from neardup import spark as neardup_spark  # noqa: E402
+from neardup.evaluate import evaluate_texts  # noqa: E402
 from neardup.pairs import PAIR_SCHEMA, expand  # noqa: E402
 from neardup.synthetic import brute_force_pairs, planted_corpus  # noqa: E402
 
@@ -232,6 +234,7 @@ CSV_ROWS = [
     ("i", "Completely different: a recipe for bread.\nFlour, water, salt, yeast: knead well."),
     ("j", "short"),
     ("k", "The quick brown fox, said hello, jumped over the lazy dog near the river bank."),
+    ("l", "three fields", "where the header has two"),  # failed, by both readers
 ]
 
 
@@ -262,12 +265,16 @@ def test_csv_with_multiline_quoted_fields_same_files_as_local(spark, tmp_path):
                  "candidates.csv", "summary.json"):
         local_bytes = (tmp_path / "local" / name).read_bytes()
         spark_bytes = (tmp_path / "spark" / name).read_bytes()
-        if name == "summary.json":  # the local engine also reports how it read the file
-            import json
-
+        if name == "summary.json":
             local_json, spark_json = json.loads(local_bytes), json.loads(spark_bytes)
             assert local_json["counts"] == spark_json["counts"]
             assert local_json["config"] == spark_json["config"]
+            local_read, spark_read = local_json["read"], spark_json["read"]
+            for key in ("records_seen", "processed", "skipped", "failed", "problems_total"):
+                assert spark_read[key] == local_read[key], key
+            assert local_read["failed"] == {"row has 3 fields, header has 2": 1}
+            assert local_read["skipped"] == {"empty text": 1}
+            assert "CSV/TSV read by Spark" in spark_read["notes"][0]  # what it cannot tell
         else:
             assert spark_bytes == local_bytes, name
 
@@ -294,3 +301,80 @@ def test_connected_components_match_scipy_on_a_long_chain(spark):
     on_edges = np.unique(edges[edges[:, 0] != edges[:, 1]])
     assert got == {int(v): int(smallest[component[v]]) for v in on_edges}
     assert len({got[int(v)] for v in nodes[:80]}) == 1  # the chain is one component
+
+
+def test_jsonl_with_malformed_lines_same_documents_and_read_report_as_local(spark, tmp_path):
+    # issue 12: Spark's JSON reader made the array line two documents (11 against 10),
+    # dropped the malformed lines silently and numbered records past blank lines wrongly
+    text = "the quick brown fox jumps over the lazy dog near the river bank today"
+    lines = [json.dumps({"text": text, "n": 1}), "", json.dumps({"text": text + " again"}),
+             '{"text": "malformed, never closed"', "   ",
+             json.dumps([{"text": "an array line"}, {"text": "is not a record"}]),
+             "{'text': 'single quotes are not JSON'}", json.dumps({"body": "no text field"}),
+             json.dumps({"text": "   "}), json.dumps({"text": text}) + " trailing words",
+             json.dumps("a string, not an object"), json.dumps({"text": None}),
+             json.dumps({"text": {"b": 1, "a": [2, 3]}}), json.dumps({"text": 12345})]
+    lines += [json.dumps({"text": f"document {k} {text}"}) for k in range(4)]
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"text": "caf\xe9"}\n'
+                     + json.dumps({"text": "last " + text}).encode())
+    options = ["--method", "lsh", "--shingle", "word", "--ngram", "1", "-t", "0.5", "-q"]
+    for engine in ("local", "spark"):
+        assert cli.main(["find", str(path), "--out", str(tmp_path / engine), "--engine",
+                         engine, *options]) == 0
+    local_json, spark_json = (json.loads((tmp_path / e / "summary.json").read_text())
+                              for e in ("local", "spark"))
+    local_read, spark_read = local_json["read"], spark_json["read"]
+    assert local_read["processed"] == local_json["counts"]["documents"] == 9
+    assert local_read["failed"] == {"malformed JSON": 3, "missing field 'text'": 2,
+                                    "not a JSON object": 2}
+    assert local_read["skipped"] == {"empty text": 1, "not UTF-8": 1}
+    assert spark_read == local_read  # counts, reasons, problems, inputs; nothing to note
+    local_counts = dict(local_json["counts"])
+    assert local_counts.pop("char_fallback") == 0  # the local prepare step's (no CJK here)
+    assert spark_json["counts"] == local_counts
+    for name in ("documents.csv", "pairs.csv"):  # same ids, same numbering
+        assert ((tmp_path / "spark" / name).read_bytes()
+                == (tmp_path / "local" / name).read_bytes()), name
+
+
+def test_evaluate_on_spark_counts_as_local_brute_and_exact(spark, tmp_path, capsys):
+    c = planted_corpus(240, dup_fraction=0.2, similarity=(0.45, 1.0), seed=5)
+    texts = list(c.texts)
+    rng = np.random.default_rng(2)
+    # identical groups, some of both sides of a planted pair, at random places
+    for source, count in ((c.planted_i[0], 3), (c.planted_j[0], 2), (c.planted_i[1], 1),
+                          (int(rng.integers(len(texts))), 2)):
+        for _ in range(count):
+            texts.insert(int(rng.integers(len(texts) + 1)), c.texts[source])
+    texts.insert(5, "w1 w2")  # below min_shingles: set aside by both
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    options = dict(shingle_kind="word", shingle_size=1, threshold=0.6, bands=16, rows=8, seed=9)
+    brute = evaluate_texts(texts, truth="brute", **options).metrics
+    exact = evaluate_texts(texts, truth="exact", **options).metrics
+    assert brute["identical_pairs"] > 5 and brute["true_pairs"] > brute["identical_pairs"]
+    assert brute["false_negatives"] > 0 and brute["false_positives"] > 0  # both counted
+
+    assert cli.main(["evaluate", str(path), "--engine", "spark", "--shingle", "word",
+                     "--ngram", "1", "-t", "0.6", "--bands", "16", "--rows", "8", "--seed", "9",
+                     "-q", "--json", str(tmp_path / "ev.json")]) == 0
+    out = capsys.readouterr().out
+    saved = json.loads((tmp_path / "ev.json").read_text())
+    spark = saved["metrics"]
+    assert list(spark) == list(brute)  # the same keys, in the same order
+    for key in ("documents", "sets", "all_pairs", "identical_pairs", "true_pairs",
+                "candidates", "found", "false_positives", "false_negatives", "set_true_pairs",
+                "set_candidates", "set_false_positives"):
+        assert spark[key] == brute[key] == exact[key], key
+    for key in ("recall", "precision_before", "f1", "false_positive_rate", "set_recall"):
+        assert spark[key] == brute[key], key
+    assert spark["truth"] == "brute" and saved["curve"] == [] and saved["sweep"] == []
+    assert saved["read"]["processed"] == len(texts)
+    assert f"intersection {brute['found']:,}: recall {brute['recall']:.6f}" in out
+    assert "note: Spark engine: the truth is a cartesian join" in out
+    with pytest.raises(ValueError, match=f"{len(texts) - 1:,} documents are over its limit "
+                                         "of 100; use the local engine"):
+        neardup_spark.evaluate_sources(path, max_documents=100, **options)
+    with pytest.raises(ValueError, match="--sweep, --plot and --curve-from are not supported"):
+        neardup.api.evaluate(path, engine="spark", sweep=True)
