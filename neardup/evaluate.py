@@ -32,6 +32,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from . import allpairs, lsh, minhash
@@ -40,7 +41,6 @@ from .shingling import ShingleSets
 
 TRUTHS = ("exact", "brute")
 BRUTE_MAX_DOCUMENTS = 20_000
-_BRUTE_BLOCK_CELLS = 20_000_000  # rows per block x documents: bounds the product's memory
 
 
 @dataclass
@@ -223,42 +223,67 @@ def document_pair_metrics(*, truth: str, documents: int, sets: int, identical_pa
 def brute_force_document_pairs(sets: ShingleSets, docs: np.ndarray, threshold: float):
     """Every pair of ``docs`` (a < b) with exact Jaccard ≥ threshold, and that Jaccard.
 
-    The exact Jaccard of every pair, nothing grouped or filtered: the intersections of
-    a block of rows with every document at once, a sparse product of the document ×
-    shingle incidence matrix (memory: about ``_BRUTE_BLOCK_CELLS`` cells a block).
+    The exact Jaccard of every pair, nothing grouped or filtered: for each document a,
+    the intersection with every later document b is counted through the shingles'
+    posting lists (the sparse product of the document × shingle matrix, row by row, in
+    numba, parallel over a). Work: the sum over shingles of (documents holding it)²/2;
+    memory: one count per document per thread, and the pairs found.
     """
-    from scipy import sparse
-
     docs = np.asarray(docs, dtype=np.int64)
     sub = sets.subset(docs)
     n = sub.n
     empty = np.empty(0, dtype=np.int64)
     if n < 2:
         return empty, empty.copy(), np.empty(0)
-    _, vocabulary = np.unique(sub.values, return_inverse=True)
-    rows = np.repeat(np.arange(n), sub.sizes)
-    incidence = sparse.csr_matrix((np.ones(vocabulary.size, dtype=np.int32),
-                                   (rows, vocabulary.ravel())),
-                                  shape=(n, int(vocabulary.max()) + 1))
-    transposed = incidence.T.tocsc()
-    sizes = sub.sizes
-    block = max(1, _BRUTE_BLOCK_CELLS // n)
-    parts_a, parts_b, parts_j = [], [], []
-    for lo in range(0, n, block):
-        overlap = (incidence[lo:lo + block] @ transposed).tocoo()
-        a = overlap.row.astype(np.int64) + lo
-        b = overlap.col.astype(np.int64)
-        later = b > a
-        a, b, common = a[later], b[later], overlap.data[later]
-        jaccard = common / (sizes[a] + sizes[b] - common)
-        keep = jaccard >= threshold
-        parts_a.append(a[keep])
-        parts_b.append(b[keep])
-        parts_j.append(jaccard[keep])
-    a, b, jaccard = (np.concatenate(parts_a), np.concatenate(parts_b),
-                     np.concatenate(parts_j))
-    order = np.lexsort((b, a))
-    return docs[a[order]], docs[b[order]], jaccard[order]
+    _, codes = np.unique(sub.values, return_inverse=True)
+    codes = codes.ravel().astype(np.int64)
+    owner = np.repeat(np.arange(n, dtype=np.int64), sub.sizes)
+    order = np.argsort(codes, kind="stable")  # postings: documents ascending per shingle
+    posting_offsets = np.zeros(int(codes.max()) + 2, dtype=np.int64)
+    np.cumsum(np.bincount(codes), out=posting_offsets[1:])
+    postings = owner[order]
+    sizes = sub.sizes.astype(np.int64)
+    found = np.zeros(n, dtype=np.int64)
+    _brute_rows(sub.offsets, codes, posting_offsets, postings, sizes, float(threshold), found,
+                np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
+                False)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(found, out=starts[1:])
+    b = np.empty(int(starts[-1]), dtype=np.int64)
+    jaccard = np.empty(int(starts[-1]))
+    _brute_rows(sub.offsets, codes, posting_offsets, postings, sizes, float(threshold), found,
+                starts, b, jaccard, True)
+    a = np.repeat(np.arange(n, dtype=np.int64), found)
+    return docs[a], docs[b], jaccard
+
+
+@nb.njit(cache=True, parallel=True)
+def _brute_rows(offsets, codes, posting_offsets, postings, sizes, threshold, found, starts,
+                out_b, out_jaccard, fill):
+    """Pass 1 (``fill`` False): how many later documents reach the threshold with each a.
+    Pass 2: those documents, ascending, and their Jaccard, at ``starts[a]``."""
+    n = sizes.size
+    for a in nb.prange(n):
+        common = np.zeros(n, dtype=np.int64)
+        for s in range(offsets[a], offsets[a + 1]):
+            c = codes[s]
+            lo, hi = posting_offsets[c], posting_offsets[c + 1]
+            for p in range(lo + np.searchsorted(postings[lo:hi], a, side="right"), hi):
+                common[postings[p]] += 1
+        pos = starts[a] if fill else 0
+        count = 0
+        for b in range(a + 1, n):
+            if common[b] == 0:
+                continue
+            jaccard = common[b] / (sizes[a] + sizes[b] - common[b])
+            if jaccard >= threshold:
+                if fill:
+                    out_b[pos] = b
+                    out_jaccard[pos] = jaccard
+                    pos += 1
+                count += 1
+        if not fill:
+            found[a] = count
 
 
 def _contains(sorted_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:

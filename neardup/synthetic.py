@@ -71,26 +71,14 @@ def planted_corpus(n_docs: int, *, doc_words: int = 200, dup_fraction: float = 0
 
 
 def brute_force_pairs(sets, threshold: float):
-    """Every pair (i < j) with exact Jaccard ≥ threshold, by a sparse matrix product.
+    """Every pair (i < j) of the sets with exact Jaccard ≥ threshold, sorted.
 
-    The reference truth for tests and benchmarks: exact, O(n²) in the worst case.
+    The reference truth for tests and benchmarks: the exact Jaccard of every pair,
+    nothing grouped or filtered (:func:`neardup.evaluate.brute_force_document_pairs`).
     """
-    from scipy import sparse
+    from .evaluate import brute_force_document_pairs
 
-    n = sets.n
-    _, columns = np.unique(sets.values, return_inverse=True)
-    rows = np.repeat(np.arange(n), sets.sizes)
-    incidence = sparse.csr_matrix((np.ones(columns.size, dtype=np.int32), (rows, columns)),
-                                  shape=(n, int(columns.max()) + 1 if columns.size else 0))
-    overlap = sparse.triu(incidence @ incidence.T, k=1).tocoo()
-    sizes = sets.sizes
-    union = sizes[overlap.row] + sizes[overlap.col] - overlap.data
-    jaccard = overlap.data / np.maximum(union, 1)
-    keep = jaccard >= threshold - 1e-12
-    i, j, jac = overlap.row[keep].astype(np.int64), overlap.col[keep].astype(np.int64), jaccard[
-        keep]
-    order = np.lexsort((j, i))
-    return i[order], j[order], jac[order]
+    return brute_force_document_pairs(sets, np.arange(sets.n), threshold)
 
 
 def _distinct_words(rng, n: int, width: int, vocabulary: int, weights) -> np.ndarray:
