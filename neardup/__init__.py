@@ -10,7 +10,7 @@ from . import _numba_cache
 
 _numba_cache.register()  # before any kernel is defined: a wheel on sys.path caches too
 
-from . import allpairs, cleaning, code, lsh, minhash, pairs, synthetic, verify  # noqa: E402
+from . import allpairs, cleaning, lsh, minhash, pairs, synthetic, verify  # noqa: E402
 from .api import dedup, find, tune  # noqa: E402
 from .lsh import BandPlan, choose_bands, s_curve  # noqa: E402
 from .minhash import Signatures, load_signatures  # noqa: E402
@@ -19,6 +19,15 @@ from .shingling import ShingleOptions, ShingleSets, shingle  # noqa: E402
 from .verify import exact_jaccard  # noqa: E402
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``neardup.code`` on first use: it needs Pygments, the code extra."""
+    if name == "code":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.code")
+    raise AttributeError(f"module 'neardup' has no attribute {name!r}")
 
 __all__ = [
     "BandPlan", "FindConfig", "FindResult", "ShingleOptions", "ShingleSets", "Signatures",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -13,10 +15,15 @@ from .outputs import refuse_touching_inputs
 from .pipeline import FindConfig, FindResult, find_sets, sign
 from .progress import StageTimer
 from .shingling import set_fingerprints
-from .sources import read_document_chunks, read_documents, write_deduplicated
+from .sources import (
+    check_copy_target,
+    read_document_chunks,
+    read_documents,
+    write_deduplicated,
+)
 
 SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
-                  "encoding")
+                  "encoding", "respect_ignore")
 ENGINES = ("local", "spark")
 STDOUT = "-"
 
@@ -85,6 +92,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         tokenize = prep.code_tokenizer(prep.code) if prep.code is not None else None
         return spark.find_sources(inputs, out=out, output_format=output_format,
                                   normalize=prep.normalize, tokenize=tokenize,
+                                  escape_formulas=escape_formulas,
                                   **_code_defaults(prep, options))
     documents = None
     if memory_limit is not None:
@@ -120,9 +128,12 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
-    (its ``counts["dedup"]`` says what was written). Data in memory (a DataFrame, a
-    table, a list; see :func:`find`): the same kind of object minus the removed rows is
-    returned, and ``out`` is not used; rows without text are kept as they were.
+    (its ``counts["dedup"]`` says what was written). ``out`` is compressed as its name
+    says (``out.jsonl.gz``); ``out="-"`` writes the kept records of one file input to
+    standard output, uncompressed (a directory input is refused: its copy is a folder).
+    Data in memory (a DataFrame, a table, a list; see :func:`find`): the same kind of
+    object minus the removed rows is returned, and ``out`` is not used; rows without
+    text are kept as they were.
     """
     _column_names(options, text, id)
     if frames.is_in_memory(inputs):
@@ -137,6 +148,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if out is None:
         raise ValueError("dedup of files needs out= (the path of the copy)")
     refuse_touching_inputs(_as_list(inputs), {"--out": out})
+    check_copy_target(_as_list(inputs), out, options.get("fmt", "auto"))  # before reading
     result, documents = _find(inputs, quiet=quiet, representative_field=representative_field,
                               **options)
     written = write_deduplicated(documents, result.representative, _as_list(inputs), out)
@@ -145,27 +157,51 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
-             plot=None, json_path=None, truth: str = "exact", **options):
+             plot=None, json_path=None, truth: str = "exact", engine: str = "local", **options):
     """LSH against the truth on the same input, in document pairs; see :mod:`neardup.evaluate`.
 
     ``truth``: "exact" (the exact join over distinct sets, weighted by their copies) or
     "brute" (the exact Jaccard of every document pair, for small inputs).
+
+    ``engine="spark"``: :func:`neardup.spark.evaluate_sources`, the same counts; its truth
+    is always a cartesian join of the documents (brute force, at most
+    ``BRUTE_MAX_DOCUMENTS``), and it computes no S-curve, so no ``sweep``, ``plot`` or
+    ``curve_from``. ``result.read_report`` says how the input was read.
     """
     from . import evaluate as evaluation
 
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if truth not in evaluation.TRUTHS:
         raise ValueError(f"truth must be one of {evaluation.TRUTHS}, got {truth!r}")
     refuse_touching_inputs(_as_list(inputs), {"--plot": plot, "--json": json_path})
 
-    source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
-    prep = prepare.PrepareOptions.pop_from(options)
-    options.pop("representative", None)
-    config = FindConfig.from_options(**_code_defaults(prep, options))
-    documents, _ = read_documents(_as_list(inputs), progress=not quiet, **source_options)
-    prepared = prepare.shingle_documents(documents.texts, documents.ids,
-                                         config.shingle_options(), prep, StageTimer(quiet))
-    result = evaluation.evaluate_sets(prepared.sets, config, sweep=sweep,
-                                      curve_from=curve_from, truth=truth)
+    if engine == "spark":
+        if sweep or plot is not None or curve_from is not None:
+            raise ValueError("--sweep, --plot and --curve-from are not supported by the Spark "
+                             "engine, which computes no S-curve; use the local engine for them")
+        from . import spark
+
+        prep = prepare.PrepareOptions.pop_from(options)
+        if prep.code == "auto" or prep.generated != "keep":
+            raise ValueError("the Spark engine takes --code LANG (one language), not --code "
+                             "auto or --generated; use the local engine for those")
+        tokenize = prep.code_tokenizer(prep.code) if prep.code is not None else None
+        options.pop("representative", None)
+        result = spark.evaluate_sources(_as_list(inputs), normalize=prep.normalize,
+                                        tokenize=tokenize, **_code_defaults(prep, options))
+    else:
+        source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+        prep = prepare.PrepareOptions.pop_from(options)
+        options.pop("representative", None)
+        config = FindConfig.from_options(**_code_defaults(prep, options))
+        documents, report = read_documents(_as_list(inputs), progress=not quiet,
+                                           **source_options)
+        prepared = prepare.shingle_documents(documents.texts, documents.ids,
+                                             config.shingle_options(), prep, StageTimer(quiet))
+        result = evaluation.evaluate_sets(prepared.sets, config, sweep=sweep,
+                                          curve_from=curve_from, truth=truth)
+        result.read_report = report.as_dict()
     if plot is not None:
         evaluation.plot_curve(result, plot)
     if json_path is not None:
@@ -247,17 +283,20 @@ def _find(inputs, *, quiet, representative_field, **options):
     config = FindConfig.from_options(**_code_defaults(prep, options))  # checked before reading
     if config.representative == "field" and representative_field is None:
         raise ValueError("representative='field' needs representative_field")
+    if representative_field is not None and config.representative != "field":
+        raise ValueError(f"representative_field ranks documents for representative='field', "
+                         f"not {config.representative!r}")
     key = None
+    extra = [representative_field] if representative_field not in (None, "id") else []
     if frames.is_in_memory(inputs):
-        extra = [representative_field] if representative_field not in (None, "id") else []
         documents, report, fields = frames.read_frame(
             inputs, text_fields=source_options.get("text_fields", ("text",)),
             id_field=source_options.get("id_field"), extra_fields=extra)
         if extra:
-            key = fields[representative_field]
+            key = field_ranks(list(fields[representative_field]), representative_field)
     else:
         documents, report = read_documents(_as_list(inputs), progress=not quiet,
-                                           **source_options)
+                                           extra_fields=extra, **source_options)
     if representative_field is not None and key is None:
         key = _field_values(documents, representative_field)
     texts = documents.texts
@@ -279,7 +318,49 @@ def _find(inputs, *, quiet, representative_field, **options):
         {"path": src.given if src.given in ("-", frames.MEMORY) else os.path.abspath(src.given),
          "format": src.fmt, "name": src.name, "prefixed": len(documents.inputs) > 1}
         for src in documents.inputs]
+    result.previews = _line_previews(result, documents)
     return result, documents
+
+
+PREVIEW_CLUSTERS = 100  # the largest clusters whose members of a line file get a preview
+PREVIEW_MEMBERS = 6  # per cluster: its first members in input order (and the one kept)
+PREVIEW_CHARS = 80
+
+
+def _line_previews(result, documents) -> dict[int, str]:
+    """{document: its text shortened to ``PREVIEW_CHARS``} for the documents of line
+    inputs (a line file, standard input) that a summary of the largest clusters names:
+    in the ``PREVIEW_CLUSTERS`` largest clusters (size descending, then first document),
+    the kept one and the first ``PREVIEW_MEMBERS``. A line file's ids are line numbers,
+    which say nothing by themselves; the texts are not kept in the result, so these few
+    are, at most PREVIEW_CLUSTERS * (PREVIEW_MEMBERS + 1) of them."""
+    lines = [k for k, src in enumerate(documents.inputs) if src.fmt == "lines"]
+    labels = getattr(result, "labels", None)
+    if not lines or not isinstance(labels, np.ndarray) or labels.size == 0:
+        return {}
+    sizes = np.bincount(labels, minlength=labels.size)
+    heads = np.flatnonzero(sizes > 1)  # a cluster's label is its first document
+    largest = heads[np.lexsort((heads, -sizes[heads]))][:PREVIEW_CLUSTERS]
+    members = np.flatnonzero(np.isin(labels, largest))  # ascending: input order
+    grouped = members[np.argsort(labels[members], kind="stable")]
+    _, first = np.unique(labels[grouped], return_index=True)
+    ends = np.r_[first[1:], grouped.size]
+    chosen = [grouped[start:min(end, start + PREVIEW_MEMBERS)] for start, end in zip(first, ends)]
+    chosen.append(members[result.representative[members]])
+    from_lines = np.isin(documents.source, lines)
+    previews = {}
+    for d in np.unique(np.concatenate(chosen)).tolist():
+        if from_lines[d]:
+            previews[d] = _shorten(documents.texts[d])
+    return previews
+
+
+def _shorten(text: str) -> str:
+    """A line as one short printable line: whitespace runs and control characters one
+    space, at most PREVIEW_CHARS characters ("…" where cut)."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text[:4 * PREVIEW_CHARS])
+                    .split())
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
 
 
 def _column_names(options: dict, text, id) -> None:
@@ -310,7 +391,7 @@ def _find_chunked(inputs, *, quiet, representative_field, limit: int, work_dir, 
         raise ValueError("method 'exact' holds every set in memory; use 'lsh' or 'auto' "
                          "with memory_limit")
     plan = config.band_plan()
-    chunking = outofcore.ChunkPlan.for_limit(limit, config.num_perm, plan.bands)
+    chunking = outofcore.ChunkPlan.for_run(limit, config, _as_list(inputs), source_options)
     chunks, report, sources = read_document_chunks(
         _as_list(inputs), chunk_chars=chunking.chunk_chars, chunk_docs=chunking.chunk_docs,
         progress=not quiet, **source_options)
@@ -325,6 +406,7 @@ def _find_chunked(inputs, *, quiet, representative_field, limit: int, work_dir, 
                 chunk = next(chunks, None)
             if chunk is None:
                 break
+            chunking.admit(chunk)  # a document or a count the limit cannot hold ends the run
             with chunk_timer.stage("shingle"):
                 prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
                                                      config.shingle_options(), prep)
@@ -374,10 +456,73 @@ def _add_counts(total: dict, counts: dict) -> None:
 
 
 def _field_values(documents, name: str) -> np.ndarray:
+    """The representative key of each document: its id for "id", else the rank of its
+    value of field ``name`` (:func:`field_ranks`)."""
     if name == "id":
         return np.asarray(documents.ids)
     values = getattr(documents, "fields", {}).get(name)
     if values is None:
-        raise ValueError(f"representative field {name!r} was not read; "
-                         f"use 'id' or a field named in --field")
-    return np.asarray(values)
+        raise ValueError(f"representative field {name!r} was not read")
+    return field_ranks(values, name)
+
+
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def field_ranks(values: Sequence, name: str = "field") -> np.ndarray:
+    """int64 ranks of ``values`` (equal values, equal ranks), smallest first: the
+    representative of a cluster is its document with the smallest value.
+
+    Numbers compare as numbers when every present value is one (a JSON or Parquet
+    number, or a text that reads as a decimal number, as CSV cells do: "9" < "10");
+    otherwise every value compares as text (numbers by their decimal form, lists and
+    objects as JSON). A missing value (None, an empty text, NaN) ranks last. No value
+    present at all is a ValueError (most likely a misspelt field).
+    """
+    present = []
+    numeric = True
+    for value in values:
+        if isinstance(value, np.generic):
+            value = value.item()
+        if value is None or (isinstance(value, float) and value != value):
+            present.append(None)
+            continue
+        if isinstance(value, str):
+            if not value.strip():
+                present.append(None)
+                continue
+            if numeric and not _DECIMAL.fullmatch(value.strip()):
+                numeric = False
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            numeric = False
+        present.append(value)
+    if present and all(v is None for v in present):
+        raise ValueError(f"representative field {name!r}: no document has a value "
+                         f"(misspelt?)")
+    if numeric:
+        keys = [None if v is None else _number(v) for v in present]
+    else:
+        keys = [None if v is None else _as_key_text(v) for v in present]
+    distinct = sorted({k for k in keys if k is not None})
+    rank = {k: r for r, k in enumerate(distinct)}
+    missing = len(distinct)
+    return np.fromiter((missing if k is None else rank[k] for k in keys), dtype=np.int64,
+                       count=len(keys))
+
+
+def _number(value) -> int | float:
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _as_key_text(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from . import api, lsh, outofcore, sinks
+from . import api, lsh, outofcore, sinks, sources
 from .cleaning import PRESETS
 from .minhash import HASH_FAMILIES
 from .pipeline import FindConfig
@@ -29,11 +29,13 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 def _source_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("input")
     g.add_argument("sources", nargs="+", metavar="SOURCE",
-                   help="directory, .jsonl, .csv, .tsv, .parquet, text file (one document "
-                        "per line), or - for standard input")
-    g.add_argument("--format", dest="fmt", default="auto",
-                   choices=["auto", "dir", "jsonl", "csv", "tsv", "parquet", "lines"],
-                   help="input format (default: from the path)")
+                   help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
+                        ".parquet, text file (one document per line), any of them but "
+                        "Parquet compressed (.gz, .zst, .bz2, .xz: docs.jsonl.gz), or - for "
+                        "standard input")
+    g.add_argument("--format", dest="fmt", default="auto", choices=list(sources.FORMATS),
+                   help="input format (default: from the path, before any compression "
+                        "suffix)")
     g.add_argument("--text-field", dest="text_fields", action="append", metavar="NAME",
                    help="field/column holding the text; repeat to join several (default: text)")
     g.add_argument("--id-field", metavar="NAME", help="field/column holding the document id")
@@ -41,7 +43,15 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                    help="directory input: only files matching (repeatable)")
     g.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="directory input: skip files matching (repeatable)")
+    g.add_argument("--no-ignore", dest="respect_ignore", action="store_false",
+                   help="directory input: also read .git/.hg/.svn folders and what .gitignore "
+                        "files ignore (by default they are skipped and counted)")
     g.add_argument("--delimiter", help="CSV delimiter (default: ',' for csv, tab for tsv)")
+    g.add_argument("--encoding", default="utf-8", metavar="NAME",
+                   help="text encoding of every input (a Python codec name: latin-1, "
+                        "cp1252, utf-16 for .json, ...); records it cannot decode are skipped "
+                        "and counted (default: utf-8; line formats need an ASCII-compatible "
+                        "one)")
 
     d = FindConfig()
     g = p.add_argument_group("shingles")
@@ -89,12 +99,14 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --pairs all: stop before writing if there are more than N "
                         f"document pairs, naming the count (0: no limit; default: "
                         f"{d.max_pairs:,})")
-    g.add_argument("--representative", default=d.representative,
-                   choices=["first", "longest", "shortest", "field"],
-                   help="which document of a cluster is kept (default: first)")
+    g.add_argument("--representative", choices=["first", "longest", "shortest", "field"],
+                   help=f"which document of a cluster is kept (default: {d.representative}; "
+                        f"field with --representative-field)")
     g.add_argument("--representative-field", metavar="NAME",
-                   help="with --representative field: keep the smallest value of NAME "
-                        "('id' for the document id)")
+                   help="keep the document with the smallest value of field/column NAME "
+                        "(jsonl, json, csv, tsv, parquet; 'id' for the document id): numbers "
+                        "as numbers when all values are numbers, else as text; a document "
+                        "without a value ranks last (implies --representative field)")
     _text_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
@@ -135,7 +147,8 @@ def _text_arguments(p: argparse.ArgumentParser) -> None:
 CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
                "num_perm", "seed", "bands", "rows", "bits", "max_bucket", "bucket_policy",
                "verify", "representative", "family", "pairs", "max_pairs")
-SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter")
+SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
+               "encoding", "respect_ignore")
 
 
 def _options(args) -> dict:
@@ -143,6 +156,10 @@ def _options(args) -> dict:
     options["text_fields"] = tuple(args.text_fields or ("text",))
     options["include"] = tuple(args.include)
     options["exclude"] = tuple(args.exclude)
+    if options["respect_ignore"]:  # the default: engines that do not take it never see it
+        del options["respect_ignore"]
+    if options["representative"] is None:  # the library's default, or "field" with a field
+        del options["representative"]
     if args.items or args.items_field:
         options = {k: v for k, v in options.items()
                    if k in CONFIG_KEYS or k in ("id_field", "delimiter")}
@@ -217,7 +234,10 @@ def build_parser() -> argparse.ArgumentParser:
                             epilog=DEDUP_EXAMPLES, formatter_class=_Formatter)
     _source_arguments(p)
     p.add_argument("--out", "-o", required=True, metavar="PATH",
-                   help="output file (directory for a directory or several inputs)")
+                   help="output file, compressed as its name says (out.jsonl.gz: gzip; "
+                        ".zst, .bz2, .xz); a directory for a directory or several inputs; "
+                        "- writes the kept records of one file to standard output "
+                        "(uncompressed) and the summary to standard error")
 
     p = commands.add_parser("report", help="an HTML report of a `find --out` directory",
                             epilog=REPORT_EXAMPLES, formatter_class=_Formatter)
@@ -247,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lowest similarity in the empirical S-curve (default: t - 0.3)")
     p.add_argument("--plot", metavar="PNG", help="write the S-curve plot here")
     p.add_argument("--json", metavar="FILE", help="write the evaluation as JSON here")
+    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
+                   help="local, or spark: the same counts, the truth a cartesian join of the "
+                        "documents (at most 20,000), no S-curve, sweep or plot "
+                        "(default: local)")
 
     p = commands.add_parser("tune", help="choose bands x rows for a threshold",
                             description="The b x r neardup chooses for a threshold, and the "
@@ -313,7 +337,9 @@ FIND_EXAMPLES = """examples:
 """
 DEDUP_EXAMPLES = """examples:
   neardup dedup docs.jsonl --text-field body -t 0.8 -o docs.dedup.jsonl
+  neardup dedup crawl.jsonl.gz -t 0.8 --representative-field date -o crawl.dedup.jsonl.gz
   neardup dedup corpus/ --include '*.txt' -t 0.9 -o corpus.dedup/
+  neardup dedup ads.csv --text-field body -o - | head
 """
 REPORT_EXAMPLES = """examples:
   neardup find src/ -t 0.5 --out out/ && neardup report out/ -o report.html
@@ -372,7 +398,8 @@ def _run(args) -> int:
             options.pop("method")
             evaluation = api.evaluate(args.sources, quiet=args.quiet, sweep=args.sweep,
                                       curve_from=args.curve_from, plot=args.plot,
-                                      json_path=args.json, truth=args.truth, **options)
+                                      json_path=args.json, truth=args.truth,
+                                      engine=args.engine, **options)
             print(evaluation.describe())
         elif args.command == "report":
             from .report import write_report
@@ -382,10 +409,13 @@ def _run(args) -> int:
                                  plots=args.plots)
             print(describe_report(drawn))
         else:
+            to_stdout = args.out == api.STDOUT  # the records there, the summary to stderr
             result = api.dedup(tuple(args.sources), args.out, quiet=args.quiet,
                                representative_field=args.representative_field,
                                **_options(args))
-            print(format_report(result, top=0, out=args.out))
+            print(format_report(result, top=0,
+                                out="standard output" if to_stdout else args.out),
+                  file=sys.stderr if to_stdout else sys.stdout)
     except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
         print(f"neardup: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -504,12 +534,19 @@ def _top_clusters(result, top: int) -> list[str]:
     if largest.size == 0:
         return ["no clusters"]
     lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
+    # a line file's ids are line numbers: its lines' texts come along (see api._find)
+    previews = getattr(result, "previews", None) or {}
+
+    def named(d) -> str:
+        preview = previews.get(int(d))
+        return result.ids[d] if preview is None else f"{result.ids[d]}: {preview}"
+
     for label in largest:
         members = np.flatnonzero(result.labels == label)
         kept = members[result.representative[members]][0]
         others = members[members != kept]
-        lines.append(f"  [{members.size}] keep {result.ids[kept]}")
-        lines += [f"        {result.ids[m]}" for m in others[:5]]
+        lines.append(f"  [{members.size}] keep {named(kept)}")
+        lines += [f"        {named(m)}" for m in others[:5]]
         if others.size > 5:
             lines.append(f"        ... {others.size - 5} more")
     return lines

@@ -175,6 +175,7 @@ class FindResult:
     read_report: dict | None = None
     sets: ShingleSets | None = None
     signatures: minhash.Signatures | None = None
+    previews: dict | None = None  # document -> its line, shortened (line inputs, for display)
     _listed: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _id_arrow: pa.Array | None = field(default=None, init=False, repr=False, compare=False)
 

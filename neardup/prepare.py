@@ -23,11 +23,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .cleaning import PRESETS, UNSPACED_THRESHOLD, Cleaner, make_cleaner, unspaced_shares
-from .code import CodeTokenizer, guess_language, is_generated
+
+if TYPE_CHECKING:
+    from .code import CodeTokenizer
 from .shingling import ShingleOptions, ShingleSets, normalize_light, word_tokens
 
 CLEAN_STEP_FLAGS = ("stem", "lemmatize", "stopwords", "accents", "digits", "punctuation",
@@ -80,7 +83,7 @@ class PrepareOptions:
             if self.clean is not None or self.step_flags():
                 raise ValueError("code and clean are alternatives: code is tokenized as is")
             if self.code != "auto":
-                CodeTokenizer(self.code)  # unknown language: ValueError naming it
+                _code().CodeTokenizer(self.code)  # unknown language: ValueError naming it
         elif self.type2:
             raise ValueError("type2 needs code= (a language or 'auto')")
         if self.code is None and (self.clean is not None or self.step_flags()):
@@ -111,8 +114,8 @@ class PrepareOptions:
         return self._cleaner if self._cleaner is not None else make_cleaner("light")
 
     def code_tokenizer(self, language: str) -> CodeTokenizer:
-        return CodeTokenizer(language, normalize_identifiers=self.type2,
-                             normalize_literals=self.type2)
+        return _code().CodeTokenizer(language, normalize_identifiers=self.type2,
+                                     normalize_literals=self.type2)
 
 
 @dataclass
@@ -132,7 +135,7 @@ def document_routes(texts: Sequence[str], ids: Sequence[str], shingle: ShingleOp
     n = len(texts)
     if prep.code is not None:
         languages = ([prep.code] * n if prep.code != "auto"
-                     else [guess_language(doc_id) for doc_id in ids])
+                     else [_code().guess_language(doc_id) for doc_id in ids])
         names = [f"code:{lang}" if lang else "words" for lang in languages]
     elif shingle.kind == "word":
         chars = (unspaced_shares(texts) > UNSPACED_THRESHOLD).tolist()
@@ -196,7 +199,8 @@ def shingle_documents(texts: Sequence[str], ids: Sequence[str], shingle: Shingle
                           stacklevel=2)
     generated = np.zeros(len(texts), dtype=bool)
     if prep.generated != "keep":
-        generated = np.fromiter(map(is_generated, texts), dtype=bool, count=len(texts))
+        generated = np.fromiter(map(_code().is_generated, texts), dtype=bool,
+                                count=len(texts))
         counts[f"generated_{'excluded' if prep.generated == 'exclude' else 'flagged'}"] = \
             int(generated.sum())
     return Prepared(sets, routes, route_of, generated, counts)
@@ -226,4 +230,14 @@ def shingle_strings(text: str, doc_id: str, shingle: ShingleOptions, prep: Prepa
     return {"id": doc_id, "route": route, "shingle_kind": options.kind,
             "shingle_size": options.size,
             "steps": [{"step": s, "text": t} for s, t in steps],
-            "shingles": shingles, "generated": is_generated(text)}
+            "shingles": shingles, "generated": _code().is_generated(text)}
+
+
+def _code():
+    """:mod:`neardup.code`, imported when code is asked for (it needs the code extra)."""
+    from .extras import require
+
+    require("pygments", "--code and --generated")
+    from . import code
+
+    return code

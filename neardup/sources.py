@@ -7,10 +7,29 @@ fmt       a record is                    document id (several inputs: prefixed)
 ========  =============================  =========================================
 dir       a file under the root          path relative to the root
 jsonl     a non-blank line (JSON object) ``id_field`` value, else line number
+json      an element of the top-level    ``id_field`` value, else the element's
+          array (a lone object: itself)  1-based position
 csv/tsv   a data row after the header    ``id_field`` value, else row number
 parquet   a row                          ``id_field`` value, else row number
 lines     a line                         line number
 ========  =============================  =========================================
+
+Compressed files (``.gz``, ``.zst``/``.zstd``, ``.bz2``, ``.xz`` after the format's
+suffix: ``docs.jsonl.gz``) are read as a stream, record for record as the file they
+hold (same accounting, same ids); zstd needs the ``zstandard`` package. A stream that
+turns out corrupt or truncated ends its file there: what came before is read, the
+rest is one failed record ("corrupt or truncated gzip data: ..."). Parquet compresses
+its own columns and is not read compressed; files inside a directory are read as
+they are (a ``.gz`` there is a binary file).
+
+Directories skip version-control folders (``.git``, ``.hg``, ``.svn``) and what the
+``.gitignore`` files inside the tree ignore (each one for its folder and below, with
+git's rules: a deeper file overrides, ``!`` re-includes, a folder ignored is not
+entered), unless ``respect_ignore=False``. Each skipped file, and each folder left
+unentered, is one record skipped as "ignored (.gitignore)" or "VCS folder" (a folder
+counts once, whatever it holds), so the accounting stays closed; the dedup copy
+leaves them out. Files above the root, ``.git/info/exclude`` and git's global
+excludes are not consulted.
 
 Guarantees:
 
@@ -34,27 +53,34 @@ Guarantees:
   False; skipped and failed records are written back. Lines and JSONL are copied
   byte for byte, directories file for file, CSV/TSV rewritten by the csv module
   in the input's delimiter and line ending (a row it cannot parse copied as it
-  is), Parquet filtered as an Arrow table. File inputs are read again for the
-  copy, and a file that changed since it was read is refused.
+  is), JSON arrays element by element (each kept element's text as it was, the
+  array's layout kept; a malformed file copied whole), Parquet filtered as an
+  Arrow table. The copy is compressed as its name says (``out.jsonl.gz``: gzip),
+  standard output (``"-"``) takes it uncompressed. File inputs are read again for
+  the copy, and a file that changed since it was read is refused.
 
 Line-based formats (lines, jsonl, csv, tsv) need an ASCII-compatible encoding.
 """
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import contextlib
 import csv
 import errno
 import fnmatch
+import gzip
 import io
 import itertools
 import json
+import lzma
 import os
 import re
 import shutil
 import stat
 import sys
+import zlib
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -62,8 +88,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-FORMATS = ("auto", "dir", "jsonl", "csv", "tsv", "parquet", "lines")
+FORMATS = ("auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines")
 STDIN = "-"
+STDOUT = "-"  # write_deduplicated's out: the copy to standard output
 STDIN_NAME = "<stdin>"
 BINARY_PROBE_BYTES = 8192
 _SUFFIX_FORMATS = {
@@ -74,12 +101,16 @@ _SUFFIX_FORMATS = {
     ".tab": "tsv",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".json": "json",
 }
-_FORMAT_SUFFIX = {"jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet",
-                  "lines": ".txt"}
+_FORMAT_SUFFIX = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv",
+                  "parquet": ".parquet", "lines": ".txt"}
 _DEFAULT_DELIMITER = {"csv": ",", "tsv": "\t"}
+IGNORED = "ignored (.gitignore)"  # skip reasons of a directory scan
+VCS_FOLDER = "VCS folder"
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 # Routine skips are counted but not listed as problems, so real errors stay in view.
-_ROUTINE_SKIPS = frozenset({"empty line", "empty text"})
+_ROUTINE_SKIPS = frozenset({"empty line", "empty text", IGNORED, VCS_FOLDER})
 LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
 PARQUET_BATCH_ROWS = 8192
 JSONL_FIELDS_NAMED = 20  # a reason names at most this many of a record's fields
@@ -150,9 +181,12 @@ class InputSource:
     delimiter: str | None = None  # csv/tsv
     line_terminator: str = "\n"  # csv/tsv: the input's, reused for the copy
     entries: list[str] = field(default_factory=list)  # dir: relative path of each record
-    unreadable: set[int] = field(default_factory=set)  # dir: records not read, so not copied
+    # dir: records the copy leaves out (unreadable, not a regular file, ignored)
+    not_copied: set[int] = field(default_factory=set)
     data: bytes | None = None  # standard input, kept for the copy
     stat: tuple[int, int] | None = None  # file: (size, mtime_ns) when read
+    compression: str | None = None  # "gzip", "zstd", "bz2", "xz" (from the suffix) or None
+    damaged: str | None = None  # a compressed file's stream broke: why (its last record)
 
     @property
     def display(self) -> str:
@@ -164,8 +198,8 @@ class Documents:
     """n documents, column-wise; document d came from ``inputs[source[d]]``, record ``record[d]``.
 
     ``record`` is the 0-based position within the input: the index in the sorted
-    file list (dir), the physical line index (lines, jsonl: line number - 1), or
-    the data row index (csv/tsv without the header, parquet).
+    file list (dir), the physical line index (lines, jsonl: line number - 1), the
+    element index (json), or the data row index (csv/tsv without the header, parquet).
     """
 
     ids: list[str]
@@ -174,25 +208,29 @@ class Documents:
     record: np.ndarray  # int64[n]
     inputs: list[InputSource] = field(default_factory=list)
     start: int = 0  # a chunk's first document number (see read_document_chunks)
+    # extra_fields asked of the reader: name -> one value per document (None: missing)
+    fields: dict[str, list] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.texts)
 
 
 class _DocumentsBuilder:
-    def __init__(self, report: ReadReport):
+    def __init__(self, report: ReadReport, extra_fields: Sequence[str] = ()):
         self.report = report
         self.ids: list[str] = []
         self.texts: list[str] = []
         self.source: list[int] = []
         self.record: list[int] = []
+        self.fields: dict[str, list] = {name: [] for name in extra_fields}
         self.id_uses: dict[str, int] = {}  # every id so far, chunks included: renames stay global
         self.pending_chars = 0  # characters of text held since the last take()
         self.taken = 0  # documents handed out by take()
 
     def add(self, source: int, record: int, doc_id: str, text: str,
-            display: str, unit: str, number: int) -> None:
-        """Append one document; ``unit number`` ("line 3", "row 2") locates it for messages."""
+            display: str, unit: str, number: int, values: Sequence = ()) -> None:
+        """Append one document; ``unit number`` ("line 3", "row 2") locates it for messages;
+        ``values``: its extra fields' values, in the order asked (missing: None)."""
         uses = self.id_uses.get(doc_id, 0)
         self.id_uses[doc_id] = uses + 1
         if uses:
@@ -208,6 +246,8 @@ class _DocumentsBuilder:
         self.texts.append(text)
         self.source.append(source)
         self.record.append(record)
+        for column, value in itertools.zip_longest(self.fields.values(), values):
+            column.append(value)
         self.pending_chars += len(text)
         self.report.processed += 1
 
@@ -224,6 +264,8 @@ class _DocumentsBuilder:
         self.texts.extend(texts)
         self.source.extend([source] * len(ids))
         self.record.extend(records)
+        for column in self.fields.values():  # formats without fields: every value missing
+            column.extend([None] * len(ids))
         self.pending_chars += sum(map(len, texts))
         self.report.processed += len(ids)
 
@@ -235,6 +277,7 @@ class _DocumentsBuilder:
             record=np.asarray(self.record, dtype=np.int64),
             inputs=inputs,
             start=self.taken,
+            fields=self.fields,
         )
 
     def take(self, inputs: list[InputSource]) -> Documents:
@@ -242,6 +285,7 @@ class _DocumentsBuilder:
         chunk = self.build(inputs)
         self.taken += len(chunk)
         self.ids, self.texts, self.source, self.record = [], [], [], []
+        self.fields = {name: [] for name in self.fields}
         self.pending_chars = 0
         return chunk
 
@@ -258,15 +302,20 @@ def read_documents(
     encoding: str = "utf-8",
     max_problems: int = 100,
     progress: bool = False,
+    respect_ignore: bool = True,
+    extra_fields: Sequence[str] = (),
 ) -> tuple[Documents, ReadReport]:
     """Read every input into one :class:`Documents`, accounting for every record.
 
     inputs: paths (files or directories); "-" reads standard input ("lines"
-        unless ``fmt`` says otherwise; at most once).
-    fmt: one of FORMATS; "auto" guesses per input from the path.
+        unless ``fmt`` says otherwise; at most once). A file whose name ends in
+        .gz, .zst/.zstd, .bz2 or .xz is decompressed as it is read.
+    fmt: one of FORMATS; "auto" guesses per input from the path (the suffix
+        before a compression suffix: ``docs.jsonl.gz`` is jsonl).
     text_fields: fields/columns whose values, joined by "\\n", are the text (jsonl,
-        csv, tsv, parquet). A column missing from a table header is a ValueError.
-    id_field: field/column holding the document id; default: line or row number.
+        json, csv, tsv, parquet). A column missing from a table header is a ValueError.
+    id_field: field/column holding the document id; default: line or row number
+        (json: the element's position).
     include, exclude: fnmatch globs for directories, matched against the path
         relative to the root, that path prefixed by the root's name, and (for
         patterns without "/") the basename. A directory matching an exclude
@@ -275,6 +324,14 @@ def read_documents(
     encoding: text encoding; undecodable records are skipped as "not <ENCODING>".
     max_problems: how many problems the report lists (all are counted).
     progress: show a progress bar on stderr while reading directories.
+    respect_ignore: directories skip .git/.hg/.svn folders and what .gitignore
+        files in the tree ignore, each counted as skipped (see the module's
+        docstring); False reads everything.
+    extra_fields: fields/columns whose value each document keeps in
+        ``Documents.fields[name]`` (jsonl, json: the JSON value, None where absent
+        or null; csv/tsv: the cell, None where empty; parquet: the value), e.g. for
+        ``representative_field``. A column missing from a table header is a
+        ValueError; lines and directories have no fields (ValueError).
 
     Directories: symlinked directories are never entered (no loops); files with
     a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
@@ -284,10 +341,11 @@ def read_documents(
     "empty text").
     """
     report = ReadReport(max_problems=max_problems)
-    builder = _DocumentsBuilder(report)
+    builder = _DocumentsBuilder(report, _field_names(extra_fields))
     sources: list[InputSource] = []
     for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
-                          encoding, max_problems, progress, builder, sources):
+                          encoding, max_problems, progress, builder, sources,
+                          respect_ignore):
         pass
     return builder.build(sources), report
 
@@ -306,6 +364,8 @@ def read_document_chunks(
     encoding: str = "utf-8",
     max_problems: int = 100,
     progress: bool = False,
+    respect_ignore: bool = True,
+    extra_fields: Sequence[str] = (),
 ) -> tuple[Iterator[Documents], ReadReport, list[InputSource]]:
     """:func:`read_documents` a chunk at a time: (chunks, report, inputs).
 
@@ -319,7 +379,7 @@ def read_document_chunks(
     Options are checked here, before any read.
     Memory: one chunk's texts plus one block of the input (a line block of
     ``LINE_BLOCK_BYTES``, a Parquet batch of ``PARQUET_BATCH_ROWS`` rows, one file of
-    a directory, one CSV row).
+    a directory, one CSV row; a JSON file is read whole).
     """
     if not isinstance(chunk_chars, int) or chunk_chars < 1:
         raise ValueError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
@@ -327,10 +387,11 @@ def read_document_chunks(
         raise ValueError(f"chunk_docs must be a positive integer or None, got {chunk_docs!r}")
     max_docs = chunk_docs or sys.maxsize
     report = ReadReport(max_problems=max_problems)
-    builder = _DocumentsBuilder(report)
+    builder = _DocumentsBuilder(report, _field_names(extra_fields))
     sources: list[InputSource] = []
     records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
-                           encoding, max_problems, progress, builder, sources)
+                           encoding, max_problems, progress, builder, sources,
+                           respect_ignore)
     next(records)  # runs the checks now, not at the first chunk
 
     def chunks() -> Iterator[Documents]:
@@ -344,18 +405,29 @@ def read_document_chunks(
 
 
 def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter, encoding,
-                 max_problems, progress, builder, sources) -> Iterator[None]:
+                 max_problems, progress, builder, sources,
+                 respect_ignore=True) -> Iterator[None]:
     """Read every input into ``builder``, yielding between records (where a chunk may end).
 
     The first yield comes after the options are checked, before any record is read.
     """
     paths = [os.fspath(p) for p in inputs]
     _validate(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems)
+    if not isinstance(respect_ignore, bool):
+        raise ValueError(f"respect_ignore must be True or False, got {respect_ignore!r}")
     text_fields = list(text_fields)
     codec = _text_codec(encoding)
     not_decodable = f"not {_encoding_label(encoding)}"
 
     resolved = [_resolve_format(p, fmt) for p in paths]
+    compressions = [_input_compression(p, f) for p, f in zip(paths, resolved, strict=True)]
+    extra_fields = list(builder.fields)
+    if extra_fields:
+        for path, path_fmt in zip(paths, resolved, strict=True):
+            if path_fmt in ("lines", "dir"):
+                shown = STDIN_NAME if path == STDIN else _printable(path)
+                raise ValueError(f"{shown}: a {'line file' if path_fmt == 'lines' else 'directory'}"
+                                 f" has no fields to keep {extra_fields}")
     names = _unique_names(paths, resolved)
     several = len(paths) > 1
     report = builder.report
@@ -364,6 +436,7 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
         src = InputSource(
             given=path, fmt=path_fmt, name=name, encoding=encoding,
             delimiter=delimiter or _DEFAULT_DELIMITER.get(path_fmt),
+            compression=compressions[index],
         )
         sources.append(src)
         if path == STDIN:
@@ -380,17 +453,23 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
             not_decodable=not_decodable, text_fields=text_fields, id_field=id_field,
             id_prefix=((f"{shown_name}/" if path_fmt == "dir" else f"{shown_name}:")
                        if several else ""),
+            extra_fields=extra_fields,
         )
         if path_fmt == "dir":
-            yield from _read_dir(context, include, exclude, progress)
+            yield from _read_dir(context, include, exclude, progress, respect_ignore)
         elif path_fmt == "lines":
             yield from _read_lines(context)
         elif path_fmt == "jsonl":
             yield from _read_jsonl(context)
+        elif path_fmt == "json":
+            yield from _read_json(context)
         elif path_fmt in ("csv", "tsv"):
             yield from _read_table(context)
         else:
             yield from _read_parquet(context)
+        if src.damaged is not None:  # the stream broke: the rest of the file is one record
+            report.records_seen += 1
+            report._fail(src.display, "", src.damaged)
     report.check()
 
 
@@ -432,11 +511,18 @@ def _resolve_format(path: str, fmt: str) -> str:
     if fmt == "auto":
         if is_dir:
             return "dir"
-        return _SUFFIX_FORMATS.get(os.path.splitext(path)[1].lower(), "lines")
+        stem = os.path.splitext(path)[0] if compression_of(path) else path
+        return _SUFFIX_FORMATS.get(os.path.splitext(stem)[1].lower(), "lines")
     if is_dir != (fmt == "dir"):
         kind = "a directory" if is_dir else "not a directory"
         raise ValueError(f"{path} is {kind}; it cannot be read as fmt={fmt!r}")
     return fmt
+
+
+def _field_names(extra_fields: Sequence[str]) -> list[str]:
+    if isinstance(extra_fields, str) or not all(isinstance(f, str) and f for f in extra_fields):
+        raise ValueError(f"extra_fields must be a list of names, got {extra_fields!r}")
+    return list(dict.fromkeys(extra_fields))
 
 
 def _unique_names(paths: Sequence[str], formats: Sequence[str]) -> list[str]:
@@ -481,10 +567,6 @@ def _read_stdin(encoding: str) -> bytes:
 def _read_bytes(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
-
-
-def _open_binary(src: InputSource):
-    return io.BytesIO(src.data) if src.data is not None else open(src.given, "rb")
 
 
 def _as_text(value) -> str:
@@ -536,20 +618,138 @@ class _ReadContext:
     text_fields: list[str]
     id_field: str | None
     id_prefix: str
+    extra_fields: list[str] = field(default_factory=list)
 
-    def add(self, record: int, doc_id: str, text: str, unit: str, number: int) -> None:
-        self.builder.add(self.index, record, doc_id, text, self.src.display, unit, number)
+    def add(self, record: int, doc_id: str, text: str, unit: str, number: int,
+            values: Sequence = ()) -> None:
+        self.builder.add(self.index, record, doc_id, text, self.src.display, unit, number,
+                         values)
+
+
+# ---------------------------------------------------------------- compression
+
+_COMPRESSION_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2",
+                         ".xz": "xz"}
+
+
+def compression_of(path: str | os.PathLike) -> str | None:
+    """The compression a file name's last suffix names ("gzip", "zstd", "bz2", "xz"), else
+    None; standard input and output ("-") are never compressed."""
+    path = os.fspath(path)
+    if path == STDIN:
+        return None
+    return _COMPRESSION_SUFFIXES.get(os.path.splitext(path)[1].lower())
+
+
+def _input_compression(path: str, fmt: str) -> str | None:
+    """An input's compression, checked before any read: one Parquet is never wrapped in,
+    one zstd needs its package."""
+    compression = None if fmt == "dir" else compression_of(path)
+    if compression is not None and fmt == "parquet":
+        raise ValueError(f"{_printable(path)}: Parquet compresses its own columns; give the "
+                         f".parquet file itself, not a {compression} copy of it")
+    if compression == "zstd":
+        _zstandard(path)
+    return compression
+
+
+def _zstandard(path: str):
+    try:
+        import zstandard
+    except ImportError:
+        raise ValueError(f"{_printable(path)} is zstd-compressed: .zst files need the "
+                         f"zstandard package (pip install zstandard)") from None
+    return zstandard
+
+
+@contextlib.contextmanager
+def _open_binary(src: InputSource) -> Iterator[io.BufferedIOBase]:
+    """The input's bytes as a stream, decompressed on the way when it is compressed."""
+    with io.BytesIO(src.data) if src.data is not None else open(src.given, "rb") as raw:
+        if src.compression is None:
+            yield raw
+            return
+        if src.compression == "gzip":
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        elif src.compression == "bz2":
+            stream = bz2.BZ2File(raw, "rb")
+        elif src.compression == "xz":
+            stream = lzma.LZMAFile(raw, "rb")
+        else:
+            stream = _zstandard(src.given).ZstdDecompressor().stream_reader(
+                raw, read_across_frames=True, closefd=False)
+        with stream:
+            yield io.BufferedReader(_Decompressed(stream, src), LINE_BLOCK_BYTES)
+
+
+class _Decompressed(io.RawIOBase):
+    """A decompressing stream that ends where its data breaks (corrupt, truncated), with
+    the reason left in ``src.damaged``: the readers see the file end there, and the
+    read accounts for the rest as one failed record."""
+
+    def __init__(self, stream, src: InputSource):
+        self.stream, self.src = stream, src
+        self.errors: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError,
+                                                        zlib.error)
+        if src.compression == "zstd":
+            self.errors += (_zstandard(src.given).ZstdError,)
+        self.broken = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.broken:
+            return 0
+        try:  # read1: what one step decompresses, so the data before a break comes through
+            data = self.stream.read1(len(buffer))
+        except self.errors as err:
+            self.broken = True
+            self.src.damaged = f"corrupt or truncated {self.src.compression} data: {err}"
+            return 0
+        buffer[:len(data)] = data
+        return len(data)
+
+
+@contextlib.contextmanager
+def _open_output(target: str) -> Iterator[io.BufferedIOBase]:
+    """A binary stream for a copy: ``target`` written whole or not at all (see
+    :class:`_AtomicFile`) and compressed as its name says; "-": standard output as it
+    is, flushed and left open."""
+    if target == STDOUT:
+        sys.stdout.flush()
+        stdout = sys.stdout.buffer
+        yield stdout
+        stdout.flush()
+        return
+    compression = compression_of(target)
+    with _AtomicFile(target) as partial, open(partial, "wb") as raw:
+        if compression is None:
+            yield raw
+            return
+        if compression == "gzip":  # no name, no time: the same copy byte for byte
+            stream = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+        elif compression == "bz2":
+            stream = bz2.BZ2File(raw, "wb")
+        elif compression == "xz":
+            stream = lzma.LZMAFile(raw, "wb")
+        else:
+            stream = _zstandard(target).ZstdCompressor().stream_writer(raw, closefd=False)
+        with stream:
+            yield stream
 
 
 # ---------------------------------------------------------------- directories
 
 
-def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> Iterator[None]:
+def _read_dir(ctx: _ReadContext, include, exclude, progress: bool,
+              respect_ignore: bool = True) -> Iterator[None]:
     from tqdm import tqdm
 
     root = ctx.src.given
     root_name = os.path.basename(os.path.abspath(root))
-    entries, unreadable_dirs = _walk(root, root_name, include, exclude)
+    entries, unreadable_dirs, ignored = _walk(root, root_name, include, exclude, respect_ignore,
+                                              ctx.report)
     ctx.src.entries = entries
     report = ctx.report
     bar = tqdm(entries, disable=not progress, file=sys.stderr, unit="file", desc=ctx.src.name)
@@ -558,8 +758,12 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> Iterator[N
         report.records_seen += 1
         path = os.path.join(root, rel)
         shown = _printable(path)  # a file name that is not UTF-8, with its bytes escaped
+        if rel in ignored:  # a file .gitignore names, or a folder not entered: not copied
+            ctx.src.not_copied.add(record)
+            report._skip(shown, "", ignored[rel])
+            continue
         if rel in unreadable_dirs:
-            ctx.src.unreadable.add(record)
+            ctx.src.not_copied.add(record)
             report._fail(shown, "", f"unreadable directory: {unreadable_dirs[rel]}")
             continue
         try:
@@ -567,11 +771,11 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> Iterator[N
             is_regular = stat.S_ISREG(os.stat(path).st_mode)
             data = _read_bytes(path) if is_regular else b""
         except OSError as err:
-            ctx.src.unreadable.add(record)
+            ctx.src.not_copied.add(record)
             report._fail(shown, "", err.strerror or type(err).__name__)
             continue
         if not is_regular:  # a named pipe, socket or device: never opened, never copied
-            ctx.src.unreadable.add(record)
+            ctx.src.not_copied.add(record)
             report._skip(shown, "", "not a regular file")
             continue
         if b"\0" in data[:BINARY_PROBE_BYTES]:
@@ -591,8 +795,12 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool) -> Iterator[N
         ctx.add(record, ctx.id_prefix + doc_id, text, "", 0)
 
 
-def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[str, str]]:
-    """Relative paths ("/"-separated, sorted) of the selected files under root.
+def _walk(root: str, root_name: str, include, exclude, respect_ignore: bool = False,
+          report: ReadReport | None = None
+          ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """Relative paths ("/"-separated, sorted) of the selected files under root, those of
+    the directories that cannot be listed (with their error) and those skipped by
+    ``respect_ignore`` (with the reason; a folder not entered ends in "/").
 
     Symlinked directories are listed by os.walk but not entered (followlinks=False),
     so a link to an ancestor cannot loop. Directories that cannot be listed come
@@ -600,8 +808,12 @@ def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[
     are as ``os.fsdecode`` gives them (bytes that are not UTF-8 as lone surrogates),
     so they open the file again; ids and messages escape them (:func:`_printable`).
     The note a dedup copy holds at its root (``DEDUP_MARKER``) is not a document.
+    ``--exclude`` and ``--include`` apply first: what they filter out is no entry,
+    ignored or not.
     """
     unreadable: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    ignores = _GitIgnores(root, report) if respect_ignore else None
 
     def on_error(err: OSError) -> None:
         rel = _relative(root, err.filename or root)
@@ -610,10 +822,22 @@ def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[
     selected: list[str] = []
     for directory, dirnames, filenames in os.walk(root, onerror=on_error):
         rel_dir = _relative(root, directory)
-        dirnames[:] = [
-            d for d in dirnames
-            if not _matches_any(f"{rel_dir}/{d}/" if rel_dir else f"{d}/", root_name, exclude)
-        ]
+        if ignores is not None and ".gitignore" in filenames:
+            ignores.load(rel_dir)
+        entered = []
+        for d in dirnames:
+            rel = f"{rel_dir}/{d}/" if rel_dir else f"{d}/"
+            if _matches_any(rel, root_name, exclude):
+                continue
+            if ignores is not None and os.path.islink(os.path.join(directory, d)):
+                entered.append(d)  # listed, never entered: as without respect_ignore
+            elif ignores is not None and d in VCS_FOLDERS:
+                skipped[rel] = VCS_FOLDER
+            elif ignores is not None and ignores.ignored(rel):
+                skipped[rel] = IGNORED
+            else:
+                entered.append(d)
+        dirnames[:] = entered
         for name in filenames:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if rel == DEDUP_MARKER:  # neardup's note on a dedup copy, not a document
@@ -622,9 +846,47 @@ def _walk(root: str, root_name: str, include, exclude) -> tuple[list[str], dict[
                 continue
             if _matches_any(rel, root_name, exclude):
                 continue
+            if ignores is not None and ignores.ignored(rel):
+                skipped[rel] = IGNORED
+                continue
             selected.append(rel)
     selected.extend(unreadable)
-    return sorted(selected), unreadable
+    selected.extend(skipped)
+    return sorted(selected), unreadable, skipped
+
+
+class _GitIgnores:
+    """The .gitignore files of a tree, as git reads them (pathspec's GitIgnoreSpec): each
+    one's patterns are relative to its folder; the deepest file with a pattern matching
+    a path decides (within a file the last matching pattern), a "!" pattern re-includes."""
+
+    def __init__(self, root: str, report: ReadReport | None):
+        self.root, self.report = root, report
+        self.specs: dict[str, object] = {}  # folder ("" for the root) -> its GitIgnoreSpec
+
+    def load(self, rel_dir: str) -> None:
+        from pathspec import GitIgnoreSpec
+
+        path = os.path.join(self.root, rel_dir, ".gitignore")
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                self.specs[rel_dir] = GitIgnoreSpec.from_lines(f.read().splitlines())
+        except (OSError, ValueError) as err:  # unreadable, or a pattern pathspec refuses
+            if self.report is not None:
+                self.report._note(_printable(path), "", f".gitignore not applied: {err}")
+
+    def ignored(self, rel: str) -> bool:
+        """Whether ``rel`` (a folder's ends in "/") is ignored."""
+        folder = rel.rstrip("/")
+        while True:
+            folder = folder.rpartition("/")[0] if "/" in folder else ""
+            spec = self.specs.get(folder)
+            if spec is not None:
+                decided = spec.check_file(rel[len(folder) + 1:] if folder else rel).include
+                if decided is not None:
+                    return decided
+            if not folder:
+                return False
 
 
 def _relative(root: str, path: str) -> str:
@@ -736,27 +998,36 @@ def _read_jsonl_records(ctx: _ReadContext, missing: dict[str, int],
                 report._fail(display, location, "not a JSON object")
                 continue
             objects += 1
-            absent = next((name for name in ctx.text_fields if obj.get(name) is None), None)
-            if absent is None and ctx.id_field is not None and obj.get(ctx.id_field) is None:
-                absent = ctx.id_field
-            if absent is not None:
-                reason = f"missing field {absent!r}"
-                missing[reason] = missing.get(reason, 0) + 1
-                if len(fields) <= JSONL_FIELDS_NAMED:
-                    fields.update(dict.fromkeys(obj))
-                report._fail(display, location, reason)
-                continue
-            text = "\n".join(_as_text(obj[name]) for name in ctx.text_fields)
-            doc_id = (_as_text(obj[ctx.id_field]) if ctx.id_field is not None
-                      else f"{ctx.id_prefix}{record + 1}")
-            if _has_surrogates(text) or _has_surrogates(doc_id):  # "\ud800" is valid JSON
-                report._fail(display, location, "lone surrogate escape: not valid Unicode")
-                continue
-            if not text.strip():
-                report._skip(display, location, "empty text")
-                continue
-            ctx.add(record, doc_id, text, "line", record + 1)
+            _add_json_object(ctx, obj, record, f"{ctx.id_prefix}{record + 1}", "line",
+                             record + 1, missing, fields)
     return objects
+
+
+def _add_json_object(ctx: _ReadContext, obj: dict, record: int, default_id: str, unit: str,
+                     number: int, missing: dict[str, int], fields: dict[str, None]) -> None:
+    """One JSON object (a JSONL line, a JSON array's element) as a document, or a record
+    failed or skipped with its reason; ``missing`` and ``fields`` gather what
+    :func:`_name_the_fields` needs."""
+    report, display, location = ctx.report, ctx.src.display, f"{unit} {number}"
+    absent = next((name for name in ctx.text_fields if obj.get(name) is None), None)
+    if absent is None and ctx.id_field is not None and obj.get(ctx.id_field) is None:
+        absent = ctx.id_field
+    if absent is not None:
+        reason = f"missing field {absent!r}"
+        missing[reason] = missing.get(reason, 0) + 1
+        if len(fields) <= JSONL_FIELDS_NAMED:
+            fields.update(dict.fromkeys(obj))
+        report._fail(display, location, reason)
+        return
+    text = "\n".join(_as_text(obj[name]) for name in ctx.text_fields)
+    doc_id = _as_text(obj[ctx.id_field]) if ctx.id_field is not None else default_id
+    if _has_surrogates(text) or _has_surrogates(doc_id):  # "\ud800" is valid JSON
+        report._fail(display, location, "lone surrogate escape: not valid Unicode")
+        return
+    if not text.strip():
+        report._skip(display, location, "empty text")
+        return
+    ctx.add(record, doc_id, text, unit, number, [obj.get(name) for name in ctx.extra_fields])
 
 
 def _name_the_fields(report: ReadReport, display: str, missing: dict[str, int],
@@ -778,17 +1049,136 @@ def _name_the_fields(report: ReadReport, display: str, missing: dict[str, int],
             problem.reason = f"{problem.reason}; {have}"
 
 
+# ---------------------------------------------------------------- JSON files
+
+
+def _read_json(ctx: _ReadContext) -> Iterator[None]:
+    """A JSON file, read whole: a top-level array is one record per element, a lone
+    object one record; anything else (malformed, or a lone number, string, ...) is one
+    record failed, the file's."""
+    src, report, display = ctx.src, ctx.report, ctx.src.display
+    with _open_binary(src) as f:
+        data = f.read()
+    yield
+    if src.damaged is not None:  # a compressed stream that broke: the file is that record
+        return
+    try:
+        text = data.decode(ctx.codec)
+    except UnicodeDecodeError:
+        report.records_seen += 1
+        report._skip(display, "", ctx.not_decodable)
+        return
+    try:
+        values, spans = _parse_json_file(text)
+    except json.JSONDecodeError as err:
+        report.records_seen += 1
+        report._fail(display, f"line {err.lineno} column {err.colno}",
+                     f"malformed JSON file: {err.msg}")
+        return
+    except RecursionError:
+        report.records_seen += 1
+        report._fail(display, "", "malformed JSON file: nested too deeply")
+        return
+    del text
+    missing: dict[str, int] = {}
+    fields: dict[str, None] = {}
+    first_problem = len(report.problems)
+    if spans is None:  # one value, not an array
+        report.records_seen += 1
+        if not isinstance(values[0], dict):
+            report._fail(display, "", "not a JSON array or object")
+            return
+        _add_json_object(ctx, values[0], 0, f"{ctx.id_prefix}1", "object", 1, missing, fields)
+        objects = 1
+    else:
+        objects = 0
+        for record, value in enumerate(values):
+            yield
+            report.records_seen += 1
+            if not isinstance(value, dict):
+                report._fail(display, f"element {record + 1}", "not a JSON object")
+                continue
+            objects += 1
+            _add_json_object(ctx, value, record, f"{ctx.id_prefix}{record + 1}", "element",
+                             record + 1, missing, fields)
+    if missing and sum(missing.values()) == objects:
+        _name_the_fields(report, display, missing, fields, first_problem)
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_DECODER = json.JSONDecoder()
+
+
+def _parse_json_file(text: str) -> tuple[list, list[tuple[int, int]] | None]:
+    """(the elements, each one's (start, end) in ``text``) of a top-level array, or
+    ([the value], None) for any other value; json.JSONDecodeError where ``text`` is not
+    one JSON value. The spans let the dedup copy keep each element's text as it was."""
+    space = _JSON_SPACE.match
+    pos = space(text).end()
+    if not text.startswith("[", pos):
+        value, pos = _JSON_DECODER.raw_decode(text, pos)
+        values, spans = [value], None
+    else:
+        values, spans = [], []
+        pos = space(text, pos + 1).end()
+        if text.startswith("]", pos):
+            pos += 1
+        else:
+            while True:
+                value, end = _JSON_DECODER.raw_decode(text, pos)
+                values.append(value)
+                spans.append((pos, end))
+                pos = space(text, end).end()
+                if text.startswith(",", pos):
+                    pos = space(text, pos + 1).end()
+                elif text.startswith("]", pos):
+                    pos += 1
+                    break
+                else:
+                    raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+    if space(text, pos).end() != len(text):
+        raise json.JSONDecodeError("Extra data", text, pos)
+    return values, spans
+
+
+def _write_json(src: InputSource, removed: set[int], out) -> tuple[int, int]:
+    """The array minus the removed elements: each kept element's text as it was, between
+    the text before the first element and after the last, joined by the separator the
+    first two had. A file that is not an array (one object, or a failed file) is copied
+    as it is; a compressed one that broke, not at all."""
+    with _open_binary(src) as f:
+        data = f.read()
+    if src.damaged is not None:
+        return 0, 1
+    try:
+        text = data.decode(_text_codec(src.encoding))
+        values, spans = _parse_json_file(text)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        out.write(data)
+        return 1, 0
+    if spans is None or not removed:
+        out.write(data)
+        return len(values), 0
+    kept = [text[start:end] for k, (start, end) in enumerate(spans) if k not in removed]
+    separator = text[spans[0][1]:spans[1][0]] if len(spans) > 1 else ","
+    if data.startswith(codecs.BOM_UTF8) and _text_codec(src.encoding) == "utf-8-sig":
+        out.write(codecs.BOM_UTF8)
+    body = text[:spans[0][0]] + separator.join(kept) + text[spans[-1][1]:]
+    out.write(body.encode(src.encoding, "surrogateescape"))
+    return len(kept), 0
+
+
 # ---------------------------------------------------------------- CSV and TSV
 
 
 def _read_table(ctx: _ReadContext) -> Iterator[None]:
     src = ctx.src
-    with _open_binary(src) as f:
+    with _open_binary(src) as f:  # opened twice: a decompressing stream cannot seek back
         first_line = f.readline()
-        src.line_terminator = "\r\n" if first_line.endswith(b"\r\n") else "\n"
-        f.seek(0)
-        with contextlib.closing(_csv_rows(f, ctx.codec, src.delimiter)) as rows:
-            yield from _read_table_rows(ctx, rows)
+    src.line_terminator = "\r\n" if first_line.endswith(b"\r\n") else "\n"
+    with _open_binary(src) as f, contextlib.closing(_csv_rows(f, ctx.codec,
+                                                             src.delimiter)) as rows:
+        yield from _read_table_rows(ctx, rows)
 
 
 def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
@@ -803,6 +1193,7 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
     text_columns = [_column_index(header_row, name, display) for name in ctx.text_fields]
     id_column = (_column_index(header_row, ctx.id_field, display)
                  if ctx.id_field is not None else None)
+    extra_columns = [_column_index(header_row, name, display) for name in ctx.extra_fields]
     width = len(header_row)
     for record, (row_number, line_number, row, error, _) in enumerate(rows):
         yield
@@ -822,7 +1213,8 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
         if not text.strip():
             report._skip(display, location, "empty text")
             continue
-        ctx.add(record, doc_id, text, "row", row_number)
+        ctx.add(record, doc_id, text, "row", row_number,
+                [row[c] if row[c].strip() else None for c in extra_columns])
 
 
 def _csv_rows(binary, codec: str, delimiter: str
@@ -972,7 +1364,8 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
     except Exception as err:
         raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
     schema_names = parquet.schema_arrow.names
-    wanted = ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
+    wanted = (ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
+              + ctx.extra_fields)
     for name in wanted:
         if name not in schema_names:
             raise ValueError(f"{display}: no column {name!r}; the columns are {schema_names}")
@@ -989,6 +1382,7 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
             return
         text_columns = [_column_values(batch.column(name)) for name in ctx.text_fields]
         ids = _column_values(batch.column(ctx.id_field)) if ctx.id_field is not None else None
+        extra_columns = [_column_values(batch.column(name)) for name in ctx.extra_fields]
         for row in range(batch.num_rows):
             yield
             report.records_seen += 1
@@ -1014,7 +1408,8 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
             if not text.strip():
                 report._skip(display, location, "empty text")
                 continue
-            ctx.add(record - 1, doc_id, text, "row", record)
+            ctx.add(record - 1, doc_id, text, "row", record,
+                    [column[row] for column in extra_columns])
 
 
 def _column_values(column) -> list:
@@ -1051,12 +1446,18 @@ def write_deduplicated(
 ) -> dict:
     """Write the inputs minus the documents whose ``keep[d]`` is False, each in its format.
 
-    One input: ``out`` is the output file (a directory for a directory input).
+    One input: ``out`` is the output file (a directory for a directory input);
+    "-" writes it to standard output, uncompressed (one file input only).
     Several inputs: ``out`` is a directory holding one output per input, named
     after the input's unique basename (``Documents.inputs[i].name``).
+    A file copy is compressed as its name says (``.gz``, ``.zst``, ``.bz2``,
+    ``.xz``; none: plain), whatever the input's compression; several inputs' copies
+    keep their input's names, so their compression too.
     Only documents are ever removed: skipped and failed records are written back
-    (a directory copy leaves out only files that could not be read). File inputs
-    are read again; one that changed since :func:`read_documents` is refused.
+    (a directory copy leaves out only files that could not be read or that the
+    scan skipped as ignored; the rest of a compressed file past a break cannot be
+    copied). File inputs are read again; one that changed since
+    :func:`read_documents` is refused.
 
     Returns ``{"written": records written, "removed": documents removed,
     "outputs": [{"input", "output", "format", "written", "removed", "not_copied"}]}``.
@@ -1067,6 +1468,7 @@ def write_deduplicated(
             f"inputs {given} are not the inputs the documents were read from "
             f"{[src.given for src in documents.inputs]}"
         )
+    check_copy_target(given, out, documents.inputs[0].fmt if len(given) == 1 else "auto")
     keep = np.asarray(keep)
     if keep.dtype != np.bool_ or keep.shape != (len(documents),):
         raise ValueError(
@@ -1077,7 +1479,8 @@ def write_deduplicated(
     single = len(documents.inputs) == 1
     targets = [out if single else os.path.join(out, src.name) for src in documents.inputs]
     for src, target in zip(documents.inputs, targets):
-        _refuse_overwriting_input(src, target)
+        if target != STDOUT:
+            _refuse_overwriting_input(src, target)
     if single and documents.inputs[0].fmt != "dir":
         return _write_copies(documents, keep, targets, targets)
     # a folder of copies is replaced whole: a second run leaves exactly its own files
@@ -1098,16 +1501,48 @@ def write_deduplicated(
 DEDUP_MARKER = ".neardup-dedup.json"  # a folder of copies a later dedup may replace
 
 
+def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLike,
+                      fmt: str = "auto") -> None:
+    """ValueError where ``out`` cannot take the dedup copy of ``inputs`` read as ``fmt``,
+    checked before any read: standard output ("-") takes one file's records, and a
+    copy's compression suffix needs a format it can wrap (not Parquet) and, for zstd,
+    its package."""
+    paths = [os.fspath(p) for p in inputs]
+    out = os.fspath(out)
+    formats = [_resolve_format(p, fmt) for p in paths]
+    if out == STDOUT:
+        if len(paths) != 1:
+            raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
+                             f"only, got {len(paths)}; give a directory for several")
+        if formats[0] == "dir":
+            raise ValueError(f"{paths[0]} is a directory: its dedup copy is a directory of "
+                             f"files and cannot go to standard output (-o -); give -o DIR")
+        return
+    if len(paths) != 1 or formats[0] == "dir":
+        return  # copies named after their inputs, which were read: they can be written
+    compression = compression_of(out)
+    if compression is not None and formats[0] == "parquet":
+        raise ValueError(f"{out}: Parquet compresses its own columns; name the copy "
+                         f".parquet, without the .{out.rsplit('.', 1)[-1]}")
+    if compression == "zstd":
+        _zstandard(out)
+
+
 def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
                   shown: list[str]) -> dict:
     """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``)."""
     source = np.asarray(documents.source)
     outputs = []
     for index, (src, path, target) in enumerate(zip(documents.inputs, paths, shown)):
-        removed = np.sort(documents.record[(source == index) & ~keep])
-        counts = _WRITERS[src.fmt](src, set(removed.tolist()), path)
+        removed = set(documents.record[(source == index) & ~keep].tolist())
+        if src.fmt == "dir":
+            counts = _write_dir(src, removed, path)
+        else:
+            _check_unchanged(src)
+            with _open_output(path) as out:
+                counts = _WRITERS[src.fmt](src, removed, out)
         outputs.append({"input": src.display, "output": target, "format": src.fmt,
-                        "written": counts[0], "removed": int(removed.size),
+                        "written": counts[0], "removed": len(removed),
                         "not_copied": counts[1]})
     return {
         "written": sum(o["written"] for o in outputs),
@@ -1154,40 +1589,40 @@ class _AtomicFile:
             os.remove(self.partial)
 
 
-def _write_lines(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+def _write_lines(src: InputSource, removed: set[int], out) -> tuple[int, int]:
     """Copy the input's lines byte for byte, leaving out removed records (line indices)."""
-    _check_unchanged(src)
     written = 0
-    with _AtomicFile(target) as partial, _open_binary(src) as f, open(partial, "wb") as out:
+    with _open_binary(src) as f:
         for record, raw in enumerate(f):
             if record in removed:
                 continue
             out.write(raw)
             if src.fmt == "lines" or raw.strip():  # jsonl blank lines are not records
                 written += 1
-    return written, 0
+    return written, int(src.damaged is not None)
 
 
-def _write_table(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+def _write_table(src: InputSource, removed: set[int], out) -> tuple[int, int]:
     """Rewrite the kept rows with the csv module; a row it cannot parse is copied as it is."""
-    _check_unchanged(src)
     written = 0
     codec = _text_codec(src.encoding)
-    with _AtomicFile(target) as partial, _open_binary(src) as f, open(
-        partial, "w", encoding=src.encoding, errors="surrogateescape", newline=""
-    ) as out:
-        writer = csv.writer(out, delimiter=src.delimiter, lineterminator=src.line_terminator)
+    text_out = io.TextIOWrapper(out, encoding=src.encoding, errors="surrogateescape",
+                                newline="")
+    try:
+        writer = csv.writer(text_out, delimiter=src.delimiter,
+                            lineterminator=src.line_terminator)
         # the csv module quotes a field holding "\r" only where the line terminator has
         # one; unquoted, it would end the row when read again
-        quoting = csv.writer(out, delimiter=src.delimiter, lineterminator=src.line_terminator,
-                             quoting=csv.QUOTE_ALL)
+        quoting = csv.writer(text_out, delimiter=src.delimiter,
+                             lineterminator=src.line_terminator, quoting=csv.QUOTE_ALL)
         bare_cr = "\r" not in src.line_terminator
 
         def write_row(row: list[str]) -> None:
             cr = bare_cr and any("\r" in value for value in row)
             (quoting if cr else writer).writerow(row)
 
-        with contextlib.closing(_csv_rows(f, codec, src.delimiter)) as rows:
+        with _open_binary(src) as f, contextlib.closing(_csv_rows(f, codec,
+                                                                 src.delimiter)) as rows:
             header = next(rows, None)
             if header is not None:
                 write_row(header[2])
@@ -1195,46 +1630,49 @@ def _write_table(src: InputSource, removed: set[int], target: str) -> tuple[int,
                 if record in removed:
                     continue
                 if row is None:  # not parsed, so not rewritten: its lines, byte for byte
-                    out.write(text)
+                    text_out.write(text)
                 else:
                     write_row(row)
                 written += 1
-    return written, 0
+        text_out.flush()
+    finally:
+        text_out.detach()  # the stream is the caller's to close
+    return written, int(src.damaged is not None)
 
 
-def _write_parquet(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+def _write_parquet(src: InputSource, removed: set[int], out) -> tuple[int, int]:
     import pyarrow.parquet as pq
 
     from . import columns
 
-    _check_unchanged(src)
     table = _read_parquet_table(src)
     mask = np.ones(table.num_rows, dtype=bool)
     mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
     kept = table.filter(columns.numbers(mask))
-    with _AtomicFile(target) as partial:
-        pq.write_table(kept, partial)
+    pq.write_table(kept, out)
     return kept.num_rows, 0
 
 
 def _write_dir(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
     written = 0
     for record, rel in enumerate(src.entries):
-        if record in removed or record in src.unreadable:
+        if record in removed or record in src.not_copied:
             continue
         destination = os.path.join(target, rel)
         os.makedirs(os.path.dirname(destination), exist_ok=True)
         shutil.copyfile(os.path.join(src.given, rel), destination)
         written += 1
     os.makedirs(target, exist_ok=True)
-    return written, len(src.unreadable)
+    return written, len(src.not_copied)
 
 
+# a file format's writer: (input, removed record indices, binary stream) -> (written, not
+# copied); the stream is opened, compressed and closed by _write_copies
 _WRITERS = {
     "lines": _write_lines,
     "jsonl": _write_lines,
+    "json": _write_json,
     "csv": _write_table,
     "tsv": _write_table,
     "parquet": _write_parquet,
-    "dir": _write_dir,
 }

@@ -818,7 +818,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           text_fields: Sequence[str] = ("text",), id_field: str | None = None,
           delimiter: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), encoding: str = "utf-8",
-          max_problems: int = 100) -> _Read:
+          max_problems: int = 100, respect_ignore: bool = True) -> _Read:
     from . import sources
 
     _require_spark()
@@ -832,10 +832,12 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     described = [{"path": os.path.abspath(p), "format": f, "name": n, "prefixed": several}
                  for p, f, n in zip(paths, formats, names)]
     if not all(f in _SPARK_FORMATS and p != sources.STDIN and os.path.isfile(p)
-               for p, f in zip(paths, formats)):
+               and not sources.compression_of(p) for p, f in zip(paths, formats)):
+        # directories, line files, stdin and compressed files: read here, handed to Spark
         documents, report = sources.read_documents(
             paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
-            exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems)
+            exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems,
+            respect_ignore=respect_ignore)
         rows = list(zip(range(len(documents)), documents.ids, documents.texts))
         local = report.as_dict()
         local["inputs"] = [{"path": src.given if src.given == sources.STDIN
@@ -1178,6 +1180,7 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  text_fields: Sequence[str] = ("text",), id_field: str | None = None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
                  encoding: str = "utf-8", normalize=None, tokenize=None,
+                 respect_ignore: bool = True, escape_formulas: bool = True,
                  **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
@@ -1188,13 +1191,14 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     if spark is None:
         spark = _session()
     read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
-                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding)
+                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
+                 respect_ignore=respect_ignore)
     report = read.report()
     result = find(read.documents, order_col="doc", id_col="id", config=config,
                   normalize=normalize, tokenize=tokenize)
     result.read_report = report
     if out is not None:
-        write_result(result, out, output_format)
+        write_result(result, out, output_format, escape_formulas=escape_formulas)
     read.release()
     return result
 

@@ -18,6 +18,13 @@ from neardup.synthetic import planted_corpus
 LIMIT = "2M"  # chunks of ~21,800 characters: ~60 documents of 60 words
 
 
+@pytest.fixture(autouse=True)
+def limits_size_chunks_only(monkeypatch):
+    """Tiny limits here only force many small chunks; the floor a real limit must clear
+    (interpreter, per-document costs) is tested in test_memory_limit.py."""
+    monkeypatch.setattr(outofcore, "COSTS", outofcore.MemoryCosts.chunks_only())
+
+
 @pytest.fixture(scope="module")
 def corpus():
     corpus = planted_corpus(3000, doc_words=60, dup_fraction=0.05, similarity=(0.5, 1.0),

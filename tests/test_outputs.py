@@ -194,7 +194,7 @@ def test_sigterm_removes_the_spill_folder(tmp_path):
                               f"and more words {k % 89}\n" for k in range(200_000)))
     work = tmp_path / "work"
     work.mkdir()
-    process = subprocess.Popen([*NEARDUP, "find", str(corpus), "--memory-limit", "64M",
+    process = subprocess.Popen([*NEARDUP, "find", str(corpus), "--memory-limit", "1G",
                                 "--work-dir", str(work), "--out", str(tmp_path / "out")],
                                stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60

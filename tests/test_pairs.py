@@ -95,7 +95,10 @@ def test_lsh_pairs_are_true_pairs_and_miss_only_what_the_s_curve_allows(copies_c
     assert result.counts["near_duplicate_pairs"] > set_pairs.num_rows
 
 
-def test_memory_limit_writes_the_same_pair_files(copies_corpus, tmp_path):
+def test_memory_limit_writes_the_same_pair_files(copies_corpus, tmp_path, monkeypatch):
+    from neardup import outofcore
+
+    monkeypatch.setattr(outofcore, "COSTS", outofcore.MemoryCosts.chunks_only())  # many chunks
     texts, ids = copies_corpus
     path = tmp_path / "docs.jsonl"
     path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
