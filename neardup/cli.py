@@ -315,8 +315,11 @@ def _is_language(name: str) -> bool:
     """``auto`` or a Pygments lexer alias."""
     if name == "auto":
         return True
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
+    try:
+        from pygments.lexers import get_lexer_by_name
+        from pygments.util import ClassNotFound
+    except ImportError:  # no code extra: --code will say so
+        return False
 
     try:
         get_lexer_by_name(name)
@@ -417,6 +420,9 @@ def _run(args) -> int:
                                 out="standard output" if to_stdout else args.out),
                   file=sys.stderr if to_stdout else sys.stdout)
     except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
+        print(f"neardup: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ImportError as exc:  # an optional part that is not installed: the extra is named
         print(f"neardup: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Terminated:

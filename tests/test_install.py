@@ -40,7 +40,8 @@ def isolated_env(tmp: Path) -> dict:
     return env
 
 
-def test_the_wheel_in_a_clean_venv_imports_runs_the_cli_and_finds(wheel, corpus, tmp_path):
+def test_the_core_wheel_in_a_clean_venv_finds_dedups_and_names_missing_extras(wheel, corpus,
+                                                                              tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
@@ -58,6 +59,21 @@ def test_the_wheel_in_a_clean_venv_imports_runs_the_cli_and_finds(wheel, corpus,
     where = subprocess.run([str(python), "-c", "import neardup; print(neardup.__file__)"],
                            env=env, capture_output=True, text=True, cwd=tmp_path, check=True)
     assert str(env_dir) in where.stdout  # the installed copy, not the checkout
+    # the core install runs find and dedup; an optional part names the extra it needs
+    neardup_cli = str(env_dir / "bin" / "neardup")
+    deduped = subprocess.run([neardup_cli, "dedup", str(corpus), "-t", "0.8", "-o",
+                              str(tmp_path / "kept.txt"), "-q"], env=env, capture_output=True,
+                             text=True, cwd=tmp_path)
+    assert deduped.returncode == 0, deduped.stderr
+    assert (tmp_path / "kept.txt").read_text().count("\n") == 2
+    for args, extra in ((["find", str(corpus), "--stem"], "text"),
+                        (["find", str(corpus), "--code", "python"], "code"),
+                        (["report", str(tmp_path / "out"), "-o", str(tmp_path / "r.html"),
+                          "--plots", str(tmp_path / "plots")], "plots")):
+        missing = subprocess.run([neardup_cli, *args], env=env, capture_output=True, text=True,
+                                 cwd=tmp_path)
+        assert missing.returncode == 2, (args, missing.stderr)
+        assert f"pip install 'neardup[{extra}]'" in missing.stderr, missing.stderr
     typed = subprocess.run([str(python), "-c", "import importlib.resources as r; "
                             "print(r.files('neardup').joinpath('py.typed').is_file())"],
                            env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
