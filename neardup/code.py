@@ -21,13 +21,18 @@ The language comes from the file extension (:func:`guess_language`, :func:`lexer
 or is named (``language="go"``, any Pygments alias). An unknown extension without
 ``language=`` is a ValueError naming the extension; nothing guesses from content.
 
-Speed: Pygments is the slow part (regular-expression lexers in pure Python); the
-filtering here adds little. Measured with ``bench/bench_code_tokenizer.py`` on one core
-of the 2-core dev machine, best of 3: a 3,000-line Python file (the standard library's
-typing.py, 105 kB) 10,500 tokens kept in 0.23 s, about 45,000 tokens/s; a 3,000-line Go
-file (70 kB) 17,100 tokens in 0.16 s, about 110,000 tokens/s. Both are about 0.45 MB of
-source a second, 1.6 GB an hour per core; with the other core busy, runs gave as little
-as 34,000 and 63,000 tokens/s. Parallelize over files for big corpora.
+Engines (``engine=``), all giving the same tokens, token for token: Pygments token by
+token (the reference), :class:`neardup.lexers.CompiledLexer` (the same Pygments lexer,
+one joined regular expression per lexer state and first character; chosen for Go, C,
+C++, Java, JavaScript, JSX, TypeScript, TSX, C#, Rust and Python) and, for Go,
+:mod:`neardup.go_lexer` (GoLexer's rules as a numba kernel). The default picks the
+fastest the language has; other languages stay on Pygments. Measured with
+``bench/bench_code_tokenizer.py`` (BENCHMARKS.md; 2 cores shared with other work): on
+Go's source tree (8,076 files, 92 MB), identical on every file, Pygments keeps about
+300,000 tokens/s (1.8 MB/s), the joined expressions 1.3 M (4x), the kernel 11 M (36x);
+on the Python standard library (1,790 files, 32 MB) Pygments 150,000 tokens/s, the
+joined expressions 900,000 (6x). :meth:`CodeTokenizer.token_hashes` gives the token
+hashes of many texts without a Python string per token (Go: the kernel hashes them).
 
 Generated files (:func:`is_generated`) and function-level granularity
 (:func:`split_functions`) are here too.
@@ -41,9 +46,26 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
 from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name
-from pygments.token import Comment, Keyword, Name, Number, String, Text
+from pygments.token import Keyword, Name
 from pygments.util import ClassNotFound
+
+from . import go_lexer
+from .lexers import (
+    COMPILED_LANGUAGES,
+    DROP,
+    ID,
+    NAME,
+    NUM,
+    NUMBER,
+    STR,
+    STRING,
+    CompiledLexer,
+    classify,
+    compiled_lexer,
+)
+from .shingling import hash_tokens
 
 # extension -> Pygments alias; checked before Pygments' own filename patterns, which are
 # broad and sometimes surprising (".h" is C++ there, ".m" Objective-C or MATLAB).
@@ -59,12 +81,9 @@ EXTENSIONS = {
     ".erl": "erlang", ".dart": "dart", ".jl": "julia", ".m": "objective-c",
 }  # fmt: skip
 
-ID, STR, NUM = "$ID", "$STR", "$NUM"
-
-# token kinds, decided once per Pygments token type
-_DROP, _KEEP, _NAME, _STRING, _NUMBER = range(5)
-_KEPT_COMMENTS = (Comment.Preproc, Comment.PreprocFile)  # "#include <x.h>" is code
-_BUILTIN_NAMES = (Name.Builtin, Name.Exception)  # Builtin.Pseudo (self, this) is inside
+ENGINES = ("auto", "numba", "regex", "pygments")
+__all__ = ["ID", "NUM", "STR", "ENGINES", "CodeTokenizer", "guess_language", "lexer_for_path",
+           "is_generated", "split_functions"]  # ID, NUM, STR come from neardup.lexers
 
 
 def guess_language(path: str) -> str | None:
@@ -109,24 +128,28 @@ _KINDS: dict[int, int] = {}  # id(token type) -> kind; token types are singleton
 def _kind(ttype) -> int:
     kind = _KINDS.get(id(ttype))
     if kind is None:
-        kind = _KINDS[id(ttype)] = _classify(ttype)
+        kind = _KINDS[id(ttype)] = classify(ttype)
     return kind
 
 
-def _classify(ttype) -> int:
-    if ttype in Comment:
-        return _KEEP if any(ttype in kept for kept in _KEPT_COMMENTS) else _DROP
-    if ttype in String.Doc:
-        return _DROP
-    if ttype in Text:  # whitespace (dropped once stripped), or stray text some lexers emit
-        return _KEEP
-    if ttype in Name and not any(ttype in builtin for builtin in _BUILTIN_NAMES):
-        return _NAME
-    if ttype in String:
-        return _STRING
-    if ttype in Number:
-        return _NUMBER
-    return _KEEP
+@cache
+def _engine(language: str, engine: str) -> str:
+    """The engine that runs: "auto" is the fastest checked against Pygments."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    name = _lexer(language).aliases[0]  # unknown language: ValueError
+    if engine == "auto":
+        if name == "go" and go_lexer.available():
+            return "numba"
+        return "regex" if name in COMPILED_LANGUAGES else "pygments"
+    if engine == "numba" and not (name == "go" and go_lexer.available()):
+        raise ValueError(f"engine='numba' is Go's (with Pygments' GoLexer rules), not {language!r}")
+    if engine == "regex":
+        try:
+            compiled_lexer(name)
+        except TypeError as err:
+            raise ValueError(f"engine='regex' cannot run {language!r}: {err}") from None
+    return engine
 
 
 @dataclass(frozen=True)
@@ -136,14 +159,24 @@ class CodeTokenizer:
     language: a Pygments alias ("python", "go", "java", "c", "javascript", ...).
     normalize_identifiers: names -> "$ID" (type-2 clones).
     normalize_literals: strings -> "$STR", numbers -> "$NUM".
+    engine: who lexes; every engine gives the same tokens, token for token.
+        "auto": the fastest below that the language has;
+        "numba": Go only, a numba kernel translating GoLexer's rules
+        (:mod:`neardup.go_lexer`);
+        "regex": the Pygments lexer with one joined expression per state
+        (:mod:`neardup.lexers`; "auto" picks it for :data:`COMPILED_LANGUAGES`, checked
+        against Pygments: Go, C, C++, Java, JavaScript, JSX, TypeScript, TSX, C#, Rust,
+        Python);
+        "pygments": Pygments itself, token by token.
     """
 
     language: str
     normalize_identifiers: bool = False
     normalize_literals: bool = False
+    engine: str = "auto"
 
     def __post_init__(self) -> None:
-        _lexer(self.language)  # unknown language: ValueError now, not on the first file
+        _engine(self.language, self.engine)  # unknown language or engine: ValueError now
 
     @classmethod
     def for_path(cls, path: str, language: str | None = None, **flags) -> CodeTokenizer:
@@ -151,7 +184,34 @@ class CodeTokenizer:
         lexer_for_path(path, language)  # raises ValueError for an unknown extension
         return cls(language or guess_language(path), **flags)
 
+    @property
+    def runs_on(self) -> str:
+        """The engine that runs ("numba", "regex" or "pygments"), "auto" resolved."""
+        return _engine(self.language, self.engine)
+
     def __call__(self, source: str) -> list[str]:
+        engine = _engine(self.language, self.engine)
+        ids, literals = self.normalize_identifiers, self.normalize_literals
+        if engine == "numba":
+            return go_lexer.go_tokens(_compiled(self.language).prepare(source), ids, literals)
+        if engine == "regex":
+            return _compiled(self.language).tokens(source, ids, literals)
+        return self._pygments_tokens(source)
+
+    def token_hashes(self, texts, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(token hashes uint64[T], offsets int64[n + 1]) of ``texts``: what
+        ``neardup.shingling.hash_tokens([self(t) for t in texts], seed)`` returns. With
+        the numba engine no token becomes a Python string and the texts are lexed in
+        parallel, so ``shingle`` can call this instead (see ``bench_code_tokenizer.py``).
+        """
+        if _engine(self.language, self.engine) == "numba":
+            compiled = _compiled(self.language)
+            return go_lexer.go_token_hashes([compiled.prepare(t) for t in texts],
+                                            self.normalize_identifiers,
+                                            self.normalize_literals, seed)
+        return hash_tokens([self(t) for t in texts], seed)
+
+    def _pygments_tokens(self, source: str) -> list[str]:
         ids, literals = self.normalize_identifiers, self.normalize_literals
         tokens: list[str] = []
         in_string = False  # a string literal comes in pieces: quote, body, escapes, quote
@@ -160,7 +220,7 @@ class CodeTokenizer:
             kind = kinds.get(id(ttype))
             if kind is None:
                 kind = _kind(ttype)
-            if kind == _STRING:
+            if kind == STRING:
                 if in_string:
                     if not literals:
                         tokens[-1] += value
@@ -168,19 +228,23 @@ class CodeTokenizer:
                     tokens.append(STR if literals else value)
                     in_string = True
                 continue
-            if kind == _DROP:
+            if kind == DROP:
                 continue  # "a" /* c */ "b" stays one literal, as the compiler sees it
             value = value.strip()  # whitespace tokens, preprocessor lines' newlines
             if not value:
                 continue
             in_string = False
-            if kind == _NAME and ids:
+            if kind == NAME and ids:
                 tokens.append(ID)
-            elif kind == _NUMBER and literals:
+            elif kind == NUMBER and literals:
                 tokens.append(NUM)
             else:
                 tokens.append(value)
         return tokens
+
+
+def _compiled(language: str) -> CompiledLexer:
+    return compiled_lexer(_lexer(language).aliases[0])
 
 
 # ---------------------------------------------------------------- generated files
@@ -278,7 +342,7 @@ def _brace_functions(text: str, language: str) -> list[tuple[str, int, int, str]
     line = 1
     for ttype, value in _lexer(language).get_tokens(text):
         kind = _kind(ttype)
-        if kind != _DROP and value.strip():
+        if kind != DROP and value.strip():
             kinds.append(ttype)
             values.append(value.strip())
             lines_of.append(line)

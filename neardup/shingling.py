@@ -233,8 +233,12 @@ def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> Shin
             token_values, token_offsets = _code_points(texts)  # uint32: no 8-byte copy
         else:
             tokenize = options.tokenize or word_tokens
-            token_values, token_offsets = hash_tokens([tokenize(t) for t in texts],
-                                                      options.seed)
+            # a tokenizer that hashes its own tokens (the Go lexer kernel) makes no string
+            # per token: same arrays as hash_tokens of its token lists
+            token_hashes = getattr(tokenize, "token_hashes", None)
+            token_values, token_offsets = (
+                token_hashes(texts, options.seed) if token_hashes is not None
+                else hash_tokens([tokenize(t) for t in texts], options.seed))
     return shingle_token_arrays(
         token_values, token_offsets, options.size, options.hash_bits, options.seed
     )
