@@ -220,8 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print what document ID becomes (text after each cleaning step, "
                         "first 20 shingles) and exit without running the pipeline")
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
-                   help="local (this process) or spark (the active or a new SparkSession; "
-                        "see docs/spark.md) (default: local)")
+                   help="local (this process) or spark (the active SparkSession, else a "
+                        "quiet local one on all cores; pyspark, pandas and Java 17 needed; "
+                        "on a cluster: see docs/spark.md in neardup's repository) "
+                        "(default: local)")
     p.add_argument("--memory-limit", type=_size, metavar="SIZE",
                    help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
                         "keeping sets, signatures and band keys on disk; same result")
