@@ -7,10 +7,15 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import frames, itemsets, lsh, outofcore, prepare, sinks
+from .options import EvaluateOptions, FindOptions
+
+if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
+    from typing_extensions import Unpack
 from .outputs import refuse_touching_inputs
 from .pipeline import FindConfig, FindResult, find_sets, sign
 from .progress import StageTimer
@@ -31,7 +36,8 @@ STDOUT = "-"
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
-         text: str | Sequence[str] | None = None, id: str | None = None, **options):
+         text: str | Sequence[str] | None = None, id: str | None = None,
+         **options: Unpack[FindOptions]):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``inputs``: a path or a list of paths, or data already in memory: a pandas or polars
@@ -124,7 +130,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 
 
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
-          text: str | Sequence[str] | None = None, id: str | None = None, **options):
+          text: str | Sequence[str] | None = None, id: str | None = None,
+          **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
@@ -157,7 +164,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
-             plot=None, json_path=None, truth: str = "exact", engine: str = "local", **options):
+             plot=None, json_path=None, truth: str = "exact", engine: str = "local",
+             **options: Unpack[EvaluateOptions]):
     """LSH against the truth on the same input, in document pairs; see :mod:`neardup.evaluate`.
 
     ``truth``: "exact" (the exact join over distinct sets, weighted by their copies) or
