@@ -305,9 +305,7 @@ class ChunkPlan:
             chars -= survey.longest + slack  # no document is longer than its line
         else:
             chars = chars // 2 - slack
-        from .pipeline import PARALLEL_MIN_CHARS  # never shingled in worker processes here
-
-        chars = min(max(MIN_CHUNK_CHARS, chars), PARALLEL_MIN_CHARS - 1)
+        chars = max(MIN_CHUNK_CHARS, chars)  # shingled in this process (no workers)
         docs = max(1, int((budget - text) / (costs.per_chunk_document + num_perm * 4
                                              + bands * 8)))
         return cls(limit, chars, docs, budget, per_char, documents, floor, survey.longest,

@@ -16,7 +16,6 @@ What is exact and what is estimated:
 from __future__ import annotations
 
 import multiprocessing
-import os
 import pickle
 import warnings
 from collections.abc import Sequence
@@ -39,11 +38,12 @@ from .progress import StageTimer
 from .shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle
 
 SHINGLE_BATCH = 20_000
-# Below this many characters a corpus is shingled in-process. Measured with
-# bench/bench_tokenize.py on 2 shared cores: the Go tree (72M characters) takes 1.9 s
-# in-process and 6.9 s with 2 spawned workers (each imports numba and builds the word
-# table, about 5 s under load), so workers pay off only several times above that size.
-PARALLEL_MIN_CHARS = 400_000_000
+# Shingling runs in this process unless workers are asked for: the kernels are already
+# parallel over documents, and spawned workers each import numba and rebuild tables.
+# Measured on 2 shared cores: the Go tree (72M characters) 1.9 s here vs 6.9 s with 2
+# workers; 1 M generated documents 15.2-15.7 s here vs 23.4-24.2 s with 2 workers (the
+# old automatic switch above 400M characters); the standard library as code 8.1-9.6 s
+# vs 14.5-17.4 s.
 # spawn, not fork: a forked child of a process that ran numba's parallel kernels
 # (GNU OpenMP threads) is killed ("fork() called from a process already using GNU OpenMP")
 WORKER_START = "spawn"
@@ -324,11 +324,11 @@ def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
                        ) -> ShingleSets:
     """:func:`~neardup.shingling.shingle` over batches, bounding the temporary memory.
 
-    ``workers``: processes that shingle batches side by side; None is every core for
-    a corpus of at least ``PARALLEL_MIN_CHARS`` characters and in-process below; 1 is
-    in-process. The sets are the same whatever the number of workers (each document is
-    shingled on its own; batches come back in order). Options that cannot be pickled
-    (a lambda as ``tokenize``) keep the work in-process.
+    ``workers``: processes that shingle batches side by side; None or 1 is in-process
+    (faster on the machines measured, see above). The sets are the same whatever the
+    number of workers (each document is shingled on its own; batches come back in
+    order). Options that cannot be pickled (a lambda as ``tokenize``) keep the work
+    in-process.
     """
     workers = _worker_count(texts, options, workers)
     if workers > 1:
@@ -349,9 +349,7 @@ def _worker_count(texts: Sequence[str], options: ShingleOptions, workers: int | 
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer or None, got {workers!r}")
     if workers is None:
-        if sum(map(len, texts)) < PARALLEL_MIN_CHARS:
-            return 1
-        workers = os.cpu_count() or 1
+        return 1
     workers = min(workers, len(texts))
     if workers > 1:
         try:
