@@ -91,11 +91,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
                              "then neardup report; Spark spills by itself)")
         from . import spark
 
-        prep = prepare.PrepareOptions.pop_from(options)
-        if prep.code == "auto" or prep.generated != "keep":
-            raise ValueError("the Spark engine takes --code LANG (one language), not --code "
-                             "auto or --generated; use the local engine for those")
-        tokenize = prep.code_tokenizer(prep.code) if prep.code is not None else None
+        prep, tokenize = _spark_text_options(options)
         return spark.find_sources(inputs, out=out, output_format=output_format,
                                   normalize=prep.normalize, tokenize=tokenize,
                                   escape_formulas=escape_formulas,
@@ -190,11 +186,7 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
                              "engine, which computes no S-curve; use the local engine for them")
         from . import spark
 
-        prep = prepare.PrepareOptions.pop_from(options)
-        if prep.code == "auto" or prep.generated != "keep":
-            raise ValueError("the Spark engine takes --code LANG (one language), not --code "
-                             "auto or --generated; use the local engine for those")
-        tokenize = prep.code_tokenizer(prep.code) if prep.code is not None else None
+        prep, tokenize = _spark_text_options(options)
         options.pop("representative", None)
         result = spark.evaluate_sources(_as_list(inputs), normalize=prep.normalize,
                                         tokenize=tokenize, **_code_defaults(prep, options))
@@ -369,6 +361,15 @@ def _shorten(text: str) -> str:
     text = " ".join("".join(c if c.isprintable() else " " for c in text[:4 * PREVIEW_CHARS])
                     .split())
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+
+
+def _spark_text_options(options: dict):
+    """The text options taken out of ``options``, and the tokenizer, as Spark runs them."""
+    prep = prepare.PrepareOptions.pop_from(options)
+    if prep.code == "auto" or prep.generated != "keep":
+        raise ValueError("the Spark engine takes --code LANG (one language), not --code "
+                         "auto or --generated; use the local engine for those")
+    return prep, prep.code_tokenizer(prep.code) if prep.code is not None else None
 
 
 def _column_names(options: dict, text, id) -> None:

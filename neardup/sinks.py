@@ -58,10 +58,7 @@ def _write_tables(tables, path: Path, fmt, schema, escape_formulas) -> tuple[Pat
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = 0
     if fmt == "csv":
-        with pa_csv.CSVWriter(path, schema) as writer:
-            for table in tables:
-                writer.write_table(_escape_formulas(table) if escape_formulas else table)
-                rows += table.num_rows
+        rows = _write_csv(path, schema, tables, escape_formulas)
     elif fmt == "parquet":
         with pq.ParquetWriter(path, schema) as writer:
             pending: list[pa.Table] = []
@@ -81,12 +78,28 @@ def _write_tables(tables, path: Path, fmt, schema, escape_formulas) -> tuple[Pat
                 writer.write_table(last.combine_chunks(), row_group_size=ROW_GROUP_ROWS)
     else:
         with open(path, "wb") as f:
-            for table in tables:
-                rows += table.num_rows
-                if table.num_rows:
-                    for piece in _jsonl_buffers(table):
-                        f.write(piece)
+            rows = _write_jsonl(f, tables)
     return path, rows
+
+
+def _write_csv(sink, schema: pa.Schema, tables, escape_formulas: bool) -> int:
+    """CSV with a header to a path or a binary stream; returns the rows written."""
+    rows = 0
+    with pa_csv.CSVWriter(sink, schema) as writer:
+        for table in tables:
+            writer.write_table(_escape_formulas(table) if escape_formulas else table)
+            rows += table.num_rows
+    return rows
+
+
+def _write_jsonl(stream, tables) -> int:
+    """JSON Lines to a binary stream; returns the rows written."""
+    rows = 0
+    for table in tables:
+        for piece in _jsonl_buffers(table) if table.num_rows else []:
+            stream.write(piece)
+        rows += table.num_rows
+    return rows
 
 
 _FORMULA_START = "^[=+\\-@\\t\\r]"
@@ -225,17 +238,8 @@ def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = 
     else:
         table = result.set_pairs_table()
         batches, schema = [table], table.schema
-    rows = 0
-    if fmt == "csv":
-        with pa_csv.CSVWriter(stream, schema) as writer:
-            for table in batches:
-                writer.write_table(_escape_formulas(table) if escape_formulas else table)
-                rows += table.num_rows
-    else:
-        for table in batches:
-            for piece in _jsonl_buffers(table) if table.num_rows else []:
-                stream.write(piece)
-            rows += table.num_rows
+    rows = (_write_csv(stream, schema, batches, escape_formulas) if fmt == "csv"
+            else _write_jsonl(stream, batches))
     stream.flush()
     return rows
 
