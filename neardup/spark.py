@@ -953,6 +953,17 @@ class _RecordRows:
                            ("fields", fields)):
             self.columns[key].append(value)
 
+    def add_text(self, record: int, doc_id: str, text: str, not_decodable: str) -> None:
+        """A record with its text: processed, or skipped as the local readers skip it."""
+        from .sources import _has_surrogates  # executors import spark.py: sources lazily
+
+        if _has_surrogates(text) or _has_surrogates(doc_id):
+            self.add(record, "skipped", not_decodable)
+        elif not text.strip():
+            self.add(record, "skipped", "empty text")
+        else:
+            self.add(record, "processed", doc_id=doc_id, text=text)
+
     def batch(self) -> pa.RecordBatch:
         c = self.columns
         n = len(c["record"])
@@ -1016,8 +1027,6 @@ def _csv_records(source: int, sep: str, width: int, n_text: int, id_field: str |
     """mapInArrow body: Spark's CSV rows (_t0.., _id, _corrupt, record; read as
     ISO-8859-1, a character a byte) → records, the bytes decoded as the local reader
     does (undecodable ones as lone surrogates, so the row is skipped)."""
-    from .sources import _has_surrogates
-
     def decoded(value: str | None) -> str:  # CSV has no nulls: Spark's null is ""
         return "" if value is None else value.encode("latin-1").decode(encoding,
                                                                        "surrogateescape")
@@ -1040,12 +1049,7 @@ def _csv_records(source: int, sep: str, width: int, n_text: int, id_field: str |
                     continue
                 text = "\n".join(decoded(column[k]) for column in texts)
                 doc_id = decoded(ids[k]) if id_field is not None else f"{prefix}{record + 1}"
-                if _has_surrogates(text) or _has_surrogates(doc_id):
-                    rows.add(record, "skipped", not_decodable)
-                elif not text.strip():
-                    rows.add(record, "skipped", "empty text")
-                else:
-                    rows.add(record, "processed", doc_id=doc_id, text=text)
+                rows.add_text(record, doc_id, text, not_decodable)
             yield rows.batch()
     return run
 
@@ -1053,7 +1057,7 @@ def _csv_records(source: int, sep: str, width: int, n_text: int, id_field: str |
 def _parquet_records(source: int, codec: str, not_decodable: str, n_text: int,
                      id_field: str | None, prefix: str):
     """mapInArrow body: Parquet rows (_t0.., _id, record) → records, as the local reader."""
-    from .sources import _as_text, _column_values, _has_surrogates
+    from .sources import _as_text, _column_values
 
     def to_text(value) -> str:
         return value.decode(codec) if isinstance(value, bytes) else _as_text(value)
@@ -1077,12 +1081,7 @@ def _parquet_records(source: int, codec: str, not_decodable: str, n_text: int,
                 except UnicodeDecodeError:
                     rows.add(record, "skipped", not_decodable)
                     continue
-                if _has_surrogates(text) or _has_surrogates(doc_id):
-                    rows.add(record, "skipped", not_decodable)
-                elif not text.strip():
-                    rows.add(record, "skipped", "empty text")
-                else:
-                    rows.add(record, "processed", doc_id=doc_id, text=text)
+                rows.add_text(record, doc_id, text, not_decodable)
             yield rows.batch()
     return run
 
