@@ -36,6 +36,7 @@ from .shingling import ShingleSets
 
 METHODS = ("auto", "lsh", "exact")
 EXACT_PREFERENCE = 1.5
+SMALL_INPUT_SECONDS = 0.01  # below this, every pair of the input is checked: no planning
 SAMPLE_ELEMENTS = 1_000_000
 _MERGE_STEP = 1e-8
 _MINHASH_STEP = 1.5e-10  # affine32, per shingle and hash function (16 lanes, two threads)
@@ -75,6 +76,13 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
         return MethodChoice("exact", "fewer than two sets", 0.0, 0.0, 0.0, 0.0)
     mean_size = float(sets.sizes.mean())
     total_size = int(sets.sizes.sum())
+    brute = n * (n - 1) / 2 * 2 * mean_size * _MERGE_STEP  # merging every pair, no filter
+    if brute <= SMALL_INPUT_SECONDS:
+        # nothing to estimate: even checking every pair is instant, and estimating LSH
+        # would cost more (on a first run, its kernels compile for seconds)
+        return MethodChoice("exact", f"small input: all {n * (n - 1) // 2:,} pairs of {n:,} "
+                            f"distinct sets take ~{brute:.1g} s to check; exact loses no pair",
+                            brute, 0.0, None, 0.0)
     # at most SAMPLE_ELEMENTS elements, so that planning stays a small part of the run
     m = min(sample, n, max(200, int(SAMPLE_ELEMENTS / max(mean_size, 1.0))))
     picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))

@@ -1,18 +1,64 @@
-"""Stage timing and progress on stderr; silent with ``quiet``."""
+"""Stage timing and progress on stderr; silent with ``quiet``.
+
+A stage's time includes numba compiling the kernels it runs for the first time (on a
+fresh install, or after an upgrade; later runs load them from the cache). numba's
+``numba:compile`` events are timed, so the first compile is announced once and each
+stage line says how much of it was compiling instead of blaming the stage.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from contextlib import contextmanager
 
+from numba.core import event
+
+
+class _CompileClock(event.Listener):
+    """Wall seconds spent compiling kernels in this process (nested compiles once)."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.announce = False  # a timer that prints is running: say it once
+        self._local = threading.local()
+
+    def on_start(self, ev):
+        depth = getattr(self._local, "depth", 0)
+        if depth == 0:
+            self._local.started = time.perf_counter()
+            if self.announce:
+                self.announce = False
+                print("[neardup] compiling kernels on first use (once: later runs load them "
+                      "from the cache) ...", file=sys.stderr, flush=True)
+        self._local.depth = depth + 1
+
+    def on_end(self, ev):
+        self._local.depth -= 1
+        if self._local.depth == 0:
+            self.seconds += time.perf_counter() - self._local.started
+
+
+COMPILING = _CompileClock()
+event.register("numba:compile", COMPILING)
+
 
 class StageTimer:
-    """Times named stages; prints a line per stage to stderr unless quiet."""
+    """Times named stages; prints a line per stage to stderr unless quiet.
+
+    ``compile_seconds``: the part of the stages' time numba spent compiling kernels.
+    """
+
+    _announced = False
 
     def __init__(self, quiet: bool = False):
         self.quiet = quiet
         self.seconds: dict[str, float] = {}
+        self.compile_seconds = 0.0
+        if not quiet and not StageTimer._announced:
+            StageTimer._announced = True
+            COMPILING.announce = True
 
     @contextmanager
     def stage(self, name: str, detail: str = ""):
@@ -20,13 +66,19 @@ class StageTimer:
             print(f"[neardup] {name}{': ' + detail if detail else ''} ...", file=sys.stderr,
                   flush=True)
         start = time.perf_counter()
+        compiled = COMPILING.seconds
         try:
             yield
         finally:
             elapsed = time.perf_counter() - start
+            compiling = COMPILING.seconds - compiled
             self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
+            self.compile_seconds += compiling
             if not self.quiet:
-                print(f"[neardup] {name} done in {elapsed:.2f} s", file=sys.stderr, flush=True)
+                note = (f" ({compiling:.2f} s of it compiling kernels, once)"
+                        if compiling >= 0.05 else "")
+                print(f"[neardup] {name} done in {elapsed:.2f} s{note}", file=sys.stderr,
+                      flush=True)
 
     def bar(self, iterable, total: int, desc: str):
         """A tqdm bar on stderr for long loops over batches (none when quiet)."""
