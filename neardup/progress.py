@@ -40,6 +40,7 @@ class _CompileClock(event.Listener):
             self.seconds += time.perf_counter() - self._local.started
 
 
+COMPILE_NOTE_SECONDS = 0.05  # a stage line names compiling that took at least this long
 COMPILING = _CompileClock()
 event.register("numba:compile", COMPILING)
 
@@ -76,7 +77,7 @@ class StageTimer:
             self.compile_seconds += compiling
             if not self.quiet:
                 note = (f" ({compiling:.2f} s of it compiling kernels, once)"
-                        if compiling >= 0.05 else "")
+                        if compiling >= COMPILE_NOTE_SECONDS and compiling > 0 else "")
                 print(f"[neardup] {name} done in {elapsed:.2f} s{note}", file=sys.stderr,
                       flush=True)
 
