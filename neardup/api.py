@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -21,6 +20,7 @@ from .pipeline import FindConfig, FindResult, find_sets, sign
 from .progress import StageTimer
 from .shingling import set_fingerprints
 from .sources import (
+    _as_text,
     check_copy_target,
     read_document_chunks,
     read_documents,
@@ -511,7 +511,7 @@ def field_ranks(values: Sequence, name: str = "field") -> np.ndarray:
     if numeric:
         keys = [None if v is None else _number(v) for v in present]
     else:
-        keys = [None if v is None else _as_key_text(v) for v in present]
+        keys = [None if v is None else _as_text(v) for v in present]
     distinct = sorted({k for k in keys if k is not None})
     rank = {k: r for r, k in enumerate(distinct)}
     missing = len(distinct)
@@ -529,9 +529,3 @@ def _number(value) -> int | float:
         return float(text)
 
 
-def _as_key_text(value) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return str(value)

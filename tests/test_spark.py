@@ -4,8 +4,6 @@ keepers, and the same files byte for byte."""
 import dataclasses
 import json
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -15,18 +13,9 @@ import pytest
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
 
 
-def _java_works() -> bool:
-    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and
-                                    os.path.join(os.environ["JAVA_HOME"], "bin", "java"))
-    if not java:
-        return False
-    try:
-        return subprocess.run([java, "-version"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+from conftest import java_works  # noqa: E402
 
-
-if not _java_works():
+if not java_works():
     pytest.skip("Spark needs Java, and no working java was found", allow_module_level=True)
 
 import neardup  # noqa: E402

@@ -26,16 +26,7 @@ except ImportError:  # pragma: no cover - without the spark extra
     pyspark = None
 
 
-def _java_works() -> bool:
-    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and
-                                    os.path.join(os.environ["JAVA_HOME"], "bin", "java"))
-    if not java:
-        return False
-    try:
-        return subprocess.run([java, "-version"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
+from conftest import java_works  # noqa: E402
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent if pyspark else None
 SPARK_SUBMIT = SPARK_HOME / "bin" / "spark-submit" if SPARK_HOME else None
@@ -45,7 +36,7 @@ def _missing() -> str | None:
     """Why the Spark tests cannot run here, or None."""
     if pyspark is None:
         return "pyspark is not installed (extra 'spark')"
-    if not _java_works():
+    if not java_works():
         return "Spark needs Java, and no working java was found"
     if not os.access(SPARK_SUBMIT, os.X_OK):
         return f"no spark-submit at {SPARK_SUBMIT}"
