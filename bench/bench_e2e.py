@@ -39,7 +39,6 @@ import fnmatch
 import os
 import re
 import sys
-import time
 
 MIN_SHINGLES = 5
 NGRAM = 5
@@ -176,14 +175,10 @@ def time_command(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS in MiB) of one fresh process."""
     import subprocess
 
-    start = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-v", *argv], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{argv} failed:\n{done.stderr[-3000:]}")
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    return wall, (int(rss.group(1)) / 1024 if rss else float("nan"))
+    from measure import run_timed
+
+    _, wall, peak_mib = run_timed(argv, stdout=subprocess.DEVNULL)
+    return wall, peak_mib
 
 
 def read_pairs(path: str) -> set:

@@ -51,10 +51,8 @@ import json
 import os
 import platform
 import random
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +60,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from measure import run_timed
 
 HERE = Path(__file__).resolve().parent
 WORDS = 100
@@ -178,15 +177,11 @@ def count_rows(path: Path, fmt: str) -> int:
 def run_find(corpus: Path, out: Path, fmt: str, form: str) -> dict:
     """One fresh ``neardup find`` under /usr/bin/time -v; the output directory is removed."""
     neardup = Path(sys.executable).with_name("neardup")
-    command = ["/usr/bin/time", "-v", str(neardup), "find", str(corpus), "--out", str(out),
+    command = [str(neardup), "find", str(corpus), "--out", str(out),
                "--output-format", fmt, "--pairs", form, *FIND_OPTIONS]
     shutil.rmtree(out, ignore_errors=True)
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"neardup failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)[1])
+    _, wall, peak_mib = run_timed(command)
+    peak_kb = round(peak_mib * 1024)
     summary = json.loads((out / "summary.json").read_text())
     timings = json.loads((out / "timings.json").read_text())
     if form == "all":

@@ -26,14 +26,13 @@ import argparse
 import json
 import os
 import platform
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+from measure import run_timed
 
 HERE = Path(__file__).resolve().parent
 WORDS = 200
@@ -99,21 +98,16 @@ def corpus(cache: Path, n: int) -> tuple[Path, dict, float]:
 
 
 def run_find(path: Path, out: Path, threshold: float, memory_limit: str | None) -> dict:
-    command = ["/usr/bin/time", "-v", sys.executable, "-m", "neardup.cli", "find", str(path),
+    command = [sys.executable, "-m", "neardup.cli", "find", str(path),
                "--id-field", "id", "--shingle", "word", "--ngram", "1",
                "--threshold", str(threshold), "--method", "lsh", "--quiet", "--top", "0",
                "--out", str(out), "--output-format", "parquet"]
     if memory_limit is not None:
         command += ["--memory-limit", memory_limit]
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"neardup failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)[1])
+    _, wall, peak_mib = run_timed(command)
     summary = json.loads((out / "summary.json").read_text())
     timings = json.loads((out / "timings.json").read_text())
-    return {"wall_s": round(wall, 2), "peak_rss_gib": round(peak_kb / 2**20, 3),
+    return {"wall_s": round(wall, 2), "peak_rss_gib": round(peak_mib / 1024, 3),
             "counts": summary["counts"], "plan": summary["plan"], "timings": timings}
 
 
