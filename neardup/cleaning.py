@@ -57,6 +57,7 @@ import numba as nb
 import numpy as np
 
 from .extras import require
+from .kernels import sized_kernel
 from .shingling import utf8_at, utf8_buffer
 
 STEPS = (
@@ -381,7 +382,7 @@ def unspaced_share(text: str) -> float:
     return float(unspaced_shares([text])[0])
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda data, *_: data.size)
 def _count_classes(data, offsets, classes):
     n = offsets.size - 1
     visible = np.zeros(n, dtype=np.int64)

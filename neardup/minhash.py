@@ -77,6 +77,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .kernels import sized_kernel
 from .shingling import mix64
 
 HASH_FAMILIES = ("affine32", "oph", "superminhash")
@@ -200,7 +201,7 @@ def _fmix32(h):
     return np.uint32(h)
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda offsets, values, *_: values.size)
 def _affine_minhash(offsets, values, a, b, out):
     # per document: mix its shingles once, then one min-reduction per hash function over
     # them; the inner loop runs over contiguous 32-bit lanes and vectorizes (1.4x faster
@@ -228,7 +229,7 @@ def _affine_minhash(offsets, values, a, b, out):
 _PROBES_PER_BIN = 32
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda offsets, values, *_: values.size)
 def _oph_minhash(offsets, values, shingle_key, probe_key, out):
     # two passes per document: hash every shingle (vectorizes), then one branch-free min
     # per shingle into its bin (a branch here mispredicts: 2.5x slower on the Go tree)
@@ -285,7 +286,7 @@ _DRAW_STEP = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's increment (the golden
 _MISS_PROBABILITY = 0.05
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda offsets, values, *_: values.size)
 def _superminhash(offsets, values, shingle_key, output_key, out):
     num_registers = out.shape[1]
     k64 = np.uint64(num_registers)

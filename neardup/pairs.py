@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import columns
+from .kernels import sized_kernel
 
 BATCH_ROWS = 1 << 20
 PAIR_FORMS = ("all", "groups")
@@ -275,11 +276,18 @@ def _later_members(members, lo, hi, a):
         return 0, hi
     if members[lo] > a:
         return hi - lo, lo
-    first = lo + np.searchsorted(members[lo:hi], a, side="right")
-    return hi - first, first
+    # binary search for the first member > a (np.searchsorted here triples the compile)
+    left, right = lo, hi - 1  # members[left] <= a < members[right]
+    while right - left > 1:
+        middle = (left + right) // 2
+        if members[middle] <= a:
+            left = middle
+        else:
+            right = middle
+    return hi - right, right
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda group_of, *_: group_of.size)
 def _row_counts(group_of, rank, offsets, members, adj_offsets, adj_group, out):
     for a in nb.prange(group_of.size):
         g = group_of[a]
@@ -293,7 +301,7 @@ def _row_counts(group_of, rank, offsets, members, adj_offsets, adj_group, out):
         out[a] = count
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda *args: args[12].size)
 def _fill_rows(lo, hi, starts, group_of, rank, offsets, members, adj_offsets, adj_group,
                adj_pair, set_jaccard, set_estimate, doc_b, jaccard, estimate):
     for k in nb.prange(hi - lo):

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .kernels import sized_kernel
+
 SHINGLE_KINDS = ("char", "word")
 HASH_BITS = (32, 64)
 WORD_PATTERN = re.compile(r"\w+")
@@ -291,15 +293,20 @@ def shingle_token_arrays(
     return ShingleSets(offsets, values)
 
 
+# Up to this many segments are sorted one numpy call each (10 ms at most): a small input
+# then never compiles numba's sort, 2.4 s on a cold cache.
+FEW_SEGMENTS = 10_000
+
+
 def sort_unique_segments(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Sort each CSR segment of ``values`` in place; int64[n]: distinct values in each.
 
-    Long segments (shingles of a document) go to numpy's sort, vectorized and several
-    times faster than numba's, at one Python step per segment; many short ones
-    (item sets) stay in one numba loop.
+    Long segments (shingles of a document) and few segments go to numpy's sort,
+    vectorized and several times faster than numba's, at one Python step per segment;
+    many short ones (item sets) stay in one numba loop.
     """
     n = offsets.size - 1
-    if n == 0 or values.size < 64 * n:
+    if n > FEW_SEGMENTS and values.size < 64 * n:
         _sort_segments(values, offsets)
         return _distinct_counts(values, offsets)
     bounds = offsets.tolist()
@@ -393,7 +400,7 @@ def utf8_at(data, p):
             | ((np.uint32(data[p + 2]) & 0x3F) << 6) | (np.uint32(data[p + 3]) & 0x3F)), 4
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda data, *_: data.size)
 def _unseen_code_points(data, doc_offsets, docs, learned):
     seen = np.zeros(learned.size, dtype=np.bool_)
     for k in nb.prange(docs.size):  # racing writes all store True
@@ -406,7 +413,7 @@ def _unseen_code_points(data, doc_offsets, docs, learned):
     return np.flatnonzero(seen)
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda data, *_: data.size)
 def _non_ascii_spans(data, doc_offsets):
     """Per document, [start, end) in code points of each non-ASCII run and the one
     character before it (CSR: span_offsets, starts, ends)."""
@@ -448,7 +455,7 @@ def _non_ascii_spans(data, doc_offsets):
     return span_offsets, starts, ends
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda data, *_: data.size)
 def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
     n = doc_offsets.size - 1
     counts = np.zeros(n, dtype=np.int64)
@@ -500,7 +507,7 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
     return out, token_offsets
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda *args: args[-1].size)
 def _ngram_hashes(tokens, offsets, out_offsets, size, seed, shift, out):
     start = mix64(seed ^ np.uint64(0x632BE59BD9B4E019))
     for d in nb.prange(offsets.size - 1):
@@ -513,7 +520,7 @@ def _ngram_hashes(tokens, offsets, out_offsets, size, seed, shift, out):
             out[out_offsets[d] + s] = h >> shift
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda values, *_: values.size)
 def _sort_segments(values, offsets):
     for d in nb.prange(offsets.size - 1):
         lo, hi = offsets[d], offsets[d + 1]
@@ -536,7 +543,7 @@ def _distinct_counts(sorted_values, offsets):
     return counts
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda values, *_: values.size)
 def _compact_segments(values, offsets, new_offsets, out):
     n = offsets.size - 1
     for d in nb.prange(n):
@@ -552,7 +559,7 @@ def _compact_segments(values, offsets, new_offsets, out):
                 w += 1
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda *args: args[-1].size)
 def _gather_segments(offsets, values, index, new_offsets, out):
     for k in nb.prange(index.size):
         d = index[k]
@@ -573,7 +580,7 @@ def set_fingerprints(sets: ShingleSets, seed: int = 0) -> np.ndarray:
     return out
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=lambda offsets, values, *_: values.size)
 def _fingerprints(offsets, values, seed, out):
     for d in nb.prange(offsets.size - 1):
         h = mix64(seed ^ np.uint64(offsets[d + 1] - offsets[d]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .kernels import sized_kernel
 from .shingling import ShingleSets
 
 
@@ -57,7 +58,12 @@ def overlap_reaching(values, a, a_end, b, b_end, needed):
     return common
 
 
-@nb.njit(cache=True, parallel=True)
+def _pair_work(offsets, values, i, *_):
+    """Elements a batch of pairs reads: pairs times the mean set size."""
+    return i.size * (values.size // max(offsets.size - 1, 1))
+
+
+@sized_kernel(work=_pair_work)
 def _jaccard_pairs(offsets, values, i, j, out):
     for p in nb.prange(i.size):
         a_lo, a_hi = offsets[i[p]], offsets[i[p] + 1]
@@ -67,7 +73,7 @@ def _jaccard_pairs(offsets, values, i, j, out):
         out[p] = common / union if union > 0 else 0.0
 
 
-@nb.njit(cache=True, parallel=True)
+@sized_kernel(work=_pair_work)
 def _intersections(offsets, values, i, j, out):
     for p in nb.prange(i.size):
         out[p] = overlap_reaching(values, offsets[i[p]], offsets[i[p] + 1],
