@@ -88,6 +88,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from . import jsonl
+
 FORMATS = ("auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines")
 STDIN = "-"
 STDOUT = "-"  # write_deduplicated's out: the copy to standard output
@@ -226,6 +228,21 @@ class _DocumentsBuilder:
         self.id_uses: dict[str, int] = {}  # every id so far, chunks included: renames stay global
         self.pending_chars = 0  # characters of text held since the last take()
         self.taken = 0  # documents handed out by take()
+        self.chunk_chars: int | None = None  # read in chunks: a chunk closes at this size
+        self.chunk_docs = sys.maxsize  # ... or at this many documents
+
+    def records_until_full(self, chars: np.ndarray, docs: np.ndarray, lo: int) -> int:
+        """Where the next run of a block's records should end: after the record that fills
+        the chunk (``chars``, ``docs``: the block's running totals of text and documents),
+        or at the block's end when reading is not in chunks."""
+        if self.chunk_chars is None:
+            return chars.size
+        before_chars = int(chars[lo - 1]) if lo else 0
+        before_docs = int(docs[lo - 1]) if lo else 0
+        docs_left = min(self.chunk_docs - len(self.texts), chars.size + 1)  # no overflow
+        full = min(np.searchsorted(chars, before_chars + self.chunk_chars - self.pending_chars),
+                   np.searchsorted(docs, before_docs + docs_left))
+        return int(min(max(full + 1, lo + 1), chars.size))
 
     def add(self, source: int, record: int, doc_id: str, text: str,
             display: str, unit: str, number: int, values: Sequence = ()) -> None:
@@ -252,20 +269,23 @@ class _DocumentsBuilder:
         self.report.processed += 1
 
     def extend(self, source: int, records: list[int], ids: list[str], texts: list[str],
-               display: str, unit: str) -> None:
-        """Append many documents; one set operation when no id repeats (the usual case)."""
+               display: str, unit: str, values: dict[str, list] | None = None) -> None:
+        """Append many documents; one set operation when no id repeats (the usual case).
+        ``values``: each extra field's values (absent: every value missing)."""
+        values = values or {}
         new_ids = dict.fromkeys(ids, 1)
         if len(new_ids) != len(ids) or not self.id_uses.keys().isdisjoint(new_ids):
-            for record, doc_id, text in zip(records, ids, texts, strict=True):
-                self.add(source, record, doc_id, text, display, unit, record + 1)
+            for k, (record, doc_id, text) in enumerate(zip(records, ids, texts, strict=True)):
+                self.add(source, record, doc_id, text, display, unit, record + 1,
+                         [values[name][k] if name in values else None for name in self.fields])
             return
         self.id_uses.update(new_ids)
         self.ids.extend(ids)
         self.texts.extend(texts)
         self.source.extend([source] * len(ids))
         self.record.extend(records)
-        for column in self.fields.values():  # formats without fields: every value missing
-            column.extend([None] * len(ids))
+        for name, column in self.fields.items():
+            column.extend(values[name] if name in values else [None] * len(ids))
         self.pending_chars += sum(map(len, texts))
         self.report.processed += len(ids)
 
@@ -378,7 +398,7 @@ def read_document_chunks(
     chunks are exhausted (then checked); ``inputs`` fills as the inputs are opened.
     Options are checked here, before any read.
     Memory: one chunk's texts plus one block of the input (a line block of
-    ``LINE_BLOCK_BYTES``, a Parquet batch of ``PARQUET_BATCH_ROWS`` rows, one file of
+    ``LINE_BLOCK_BYTES``, a JSON Lines block of ``jsonl.BLOCK_BYTES``, a Parquet batch of ``PARQUET_BATCH_ROWS`` rows, one file of
     a directory, one CSV row; a JSON file is read whole).
     """
     if not isinstance(chunk_chars, int) or chunk_chars < 1:
@@ -388,6 +408,7 @@ def read_document_chunks(
     max_docs = chunk_docs or sys.maxsize
     report = ReadReport(max_problems=max_problems)
     builder = _DocumentsBuilder(report, _field_names(extra_fields))
+    builder.chunk_chars, builder.chunk_docs = chunk_chars, max_docs
     sources: list[InputSource] = []
     records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                            encoding, max_problems, progress, builder, sources,
@@ -974,33 +995,89 @@ def _read_jsonl(ctx: _ReadContext) -> Iterator[None]:
 
 def _read_jsonl_records(ctx: _ReadContext, missing: dict[str, int],
                         fields: dict[str, None]) -> Iterator[None]:
-    """Read the records; return how many were JSON objects."""
-    report, display = ctx.report, ctx.src.display
+    """Read the records; return how many were JSON objects.
+
+    A block of lines goes through Arrow's parser when that gives the answer reading
+    line by line would (see :mod:`neardup.jsonl`), else line by line."""
+    utf8 = codecs.lookup(ctx.src.encoding).name == "utf-8"
     objects = 0
+    first = 0  # line number of the block's first line
     with _open_binary(ctx.src) as f:
-        for record, raw in enumerate(f):
-            yield
-            if not raw.strip():
-                continue  # a blank line is not a record
-            report.records_seen += 1
-            location = f"line {record + 1}"
-            try:
-                line = _decode_line(raw, record, ctx.src.encoding)
-            except UnicodeDecodeError:
-                report._skip(display, location, ctx.not_decodable)
-                continue
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                report._fail(display, location, "malformed JSON")
-                continue
-            if not isinstance(obj, dict):
-                report._fail(display, location, "not a JSON object")
-                continue
-            objects += 1
-            _add_json_object(ctx, obj, record, f"{ctx.id_prefix}{record + 1}", "line",
-                             record + 1, missing, fields)
+        for block in jsonl.line_blocks(f):
+            parsed = jsonl.parse_block(block, first, ctx.text_fields, ctx.id_field,
+                                       ctx.extra_fields, utf8)
+            if parsed is not None:
+                objects += yield from _add_parsed_block(ctx, parsed)
+            else:
+                for offset, raw in enumerate(block.split(b"\n")[:jsonl.block_lines(block)]):
+                    yield
+                    objects += _read_jsonl_line(ctx, raw, first + offset, missing, fields)
+            first += jsonl.block_lines(block)
     return objects
+
+
+def _read_jsonl_line(ctx: _ReadContext, raw: bytes, record: int, missing: dict[str, int],
+                     fields: dict[str, None]) -> int:
+    """One line (0-based number ``record``); 1 if it was a JSON object, else 0."""
+    report, display = ctx.report, ctx.src.display
+    if not raw.strip():
+        return 0  # a blank line is not a record
+    report.records_seen += 1
+    location = f"line {record + 1}"
+    try:
+        line = _decode_line(raw, record, ctx.src.encoding)
+    except UnicodeDecodeError:
+        report._skip(display, location, ctx.not_decodable)
+        return 0
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        report._fail(display, location, "malformed JSON")
+        return 0
+    if not isinstance(obj, dict):
+        report._fail(display, location, "not a JSON object")
+        return 0
+    _add_json_object(ctx, obj, record, f"{ctx.id_prefix}{record + 1}", "line",
+                     record + 1, missing, fields)
+    return 1
+
+
+def _add_parsed_block(ctx: _ReadContext, block: jsonl.Block) -> Iterator[None]:
+    """The records of a block Arrow parsed, as :func:`_add_json_object` adds each: an
+    empty text is skipped, the rest are documents. Read in chunks, it yields where the
+    chunk fills (where reading line by line would let it close); returns the block's
+    record count."""
+    lines = block.lines.tolist()
+    ids = block.ids if block.ids is not None else [f"{ctx.id_prefix}{line + 1}"
+                                                   for line in lines]
+    kept = np.fromiter((bool(text.strip()) for text in block.texts), dtype=bool,
+                       count=len(lines))
+    chars = np.cumsum(np.fromiter(map(len, block.texts), dtype=np.int64, count=len(lines))
+                      * kept)
+    docs = np.cumsum(kept)
+    lo = 0
+    while lo < len(lines):
+        hi = ctx.builder.records_until_full(chars, docs, lo)
+        _add_parsed_records(ctx, block, lines, ids, kept, lo, hi)
+        yield
+        lo = hi
+    return len(lines)
+
+
+def _add_parsed_records(ctx: _ReadContext, block: jsonl.Block, lines: list[int],
+                        ids: list[str], kept: np.ndarray, lo: int, hi: int) -> None:
+    ctx.report.records_seen += hi - lo
+    if kept[lo:hi].all():
+        ctx.builder.extend(ctx.index, lines[lo:hi], ids[lo:hi], block.texts[lo:hi],
+                           ctx.src.display, "line",
+                           {name: column[lo:hi] for name, column in block.fields.items()})
+        return
+    for k in range(lo, hi):  # one by one: problems stay in line order
+        if not kept[k]:
+            ctx.report._skip(ctx.src.display, f"line {lines[k] + 1}", "empty text")
+            continue
+        ctx.add(lines[k], ids[k], block.texts[k], "line", lines[k] + 1,
+                [block.fields[name][k] for name in ctx.extra_fields])
 
 
 def _add_json_object(ctx: _ReadContext, obj: dict, record: int, default_id: str, unit: str,
