@@ -27,6 +27,7 @@ other bands), ``"skip"`` drops the bucket. Either way it is counted and reported
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numba as nb
@@ -132,6 +133,14 @@ def choose_bands(threshold: float, num_perm: int, *, weights=DEFAULT_WEIGHTS,
         return BandPlan(threshold, num_perm, bands, rows,
                         false_positive_area(threshold, bands, rows),
                         false_negative_area(threshold, bands, rows), tuple(weights), "user")
+    b, r, fp, fn = _optimal_shape(float(threshold), int(num_perm), float(w_fp), float(w_fn))
+    return BandPlan(threshold, num_perm, b, r, fp, fn, tuple(weights))
+
+
+@functools.lru_cache(maxsize=64)
+def _optimal_shape(threshold: float, num_perm: int, w_fp: float, w_fn: float):
+    """(b, r, fp, fn) of least w_fp·fp + w_fn·fn; kept, since a run asks several times
+    (config checks, planner, engine) and each integrates the curve for every shape."""
     b, r = _band_shapes(num_perm)
     fp, fn = _curve_areas(threshold, b, r)
     cost = w_fp * fp + w_fn * fn
@@ -139,8 +148,7 @@ def choose_bands(threshold: float, num_perm: int, *, weights=DEFAULT_WEIGHTS,
     for k, c in enumerate(costs):
         if c < costs[best] - 1e-15:
             best = k
-    b, r, fp, fn = int(b[best]), int(r[best]), float(fp[best]), float(fn[best])
-    return BandPlan(threshold, num_perm, b, r, fp, fn, tuple(weights))
+    return int(b[best]), int(r[best]), float(fp[best]), float(fn[best])
 
 
 def _band_shapes(num_perm: int) -> tuple[np.ndarray, np.ndarray]:
