@@ -168,3 +168,23 @@ def test_char_shingle_values_are_pinned():
                                     7276669922563663841, 8653962374489107124,
                                     9360723974790475624, 12693634597748306112,
                                     13849231006856370477, 16205083559182080892]
+
+
+SPACES = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(
+    list(SPACES) + list("aBcZ09_ .,é\u0301ßİΣﬁ日本\u00a0") + [chr(0x1F600), "\ufb01"]),
+    max_size=40), max_size=20))
+def test_normalized_code_points_equal_normalize_light(texts):
+    from neardup.shingling import _code_points, normalized_code_points
+
+    got, got_offsets = normalized_code_points(texts)
+    want, want_offsets = _code_points([normalize_light(t) for t in texts])
+    np.testing.assert_array_equal(got_offsets, want_offsets)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_no_whitespace_above_the_space_table():
+    assert not any(chr(c).isspace() for c in range(0x3001, 0x110000))
