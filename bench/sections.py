@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
-ORDER = ("e2e", "core", "exact", "spark", "scale")
+ORDER = ("e2e", "datatrove", "core", "exact", "spark", "scale")
 
 
 def update_section(name: str, text: str, path: Path = BENCHMARKS) -> Path:
