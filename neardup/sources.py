@@ -398,8 +398,9 @@ def read_document_chunks(
     chunks are exhausted (then checked); ``inputs`` fills as the inputs are opened.
     Options are checked here, before any read.
     Memory: one chunk's texts plus one block of the input (a line block of
-    ``LINE_BLOCK_BYTES``, a JSON Lines block of ``jsonl.BLOCK_BYTES``, a Parquet batch of ``PARQUET_BATCH_ROWS`` rows, one file of
-    a directory, one CSV row; a JSON file is read whole).
+    ``LINE_BLOCK_BYTES``, a JSON Lines block of ``jsonl.BLOCK_BYTES``, a Parquet batch
+    of ``PARQUET_BATCH_ROWS`` rows, one file of a directory, one CSV row; a JSON file
+    is read whole).
     """
     if not isinstance(chunk_chars, int) or chunk_chars < 1:
         raise ValueError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
