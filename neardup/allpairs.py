@@ -32,6 +32,18 @@ lands a hair above an integer (0.7 · 10 = 7.000000000000001) the bound drops to
 that integer instead of the next one. A looser bound only lets one more
 candidate through; a tighter one would lose pairs.
 
+Containment (``measure="containment"``): C(x, y) = |x ∩ y| / min(|x|, |y|) >= t,
+with |y| <= |x| as processed, needs an overlap of at least ⌈t·|y|⌉, set by the
+smaller set alone:
+
+* no size filter: a set of any size can lie inside a larger one;
+* indexing prefix of y: |y| − ⌈t·|y|⌉ + 1 elements (the first common element lies
+  at most |y| − overlap positions in);
+* probing prefix of x: |x| − ⌈t·m⌉ + 1, m the smallest non-empty set of the
+  collection, since the overlap is at least ⌈t·m⌉ whatever y is (nearly all of x
+  when small sets exist: the cost of a measure that bounds nothing by x);
+* position filter and verification as above, with α = ⌈t·|y|⌉.
+
 When it is fast: short sets (names, titles, character q-grams) and high
 thresholds, where the prefix is a small part of each set and holds its rarest
 elements. When it is not: long documents at t = 0.5, where the probing prefix
@@ -58,25 +70,41 @@ from .verify import overlap_reaching
 ROUNDING_SLACK = 1e-6
 
 
-def all_pairs(sets: ShingleSets, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every pair (i < j) with exact Jaccard >= threshold.
+MEASURES = ("jaccard", "containment")
 
-    Returns (i int64, j int64, jaccard float64), sorted by (i, j). The threshold
-    must be in (0, 1]; t = 1.0 finds identical non-empty sets. Empty sets never
-    pair with anything.
+
+def all_pairs(sets: ShingleSets, threshold: float, measure: str = "jaccard"
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair (i < j) with exact ``measure`` >= threshold.
+
+    Returns (i int64, j int64, similarity float64), sorted by (i, j): the Jaccard, or
+    with ``measure="containment"`` |A ∩ B| / min(|A|, |B|) (see the module docstring).
+    The threshold must be in (0, 1]; t = 1.0 finds identical non-empty sets (and, for
+    containment, every set inside another). Empty sets never pair with anything.
     """
     threshold = _check_threshold(threshold)
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
+    containment = measure == "containment"
     order = np.argsort(_small_keys(sets.sizes), kind="stable")  # processing order: by size
     ranked = rank_sets(sets, order)
     offsets, ranks = ranked.offsets, ranked.values
     sizes = np.diff(offsets)
-    probe_len = probing_prefix_lengths(sizes, threshold)
-    index_len = indexing_prefix_lengths(sizes, threshold)
+    if containment:
+        nonempty = sizes[sizes > 0]
+        smallest = int(nonempty.min()) if nonempty.size else 1
+        overlap = max(1, math.ceil(threshold * smallest - ROUNDING_SLACK))
+        probe_len = np.clip(sizes - overlap + 1, 0, sizes)
+        index_len = _prefix_lengths(sizes, threshold)
+    else:
+        probe_len = probing_prefix_lengths(sizes, threshold)
+        index_len = indexing_prefix_lengths(sizes, threshold)
     post_offsets, post_doc, post_pos = _prefix_postings(
         offsets, ranks, index_len, ranked.n_elements
     )
     x, y, jaccard = _join(
-        offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold
+        offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold,
+        containment,
     )
     x, y = order[x], order[y]
     i, j = np.minimum(x, y), np.maximum(x, y)
@@ -308,10 +336,12 @@ def _grow(array, capacity):
 
 
 @nb.njit(cache=True)
-def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold):
+def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold,
+          containment=False):
     """Sets in increasing size; each probes the lists of its probing prefix, then is indexed.
 
-    Returns (x, y, jaccard) in processing order ids, y processed before x.
+    Returns (x, y, similarity) in processing order ids, y processed before x; with
+    ``containment`` the required overlap is ⌈t·|y|⌉ and nothing is skipped by size.
     """
     n = offsets.size - 1
     ratio = threshold / (1.0 + threshold)
@@ -332,7 +362,7 @@ def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos
         sx = offsets[x + 1] - x_lo
         if sx == 0:
             continue
-        min_size = _ceil_bound(threshold * sx)
+        min_size = 1 if containment else _ceil_bound(threshold * sx)
         n_touched = 0
         for i in range(probe_len[x]):
             element = ranks[x_lo + i]
@@ -351,7 +381,10 @@ def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos
                     n_touched += 1
                 j = post_pos[p]
                 sy = offsets[y + 1] - offsets[y]
-                alpha = _ceil_bound(ratio * (sx + sy))
+                if containment:
+                    alpha = _ceil_bound(threshold * sy)
+                else:
+                    alpha = _ceil_bound(ratio * (sx + sy))
                 if so_far + 1 + min(sx - i - 1, sy - j - 1) >= alpha:
                     seen[y] = so_far + 1
                     last_x[y] = i
@@ -366,14 +399,20 @@ def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos
                 continue
             y_lo = offsets[y]
             sy = offsets[y + 1] - y_lo
-            alpha = _ceil_bound(ratio * (sx + sy))
+            if containment:
+                alpha = _ceil_bound(threshold * sy)
+            else:
+                alpha = _ceil_bound(ratio * (sx + sy))
             common = so_far + overlap_reaching(
                 ranks, x_lo + last_x[y] + 1, x_lo + sx, y_lo + last_y[y] + 1, y_lo + sy,
                 alpha - so_far,
             )
             if common < alpha:
                 continue
-            jaccard = common / (sx + sy - common)
+            if containment:
+                jaccard = common / sy
+            else:
+                jaccard = common / (sx + sy - common)
             if jaccard < threshold:
                 continue
             if found == capacity:

@@ -1,9 +1,22 @@
-"""Clusters: connected components of the verified pairs, and one representative each.
+"""Clusters of the verified pairs, and one representative each.
+
+Two policies (``CLUSTER_POLICIES``):
+
+- ``"components"``: connected components. Near-duplicate is not transitive: a
+  component can hold a and c with J(a, c) < t when both are close to b, and a chain
+  of versions v_0, v_1, ..., each an edit of the previous, is one component however
+  far v_0 is from the last; each pair reported was still verified.
+- ``"center"``: star clustering (Aslam, Pelekhov, Rus 2004, "The star clustering
+  algorithm for static and dynamic information organization", JGAA 8(1)), the
+  greedy cover that Hassanzadeh, Chiang, Lee, Miller 2009 ("Framework for evaluating
+  clustering algorithms in duplicate detection", VLDB) evaluate next to CENTER
+  (Haveliwala et al. 2000). Clusters do not chain: every member has a verified
+  pair with its cluster's centre, so it is ≥ t to the document kept for it. See
+  :func:`center_clusters` for the order, which makes it deterministic.
 
 Labels are deterministic: a cluster's label is the smallest document index in
 it, so the same pairs always give the same labels. A document in no pair is a
-cluster of one. Near-duplicate is not transitive: a cluster can hold a and c
-with J(a, c) < t when both are close to b; each pair reported was verified.
+cluster of one.
 """
 
 from __future__ import annotations
@@ -12,6 +25,7 @@ import numba as nb
 import numpy as np
 
 REPRESENTATIVE_POLICIES = ("first", "longest", "shortest", "field")
+CLUSTER_POLICIES = ("components", "center")
 
 
 def cluster_labels(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -81,3 +95,95 @@ def choose_representatives(labels: np.ndarray, policy: str = "first",
     keep = np.zeros(n, dtype=bool)
     keep[order[first]] = True
     return keep
+
+
+def center_clusters(head: np.ndarray, set_i: np.ndarray, set_j: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Star clusters over the pairs of distinct sets: (labels int64[n], centre int64[n]).
+
+    ``head``: each document's identical group head (-1: in no pair, a cluster of its
+    own); ``set_i``, ``set_j``: the verified pairs of distinct sets, between heads (the
+    arrays of a :class:`neardup.pairs.PairSet`). ``centre[d]`` is the head of the
+    centre group of d's cluster (d itself for a document in no pair); ``labels`` the
+    smallest document index of each cluster.
+
+    The greedy star cover (Aslam et al. 2004): groups are visited by descending
+    degree, counted in documents (the documents of its neighbouring groups plus its own
+    copies), ties in input order (the smaller head first, as CENTER visits input
+    order); an unassigned group becomes a centre and takes every unassigned neighbour
+    as a satellite, with all their copies. Visiting the best-connected first is the
+    greedy set-cover order, so few centres cover many documents (ln Δ of the fewest
+    possible, Δ the largest degree, for the dynamic-degree variant; the static order
+    used here is Aslam's). Guarantees: a satellite group has a verified pair with its
+    centre group (similarity ≥ t), a copy is identical to its head, and an identical
+    group is never split. No two centres have a pair: a centre was unassigned when
+    visited, so no earlier centre is its neighbour. Cost: one sort of the groups and one
+    pass over the adjacency (numba).
+    """
+    head = np.ascontiguousarray(head, dtype=np.int64)
+    set_i = np.ascontiguousarray(set_i, dtype=np.int64)
+    set_j = np.ascontiguousarray(set_j, dtype=np.int64)
+    n = head.size
+    in_pairs = head >= 0
+    group_size = np.bincount(head[in_pairs], minlength=n).astype(np.int64)
+    source = np.concatenate([set_i, set_j])
+    target = np.concatenate([set_j, set_i])
+    order = np.argsort(source, kind="stable")
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(source, minlength=n), out=offsets[1:])
+    neighbours = target[order]
+    degree = group_size - 1 + np.bincount(source, weights=group_size[target],
+                                          minlength=n).astype(np.int64)
+    heads = np.flatnonzero(in_pairs & (head == np.arange(n)))
+    visit = heads[np.lexsort((heads, -degree[heads]))]
+    centre_of_group = _star_cover(n, visit, offsets, neighbours)
+    centre = np.arange(n, dtype=np.int64)
+    centre[in_pairs] = centre_of_group[head[in_pairs]]
+    return cluster_labels(n, np.arange(n, dtype=np.int64), centre), centre
+
+
+@nb.njit(cache=True)
+def _star_cover(n, visit, offsets, neighbours):
+    centre = np.full(n, -1, dtype=np.int64)
+    for k in range(visit.size):
+        g = visit[k]
+        if centre[g] >= 0:
+            continue
+        centre[g] = g
+        for e in range(offsets[g], offsets[g + 1]):
+            h = neighbours[e]
+            if centre[h] < 0:
+                centre[h] = g
+    return centre
+
+
+def center_representatives(head: np.ndarray, centre: np.ndarray, policy: str = "first",
+                           key: np.ndarray | None = None) -> np.ndarray:
+    """bool[n]: the one document kept per star cluster, a document of its centre group.
+
+    The centre is a group of identical sets; ``policy`` and ``key`` choose among them as
+    :func:`choose_representatives` does among a cluster (all are ≥ t to every member).
+    """
+    n = head.size
+    own = np.arange(n, dtype=np.int64)
+    group = np.where(head >= 0, head, own)
+    return choose_representatives(group, policy, key) & (centre == group)
+
+
+def member_similarities(sets, labels: np.ndarray, representative: np.ndarray,
+                        measure: str = "jaccard"
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(member, kept, similarity): every document not kept, the document kept in its
+    cluster, and their exact ``measure`` (:func:`neardup.verify.exact_similarity`).
+
+    Under "center" every similarity is ≥ t; under "components" a chain shows here as
+    a member far below t from the document kept for it.
+    """
+    from .verify import exact_similarity
+
+    kept_of_label = np.full(labels.size, -1, dtype=np.int64)
+    kept = np.flatnonzero(representative)
+    kept_of_label[labels[kept]] = kept
+    member = np.flatnonzero(~representative)
+    kept_for = kept_of_label[labels[member]]
+    return member, kept_for, exact_similarity(sets, member, kept_for, measure)

@@ -22,6 +22,12 @@ that lower threshold), the share that became candidates per similarity bin next 
 mean P(s) of the bin. Documents with fewer than ``min_shingles`` shingles are set aside
 by both sides, as ``find`` sets them aside.
 
+With ``sketch="simhash"`` the candidates are SimHash's (every pair of distinct sets
+within Hamming distance k, :mod:`neardup.simhash`) and the curve's P(s) is
+P[Binomial(64, θ/π) ≤ k]; ``compare_sketches`` adds a row per sketch (MinHash + LSH
+and SimHash, each timed from grouping to verification) and one for the truth, against
+the same truth, in ``Evaluation.sketches``.
+
 The Spark engine (:func:`neardup.spark.evaluate`) gives the same counts and metrics, its
 truth a cartesian join of the documents (``truth="brute"``), but no S-curve or sweep:
 its ``Evaluation`` has them empty and says so in ``notes``.
@@ -30,13 +36,13 @@ its ``Evaluation`` has them empty and says so in ``notes``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numba as nb
 import numpy as np
 
-from . import allpairs, lsh, minhash
-from .pipeline import FindConfig, identical_groups, shingle_in_batches
+from . import allpairs, lsh, minhash, simhash
+from .pipeline import SKETCHES, FindConfig, identical_groups, shingle_in_batches
 from .shingling import ShingleSets
 
 TRUTHS = ("exact", "brute")
@@ -53,10 +59,17 @@ class Evaluation:
     sweep: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was not computed, and why
     read_report: dict | None = None  # how the input was read (ReadReport.as_dict())
+    sketch: str = "minhash"  # whose candidates: "minhash" (LSH b x r) or "simhash"
+    distance: int | None = None  # simhash: the Hamming distance k searched
+    sketches: list[dict] = field(default_factory=list)  # compare_sketches: a row each
 
     def as_dict(self) -> dict:
         out = {"threshold": self.threshold, "bands": self.bands, "rows": self.rows,
                "metrics": self.metrics, "curve": self.curve, "sweep": self.sweep}
+        if self.sketch != "minhash":
+            out.update(sketch=self.sketch, distance=self.distance)
+        if self.sketches:
+            out["sketches"] = self.sketches
         if self.notes:
             out["notes"] = self.notes
         if self.read_report is not None:
@@ -67,13 +80,17 @@ class Evaluation:
         m = self.metrics
         truth = ("brute force over every document pair" if m["truth"] == "brute"
                  else "exact join over distinct sets")
+        search = (f"SimHash, Hamming distance <= {self.distance}" if self.sketch == "simhash"
+                  else f"LSH {self.bands} x {self.rows}")
+        candidates, steps = (("SimHash", "fingerprints, search") if self.sketch == "simhash"
+                             else ("LSH", "signatures, bands"))
         lines = [
-            f"t = {self.threshold}, LSH {self.bands} x {self.rows}: {m['documents']:,} documents "
+            f"t = {self.threshold}, {search}: {m['documents']:,} documents "
             f"({m['sets']:,} distinct sets), {m['all_pairs']:,} document pairs in all",
             f"true pairs (J >= {self.threshold}, {truth}): {m['true_pairs']:,} in "
             f"{m['truth_seconds']:.2f} s ({m['identical_pairs']:,} inside identical groups)",
-            f"LSH: {m['candidates']:,} candidate pairs in {m['lsh_seconds']:.2f} s "
-            f"({m['candidate_share']:.4%} of all pairs; signatures, bands, verification); "
+            f"{candidates}: {m['candidates']:,} candidate pairs in {m['lsh_seconds']:.2f} s "
+            f"({m['candidate_share']:.4%} of all pairs; {steps}, verification); "
             f"after verification {m['found']:,}",
             f"intersection {m['found']:,}: recall {m['recall']:.6f}, precision before "
             f"verification {m['precision_before']:.6f}, after {m['precision_after']:.6f}, "
@@ -94,6 +111,14 @@ class Evaluation:
                          "(document pairs)")
             lines += [f"   {s['bands']:>4} x {s['rows']:<4} {s['candidates']:>10,}   "
                       f"{s['recall']:.4f}   {s['steep_point']:.3f}" for s in self.sweep]
+        if self.sketches:
+            lines.append("sketches against the same truth (document pairs; seconds from "
+                         "grouping to verification):")
+            lines.append(f"   {'sketch':<22} {'candidates':>12} {'found':>10} {'recall':>8} "
+                         f"{'precision':>9} {'seconds':>8}")
+            lines += [f"   {r['sketch'] + ' ' + r['parameters']:<22} {r['candidates']:>12,} "
+                      f"{r['found']:>10,} {r['recall']:>8.4f} {r['precision_before']:>9.4f} "
+                      f"{r['seconds']:>8.2f}" for r in self.sketches]
         lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -110,9 +135,16 @@ def evaluate_texts(texts, config: FindConfig | None = None, *, curve_from: float
 
 def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | None = None,
                   sweep: list[tuple[int, int]] | bool = False,
-                  bin_width: float = 0.05, truth: str = "exact") -> Evaluation:
+                  bin_width: float = 0.05, truth: str = "exact",
+                  compare_sketches: bool = False) -> Evaluation:
+    if sweep and config.sketch != "minhash":
+        raise ValueError("sweep tries other b x r of MinHash LSH; it does not apply to "
+                         f"sketch {config.sketch!r}")
     if truth not in TRUTHS:
         raise ValueError(f"truth must be one of {TRUTHS}, got {truth!r}")
+    if config.measure != "jaccard":
+        raise ValueError(f"evaluate measures LSH against the exact join by Jaccard; measure "
+                         f"{config.measure!r} runs on the exact join itself (nothing is lost)")
     t = config.threshold
     usable = np.flatnonzero(sets.sizes >= config.min_shingles)
     if truth == "brute" and usable.size > BRUTE_MAX_DOCUMENTS:
@@ -127,14 +159,11 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
     u = distinct.n
     group = np.searchsorted(heads, np.concatenate([heads, copies_of]))
     weight = np.bincount(group, minlength=u).astype(np.int64)  # documents per distinct set
-    signatures = minhash.minhash(distinct, config.num_perm, config.seed, config.family)
-    if config.bits is not None:
-        signatures = signatures.b_bit(config.bits)
-    keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
-    ci, cj, _ = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
-                                    policy=config.bucket_policy)
+    group_seconds = time.perf_counter() - start
+    ci, cj, signatures, search_seconds = _sketch_candidates(distinct, config, plan)
+    start = time.perf_counter()
     candidate_j = _jaccard_of(distinct, ci, cj)
-    lsh_seconds = time.perf_counter() - start
+    lsh_seconds = group_seconds + search_seconds + time.perf_counter() - start
     candidate_codes = np.sort(ci * u + cj)
     identical = int((weight * (weight - 1) // 2).sum())
 
@@ -168,7 +197,15 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
     curve_from = max(0.05, t - 0.3) if curve_from is None else curve_from
     li, lj, lj_jac = allpairs.all_pairs(distinct, min(curve_from, t))
     low_found = _contains(candidate_codes, li * u + lj)
-    curve = _empirical_curve(lj_jac, low_found, plan, min(curve_from, t), bin_width)
+    if config.sketch == "simhash":
+        k = config.hamming_distance()
+
+        def predicted(s):
+            return simhash.found_probability(s, k)
+    else:
+        def predicted(s):
+            return lsh.s_curve(s, plan.bands, plan.rows)
+    curve = _empirical_curve(lj_jac, low_found, predicted, min(curve_from, t), bin_width)
 
     rows = []
     if sweep:
@@ -185,7 +222,54 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
                          "candidates": identical + int((weight[si] * weight[sj]).sum()),
                          "recall": hit_pairs / set_true if set_true else 1.0,
                          "steep_point": lsh.steep_point(bands, rows_)})
-    return Evaluation(t, plan.bands, plan.rows, metrics, curve, rows)
+    sketches = []
+    if compare_sketches:
+        true_weight = weight[ti] * weight[tj]
+        for sketch in SKETCHES:
+            if sketch == config.sketch:
+                si, sj, seconds = ci, cj, lsh_seconds
+                used = config
+            else:
+                used = replace(config, sketch=sketch, simhash_distance=None)
+                si, sj, _, seconds = _sketch_candidates(distinct, used, plan)
+                start = time.perf_counter()
+                _jaccard_of(distinct, si, sj)  # verification, timed as find runs it
+                seconds += group_seconds + time.perf_counter() - start
+            hit = _contains(np.sort(si * u + sj), true_codes)
+            found_pairs = identical + int(true_weight[hit].sum())
+            candidate_pairs = identical + int((weight[si] * weight[sj]).sum())
+            sketches.append({
+                "sketch": sketch,
+                "parameters": (f"k={used.hamming_distance()}" if sketch == "simhash"
+                               else f"{plan.bands}x{plan.rows}"),
+                "candidates": candidate_pairs, "found": found_pairs,
+                "recall": found_pairs / true_pairs if true_pairs else 1.0,
+                "precision_before": found_pairs / candidate_pairs if candidate_pairs else 1.0,
+                "seconds": seconds})
+        sketches.append({"sketch": "truth", "parameters": truth, "candidates": true_pairs,
+                         "found": true_pairs, "recall": 1.0, "precision_before": 1.0,
+                         "seconds": truth_seconds})
+    return Evaluation(t, plan.bands, plan.rows, metrics, curve, rows,
+                      sketch=config.sketch,
+                      distance=config.hamming_distance() if config.sketch == "simhash" else None,
+                      sketches=sketches)
+
+
+def _sketch_candidates(distinct: ShingleSets, config: FindConfig, plan: lsh.BandPlan):
+    """(i, j, signatures, seconds): the candidate pairs of ``config.sketch`` among the
+    distinct sets, as ``find`` computes them (signatures None for SimHash)."""
+    start = time.perf_counter()
+    if config.sketch == "simhash":
+        prints = simhash.fingerprints(distinct, config.seed)
+        ci, cj, _, _ = simhash.hamming_pairs(prints, config.hamming_distance())
+        return ci, cj, None, time.perf_counter() - start
+    signatures = minhash.minhash(distinct, config.num_perm, config.seed, config.family)
+    if config.bits is not None:
+        signatures = signatures.b_bit(config.bits)
+    keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+    ci, cj, _ = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
+                                    policy=config.bucket_policy)
+    return ci, cj, signatures, time.perf_counter() - start
 
 
 def document_pair_metrics(*, truth: str, documents: int, sets: int, identical_pairs: int,
@@ -305,7 +389,9 @@ def _jaccard_of(sets, i, j):
     return exact_jaccard(sets, i, j)
 
 
-def _empirical_curve(jaccard, found, plan, low, width) -> list[dict]:
+def _empirical_curve(jaccard, found, predicted, low, width) -> list[dict]:
+    """Per bin of similarity: the pairs, the share found, and the mean of
+    ``predicted(s)`` (the S-curve of the search) over them."""
     edges = np.arange(low, 1.0 + 1e-9, width)
     if edges[-1] < 1.0:
         edges = np.append(edges, 1.0)
@@ -318,8 +404,7 @@ def _empirical_curve(jaccard, found, plan, low, width) -> list[dict]:
             continue
         curve.append({"bin_low": float(edges[b]), "bin_high": float(edges[b + 1]),
                       "pairs": count, "found_share": float(found[inside].mean()),
-                      "predicted": float(lsh.s_curve(jaccard[inside], plan.bands,
-                                                     plan.rows).mean())})
+                      "predicted": float(predicted(jaccard[inside]).mean())})
     return curve
 
 
@@ -333,8 +418,12 @@ def plot_curve(evaluation: Evaluation, path) -> None:
 
     s = np.linspace(0, 1, 201)
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
-    ax.plot(s, lsh.s_curve(s, evaluation.bands, evaluation.rows), label=(
-        f"P(s) = 1 - (1 - s^{evaluation.rows})^{evaluation.bands}"))
+    if evaluation.sketch == "simhash":
+        ax.plot(s, simhash.found_probability(s, evaluation.distance),
+                label=f"P(Hamming <= {evaluation.distance}), equal sizes")
+    else:
+        ax.plot(s, lsh.s_curve(s, evaluation.bands, evaluation.rows), label=(
+            f"P(s) = 1 - (1 - s^{evaluation.rows})^{evaluation.bands}"))
     mids = [(c["bin_low"] + c["bin_high"]) / 2 for c in evaluation.curve]
     ax.scatter(mids, [c["found_share"] for c in evaluation.curve], color="C1", zorder=3,
                label="share of true pairs found")

@@ -51,6 +51,10 @@ class SimilarityOptions(TypedDict, total=False):
     family: Literal["affine32", "oph", "superminhash"]
     pairs: Literal["all", "groups"]  # every document pair, or the compact form
     max_pairs: int | None  # listing every pair stops above this many (0/None: no limit)
+    clusters: Literal["components", "center"]  # center: every member >= t to its centre
+    measure: Literal["jaccard", "containment"]  # containment: |A & B| / min(|A|, |B|)
+    sketch: Literal["minhash", "simhash"]  # how method "lsh" finds candidates
+    simhash_distance: int | None  # sketch simhash: largest Hamming distance (default: from t)
 
 
 class TextOptions(TypedDict, total=False):

@@ -10,7 +10,12 @@ What is exact and what is estimated:
 - ``estimate`` is the MinHash estimate, error about sqrt(J(1-J)/K);
 - which pairs are found is probabilistic: a pair of similarity s is a
   candidate with probability P(s) = 1 - (1 - s^r)^b (see :mod:`neardup.lsh`),
-  except identical sets, which are grouped exactly before LSH and always found.
+  except identical sets, which are grouped exactly before LSH and always found;
+- with ``sketch="simhash"`` a pair is found when its fingerprints are within Hamming
+  distance k (exactly: the block search misses none), about Binomial(64, θ/π) at
+  similarity J (see :mod:`neardup.simhash`); ``estimate`` is the J that distance means;
+- with ``measure="containment"`` pairs are found by the exact join and verified on
+  |A ∩ B| / min(|A|, |B|) ≥ t; both that value and the exact Jaccard are reported.
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pyarrow as pa
 
-from . import allpairs, cluster, columns, lsh, minhash, planner, verify
+from . import allpairs, cluster, columns, lsh, minhash, planner, simhash, verify
 from .pairs import (
     DEFAULT_MAX_PAIRS,
     PAIR_FORMS,
+    PAIR_SCHEMA,
     PairSet,
     identical_table,
     pair_table,
@@ -48,6 +54,11 @@ SLOW_BATCH_CHARS = 1 << 21  # a batch for a code lexer or a token cleaner: about
 # spawn, not fork: a forked child of a process that ran numba's parallel kernels
 # (GNU OpenMP threads) is killed ("fork() called from a process already using GNU OpenMP")
 WORKER_START = "spawn"
+# containment: pairs of sets of size ratio r = |B|/|A| with C = t have J = t / (1 + r - t),
+# without bound as r grows, so no MinHash LSH threshold is sound for every pair; LSH
+# Ensemble (Zhu, Nargesian, Pu, Miller 2016) partitions by size to bound r, not done here
+CONTAINMENT_METHODS = ("auto", "exact")
+SKETCHES = ("minhash", "simhash")
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,18 @@ class FindConfig:
         group, from which :func:`neardup.pairs.expand` lists them all).
     max_pairs: listing every pair stops with a clear error above this many (None or 0:
         no limit); counts are exact either way.
+    clusters: "components" (connected components: near-duplicate chains join) or
+        "center" (star clusters: every member ≥ t to its cluster's centre, which is
+        kept), see :mod:`neardup.cluster`.
+    measure: "jaccard" or "containment" (|A ∩ B| / min(|A|, |B|) ≥ t, a document inside
+        a longer one; see :mod:`neardup.verify`); containment runs on the exact join
+        (method "auto" or "exact"), see :data:`CONTAINMENT_METHODS`.
+    sketch: how method "lsh" finds candidates: "minhash" (MinHash + LSH banding) or
+        "simhash" (64-bit SimHash fingerprints, every pair within Hamming distance
+        ``simhash_distance``; see :mod:`neardup.simhash`); method "auto" with "simhash"
+        runs the SimHash search.
+    simhash_distance: k, the largest Hamming distance searched (0-63); None: chosen
+        from the threshold (:func:`neardup.simhash.distance_for_threshold`).
     """
 
     threshold: float = 0.8
@@ -95,8 +118,37 @@ class FindConfig:
     family: str = minhash.DEFAULT_FAMILY
     pairs: str = "all"
     max_pairs: int | None = DEFAULT_MAX_PAIRS
+    clusters: str = "components"
+    measure: str = "jaccard"
+    sketch: str = "minhash"
+    simhash_distance: int | None = None
 
     def __post_init__(self) -> None:
+        if self.sketch not in SKETCHES:
+            raise ValueError(f"sketch must be one of {SKETCHES}, got {self.sketch!r}")
+        if self.simhash_distance is not None:
+            if self.sketch != "simhash":
+                raise ValueError("simhash_distance applies to sketch='simhash'")
+            k = self.simhash_distance
+            if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k <= 63:
+                raise ValueError(f"simhash_distance must be an integer in 0..63, got "
+                                 f"{self.simhash_distance!r}")
+        if self.sketch == "simhash" and self.method == "exact":
+            raise ValueError("sketch='simhash' is a candidate search; method 'exact' uses "
+                             "none (use method 'lsh' or 'auto' with it)")
+        if self.sketch == "simhash" and self.measure != "jaccard":
+            raise ValueError(f"sketch='simhash' searches by Jaccard; measure "
+                             f"{self.measure!r} runs on the exact join")
+        if self.clusters not in cluster.CLUSTER_POLICIES:
+            raise ValueError(f"clusters must be one of {cluster.CLUSTER_POLICIES}, "
+                             f"got {self.clusters!r}")
+        if self.measure not in verify.MEASURES:
+            raise ValueError(f"measure must be one of {verify.MEASURES}, got {self.measure!r}")
+        if self.measure == "containment" and self.method not in CONTAINMENT_METHODS:
+            raise ValueError(f"measure 'containment' runs on the exact join: method must be "
+                             f"one of {CONTAINMENT_METHODS}, got {self.method!r} (MinHash LSH "
+                             f"finds pairs by Jaccard, which a contained pair of unequal sizes "
+                             f"can have as low as t / (1 + |B|/|A| - t))")
         if self.pairs not in PAIR_FORMS:
             raise ValueError(f"pairs must be one of {PAIR_FORMS}, got {self.pairs!r}")
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int)
@@ -134,6 +186,12 @@ class FindConfig:
     def shingle_options(self, **plugins) -> ShingleOptions:
         return ShingleOptions(kind=self.shingle_kind, size=self.shingle_size,
                               hash_bits=self.hash_bits, **plugins)
+
+    def hamming_distance(self) -> int:
+        """k of the SimHash search: the user's, or chosen from the threshold."""
+        if self.simhash_distance is not None:
+            return self.simhash_distance
+        return simhash.distance_for_threshold(self.threshold)
 
     def band_plan(self) -> lsh.BandPlan:
         return lsh.choose_bands(self.threshold, self.num_perm, weights=self.weights,
@@ -219,7 +277,8 @@ class FindResult:
 
     @property
     def estimate(self) -> np.ndarray:
-        """float64: MinHash estimate of every document pair (NaN from the exact join)."""
+        """float64: MinHash estimate of every document pair (NaN from the exact join; with
+        sketch "simhash" the Jaccard its Hamming distance means for sets of equal size)."""
         return self._all_pairs()[3]
 
     @property
@@ -230,18 +289,35 @@ class FindResult:
         return self._id_arrow
 
     def pairs_table(self) -> pa.Table:
-        """Every document pair: id_a, id_b, jaccard, estimate, doc_a, doc_b."""
-        return pair_table(self.id_array, *self._all_pairs())
+        """Every document pair: id_a, id_b, jaccard, estimate, doc_a, doc_b (with
+        measure "containment", a containment column after jaccard)."""
+        return self._pair_table(*self._all_pairs())
 
     def iter_pairs_tables(self, max_rows: int | None = None):
         """The rows of :meth:`pairs_table` in batches of about ``max_rows`` (no limit)."""
         for batch in self.pair_set.batches(max_rows or (1 << 20)):
-            yield pair_table(self.id_array, *batch)
+            yield self._pair_table(*batch)
+
+    @property
+    def pairs_schema(self) -> pa.Schema:
+        """The schema of :meth:`pairs_table` (PAIR_SCHEMA, plus containment if measured)."""
+        if self.config.measure == "jaccard":
+            return PAIR_SCHEMA
+        return PAIR_SCHEMA.insert(3, pa.field(self.config.measure, pa.float64()))
 
     def set_pairs_table(self) -> pa.Table:
         """The pairs of distinct sets (doc_a, doc_b: their groups' heads), pairs' columns."""
         p = self.pair_set
-        return pair_table(self.id_array, p.set_i, p.set_j, p.jaccard, p.estimate)
+        return self._pair_table(p.set_i, p.set_j, p.jaccard, p.estimate)
+
+    def _pair_table(self, doc_a, doc_b, jaccard, estimate) -> pa.Table:
+        table = pair_table(self.id_array, doc_a, doc_b, jaccard, estimate)
+        if self.config.measure == "jaccard":
+            return table
+        # exact, from J and the set sizes (see verify.containment_from_jaccard)
+        value = verify.containment_from_jaccard(jaccard, self.shingle_counts[doc_a],
+                                                self.shingle_counts[doc_b])
+        return table.add_column(3, self.config.measure, pa.array(np.round(value, 6)))
 
     def identical_table(self) -> pa.Table:
         """Every document in an identical group of two or more: group, id, group_size,
@@ -251,10 +327,12 @@ class FindResult:
     def candidates_table(self) -> pa.Table:
         """Every LSH candidate (distinct sets only) with its exact Jaccard and estimate."""
         c = self.candidates
+        measure = self.config.measure
+        extra = {} if measure == "jaccard" else {measure: c[measure].round(6)}
         return columns.table({"doc_a": c["i"], "doc_b": c["j"],
-                              "jaccard": c["jaccard"].round(6),
+                              "jaccard": c["jaccard"].round(6), **extra,
                               "estimate": c["estimate"].round(6),
-                              "verified": c["jaccard"] >= self.config.threshold})
+                              "verified": c[measure] >= self.config.threshold})
 
     def documents_table(self) -> pa.Table:
         """One row per document: id, shingle count, status, cluster, kept or removable."""
@@ -428,6 +506,21 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
 
     method = config.method
     method_choice = {"method": method, "reason": "chosen by the user"}
+    if config.measure == "containment":
+        if spilled is not None:
+            raise ValueError("measure 'containment' runs on the exact join, which holds "
+                             "every set in memory; leave out the memory limit")
+        if method == "auto":
+            method = "exact"
+            method_choice = {"method": method, "reason": "measure containment: the exact "
+                                                         "join (no LSH threshold bounds it)"}
+    if config.sketch == "simhash":
+        if spilled is not None:
+            raise ValueError("sketch 'simhash' is not supported with a memory limit")
+        method_choice = {"method": "simhash",
+                         "reason": "chosen by the user" if method == "lsh" else
+                         "sketch simhash: its search, chosen by the user"}
+        method = "simhash"
     if spilled is not None and method != "lsh":
         if method == "exact":
             raise ValueError("method 'exact' holds every set in memory; use 'lsh' or "
@@ -443,11 +536,24 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             method = choice.method
             method_choice = choice.as_dict()
 
-    signatures, bucket_stats = None, lsh.CandidateStats()
-    if method == "exact":
-        with timer.stage("exact join", f"{group_first.size:,} distinct sets"):
-            ci, cj, jaccard = allpairs.all_pairs(sets.subset(group_first), config.threshold)
+    signatures, bucket_stats, search_stats = None, lsh.CandidateStats(), None
+    if method == "simhash":
+        k = config.hamming_distance()
+        with timer.stage("simhash", f"{group_first.size:,} distinct sets, 64 bits"):
+            prints = simhash.fingerprints(sets.subset(group_first), config.seed)
+        with timer.stage("hamming search", f"distance <= {k}, {k + 1} blocks"):
+            ci, cj, distance, search_stats = simhash.hamming_pairs(prints, k)
+        with timer.stage("verify", f"{ci.size:,} candidates"):
             doc_i, doc_j = group_first[ci], group_first[cj]
+            jaccard = similarity = verify.exact_jaccard(sets, doc_i, doc_j)
+            estimate = simhash.jaccard_estimate(distance)
+    elif method == "exact":
+        with timer.stage("exact join", f"{group_first.size:,} distinct sets"):
+            ci, cj, similarity = allpairs.all_pairs(sets.subset(group_first),
+                                                    config.threshold, config.measure)
+            doc_i, doc_j = group_first[ci], group_first[cj]
+            jaccard = (similarity if config.measure == "jaccard"
+                       else verify.exact_jaccard(sets, doc_i, doc_j))
             estimate = np.full(ci.size, np.nan)  # no signatures: nothing is estimated
     else:
         with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
@@ -467,11 +573,15 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         with timer.stage("verify", f"{ci.size:,} candidates"):
             doc_i, doc_j = group_first[ci], group_first[cj]
             jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
+            similarity = (jaccard if config.measure == "jaccard"
+                          else verify.exact_similarity(sets, doc_i, doc_j, config.measure))
             estimate = (signatures.estimate(ci, cj) if spilled is None
                         else signatures.estimate(doc_i, doc_j))
     candidates = {"i": doc_i, "j": doc_j, "jaccard": jaccard, "estimate": estimate}
+    if config.measure != "jaccard":
+        candidates[config.measure] = similarity
     if config.verify:
-        real = jaccard >= config.threshold
+        real = similarity >= config.threshold
         doc_i, doc_j, jaccard, estimate = (doc_i[real], doc_j[real], jaccard[real],
                                            estimate[real])
 
@@ -479,10 +589,6 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         order = np.lexsort((doc_j, doc_i))
         pair_set = PairSet.from_copies(n, usable, copies_of, copies, doc_i[order],
                                        doc_j[order], jaccard[order], estimate[order])
-        # the components of the set pairs and each copy's edge to its head are those of
-        # every document pair: listing them all is not needed here
-        labels = cluster.cluster_labels(n, np.concatenate([doc_i, copies_of]),
-                                        np.concatenate([doc_j, copies]))
         key = None
         if config.representative in ("longest", "shortest"):
             key = sizes if representative_key is None else representative_key
@@ -490,7 +596,18 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             if representative_key is None:
                 raise ValueError("representative='field' needs a field value per document")
             key = representative_key
-        representative = cluster.choose_representatives(labels, config.representative, key)
+        if config.clusters == "center":  # stars over the pairs of distinct sets
+            labels, centre = cluster.center_clusters(pair_set.head, pair_set.set_i,
+                                                     pair_set.set_j)
+            representative = cluster.center_representatives(pair_set.head, centre,
+                                                            config.representative, key)
+        else:
+            # the components of the set pairs and each copy's edge to its head are those
+            # of every document pair: listing them all is not needed here
+            labels = cluster.cluster_labels(n, np.concatenate([doc_i, copies_of]),
+                                            np.concatenate([doc_j, copies]))
+            representative = cluster.choose_representatives(labels, config.representative,
+                                                            key)
 
     status = np.full(n, "ok", dtype=object)
     status[sizes < config.min_shingles] = "too few shingles"
@@ -509,7 +626,11 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         "clusters": int((cluster_sizes > 1).sum()),
         "documents_in_clusters": int(cluster_sizes[cluster_sizes > 1].sum()),
         "removable": int(n - representative.sum()),
+        **({"min_member_similarity": _min_member_similarity(sets, labels, representative,
+                                                            config.measure)}
+           if config.clusters == "center" else {}),
         "buckets": bucket_stats.as_dict(),
+        **({"simhash": search_stats.as_dict()} if search_stats is not None else {}),
         "method": method,
         "method_choice": method_choice,
     }
@@ -520,6 +641,14 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
     )
+
+
+def _min_member_similarity(sets: ShingleSets, labels: np.ndarray,
+                           representative: np.ndarray, measure: str) -> float | None:
+    """The lowest exact similarity between a document and the one kept for it (None: no
+    cluster of two or more), rounded to 6 decimals as the tables are."""
+    _, _, similarity = cluster.member_similarities(sets, labels, representative, measure)
+    return round(float(similarity.min()), 6) if similarity.size else None
 
 
 def identical_groups(sets: ShingleSets, usable: np.ndarray, seed: int = 0,

@@ -376,6 +376,7 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     """
     _require_spark()
     config = config or FindConfig.from_options(**options)
+    _check_sketch_and_measure(config)
     for name in (text_col, order_col):
         if name is not None and name not in df.columns:
             raise ValueError(f"no column {name!r}; the columns are {df.columns}")
@@ -475,6 +476,20 @@ def _check_find_config(config: FindConfig) -> None:
     if config.method == "exact":
         raise ValueError("method='exact' is not supported by the Spark engine, which runs "
                          "MinHash + LSH; use the local engine for the exact join")
+    if config.clusters != "components":
+        raise ValueError(f"clusters={config.clusters!r} is not supported by the Spark engine, "
+                         f"which computes connected components; use the local engine")
+    _check_sketch_and_measure(config)
+
+
+def _check_sketch_and_measure(config: FindConfig) -> None:
+    """Spark runs MinHash + LSH on Jaccard only (find and evaluate)."""
+    if config.measure != "jaccard":
+        raise ValueError(f"measure={config.measure!r} is not supported by the Spark engine, "
+                         f"which runs MinHash + LSH; use the local engine (the exact join)")
+    if config.sketch != "minhash":
+        raise ValueError(f"sketch={config.sketch!r} is not supported by the Spark engine, "
+                         f"which runs MinHash + LSH; use the local engine")
 
 
 @dataclass

@@ -1,0 +1,153 @@
+"""Containment |A ∩ B| / min(|A|, |B|) ≥ t: the exact join and ``find`` give exactly the
+pairs of brute force, sizes far apart included; the option is checked at the door."""
+
+import csv
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import neardup
+from neardup.allpairs import all_pairs
+from neardup.cli import main
+from neardup.pipeline import FindConfig, find_texts
+from neardup.shingling import ShingleSets
+from neardup.verify import containment_from_jaccard, exact_containment, exact_jaccard
+
+
+def brute_containment_pairs(sets_, t):
+    out = []
+    for a, b in itertools.combinations(range(len(sets_)), 2):
+        smaller = min(len(sets_[a]), len(sets_[b]))
+        if smaller and len(sets_[a] & sets_[b]) / smaller >= t:
+            out.append((a, b, len(sets_[a] & sets_[b]) / smaller))
+    return out
+
+
+def unequal_sets(rng, n):
+    """Sets of sizes 1 to ~200 over a small universe: many small sets inside big ones."""
+    universe = int(rng.integers(10, 300))
+    sets_ = []
+    for _ in range(n):
+        size = int(rng.choice([rng.integers(1, 5), rng.integers(5, 30), rng.integers(50, 200)]))
+        sets_.append(set(rng.integers(0, universe, size).tolist()))
+    for _ in range(n // 3):  # plant subsets of other sets
+        host = sorted(sets_[int(rng.integers(n))])
+        keep = rng.random(len(host)) < rng.uniform(0.05, 1.0)
+        sets_.append(set(np.asarray(host)[keep].tolist()) or {host[0]})
+    return sets_
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_exact_join_equals_brute_force_on_very_unequal_sizes(seed):
+    rng = np.random.default_rng(seed)
+    sets_ = unequal_sets(rng, int(rng.integers(2, 40)))
+    t = float(rng.choice([0.2, 0.5, 0.7, 0.8, 0.9, 1.0, rng.uniform(0.05, 1.0)]))
+    i, j, c = all_pairs(ShingleSets.from_sets(sets_), t, "containment")
+    want = brute_containment_pairs(sets_, t)
+    assert list(zip(i.tolist(), j.tolist())) == [(a, b) for a, b, _ in want]
+    assert np.array_equal(c, np.array([v for _, _, v in want]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 25), max_size=25), min_size=2, max_size=12),
+       st.floats(0.05, 1.0))
+def test_exact_join_equals_brute_force_for_any_sets(sets_, t):
+    i, j, c = all_pairs(ShingleSets.from_sets(sets_), t, "containment")
+    want = brute_containment_pairs(sets_, t)
+    assert list(zip(i.tolist(), j.tolist(), c.tolist())) == want
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 40), max_size=30), min_size=2, max_size=8))
+def test_containment_values_are_exact(sets_):
+    sets = ShingleSets.from_sets(sets_)
+    i, j = np.triu_indices(len(sets_), k=1)
+    want = [len(sets_[a] & sets_[b]) / min(len(sets_[a]), len(sets_[b]))
+            if min(len(sets_[a]), len(sets_[b])) else 0.0 for a, b in zip(i, j)]
+    assert exact_containment(sets, i, j).tolist() == want
+    # recovered from the exact Jaccard and the sizes, as the pairs table does
+    sizes = sets.sizes
+    assert containment_from_jaccard(exact_jaccard(sets, i, j), sizes[i], sizes[j]).tolist() \
+        == want
+
+
+def corpus_with_quotes(seed=0):
+    """Documents, some quoted whole inside longer ones, some copied, some unrelated."""
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{k}" for k in range(400)]
+    base = [" ".join(rng.choice(vocabulary, int(rng.integers(6, 40)))) for _ in range(40)]
+    texts = list(base)
+    for _ in range(30):
+        quoted = base[int(rng.integers(len(base)))].split()
+        cut = quoted[: max(5, int(len(quoted) * rng.uniform(0.5, 1.0)))]
+        padding = list(rng.choice(vocabulary, int(rng.integers(0, 200))))
+        at = int(rng.integers(len(padding) + 1))
+        texts.append(" ".join(padding[:at] + cut + padding[at:]))
+    texts += texts[:5]  # identical copies
+    return texts
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.8, 1.0])
+def test_find_reports_exactly_the_pairs_of_brute_force(threshold):
+    texts = corpus_with_quotes()
+    result = find_texts(texts, threshold=threshold, shingle_kind="word", shingle_size=1,
+                        measure="containment", keep_arrays=True)
+    assert result.counts["method"] == "exact"
+    assert "containment" in result.counts["method_choice"]["reason"]
+    offsets, values = result.sets.offsets, result.sets.values
+    sets_ = [set(values[offsets[d]:offsets[d + 1]].tolist()) for d in range(len(texts))]
+    usable = [d for d in range(len(texts)) if len(sets_[d]) >= 5]
+    want = [(usable[a], usable[b], v) for a, b, v in
+            brute_containment_pairs([sets_[d] for d in usable], threshold)]
+    table = result.pairs_table()
+    got = list(zip(table.column("doc_a").to_pylist(), table.column("doc_b").to_pylist()))
+    assert got == [(a, b) for a, b, _ in want]
+    assert len(want) >= 10  # the copies and the quotes cut at more than t
+    assert table.column("containment").to_pylist() == [round(v, 6) for _, _, v in want]
+    jaccard = [round(len(sets_[a] & sets_[b]) / len(sets_[a] | sets_[b]), 6)
+               for a, b, _ in want]
+    assert table.column("jaccard").to_pylist() == jaccard
+    assert any(j < threshold for j in jaccard) or threshold == 1.0
+    candidates = result.candidates_table()
+    assert all(candidates.column("verified").to_pylist())
+    assert table.column_names == ["id_a", "id_b", "jaccard", "containment", "estimate",
+                                  "doc_a", "doc_b"]
+
+
+def test_the_option_is_checked_at_the_door_and_refused_where_unsound():
+    with pytest.raises(ValueError, match="measure must be one of"):
+        FindConfig(measure="overlap")
+    with pytest.raises(ValueError, match="containment' runs on the exact join: method"):
+        FindConfig(measure="containment", method="lsh")
+    from neardup import spark
+
+    with pytest.raises(ValueError, match="not supported by the Spark engine"):
+        spark._check_find_config(FindConfig(measure="containment"))
+
+
+def test_memory_limit_is_refused(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("\n".join(corpus_with_quotes()) + "\n")
+    with pytest.raises(ValueError, match="containment' runs on the exact join"):
+        neardup.find(path, measure="containment", memory_limit="64M")
+
+
+def test_cli_writes_the_containment_column(tmp_path):
+    path = tmp_path / "docs.txt"
+    texts = corpus_with_quotes(seed=1)
+    path.write_text("\n".join(texts) + "\n")
+    out = tmp_path / "out"
+    code = main(["find", str(path), "--shingle", "word", "--ngram", "1", "-t", "0.9",
+                 "--measure", "containment", "--out", str(out), "-q"])
+    assert code == 0
+    library = neardup.find(path, shingle_kind="word", shingle_size=1, threshold=0.9,
+                           measure="containment")
+    with open(out / "pairs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [float(r["containment"]) for r in rows] == library.pairs_table().column(
+        "containment").to_pylist()
+    assert min(float(r["containment"]) for r in rows) >= 0.9
+    assert len(rows) == library.counts["pairs"] > 0
