@@ -12,6 +12,7 @@ _numba_cache.register()  # before any kernel is defined: a wheel on sys.path cac
 
 from . import allpairs, cleaning, lsh, minhash, pairs, synthetic, verify  # noqa: E402
 from .api import dedup, find, tune  # noqa: E402
+from .index import Index  # noqa: E402
 from .lsh import BandPlan, choose_bands, s_curve  # noqa: E402
 from .minhash import Signatures, load_signatures  # noqa: E402
 from .pipeline import FindConfig, FindResult, find_sets, find_texts  # noqa: E402
@@ -30,7 +31,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'neardup' has no attribute {name!r}")
 
 __all__ = [
-    "BandPlan", "FindConfig", "FindResult", "ShingleOptions", "ShingleSets", "Signatures",
+    "BandPlan", "FindConfig", "FindResult", "Index", "ShingleOptions", "ShingleSets", "Signatures",
     "allpairs", "choose_bands", "cleaning", "code", "dedup", "exact_jaccard", "find",
     "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "pairs", "s_curve", "shingle",
     "synthetic", "tune", "verify",

@@ -37,7 +37,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
          text: str | Sequence[str] | None = None, id: str | None = None,
-         **options: Unpack[FindOptions]):
+         against=None, force: bool = False, **options: Unpack[FindOptions]):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``inputs``: a path or a list of paths, or data already in memory: a pandas or polars
@@ -74,6 +74,12 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     run); see :mod:`neardup.outofcore`. Same pairs and clusters as without it;
     method "auto" becomes "lsh"; no ``report`` (it needs the texts: run
     ``neardup report`` on ``out`` instead) and no item sets.
+
+    ``against``: the path of an index (:class:`neardup.Index`): every pair new × indexed
+    and new × new, as a batch run over both would find them
+    (:mod:`neardup.index_query`); options the index fixes take its values, and one given
+    with another value is refused. ``force``: run at a threshold where the index's
+    bands find fewer than half of the pairs (P(t) < 0.5).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -85,6 +91,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         raise ValueError("data already in memory runs on the local engine without "
                          "memory_limit (for a Spark DataFrame: neardup.spark.find)")
     if engine == "spark":
+        if against is not None:
+            raise ValueError("--against (an index) runs on the local engine, not on Spark")
         if representative_field is not None or report is not None or memory_limit is not None:
             raise ValueError("--representative-field, --report and --memory-limit are not "
                              "supported by the Spark engine (write the result with --out, "
@@ -97,7 +105,15 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
                                   escape_formulas=escape_formulas,
                                   **_code_defaults(prep, options))
     documents = None
-    if memory_limit is not None:
+    if against is not None:
+        if memory_limit is not None or report is not None or "items" in options \
+                or "items_field" in options:
+            raise ValueError("--against runs in memory on documents: no --memory-limit, "
+                             "--report or item sets")
+        refuse_touching_inputs([against], {"--out": out, "--report": report})
+        result = _find_against(inputs, against, quiet=quiet, force=force,
+                               representative_field=representative_field, **options)[1]
+    elif memory_limit is not None:
         limit = outofcore.parse_size(memory_limit)
         if "items" in options or "items_field" in options:
             raise ValueError("memory_limit applies to documents; item sets are read whole")
@@ -127,6 +143,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
+          against=None, add: bool = False, force: bool = False,
           **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
@@ -137,8 +154,17 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     Data in memory (a DataFrame, a table, a list; see :func:`find`): the same kind of
     object minus the removed rows is returned, and ``out`` is not used; rows without
     text are kept as they were.
+
+    ``against``: an index (see :func:`find`): the new documents minus those that
+    duplicate an indexed document or are not kept among themselves; ``add=True`` adds
+    the kept ones to the index in the same step, holding its write lock throughout.
     """
     _column_names(options, text, id)
+    if against is not None:
+        return _dedup_against(inputs, out, against, add=add, force=force, quiet=quiet,
+                              representative_field=representative_field, **options)
+    if add:
+        raise ValueError("add=True (--add) needs against= (the index to add to)")
     if frames.is_in_memory(inputs):
         if out is not None:
             raise ValueError("dedup of data in memory returns the deduplicated data; "
@@ -161,11 +187,13 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
              plot=None, json_path=None, truth: str = "exact", engine: str = "local",
-             **options: Unpack[EvaluateOptions]):
+             compare_sketches: bool = False, **options: Unpack[EvaluateOptions]):
     """LSH against the truth on the same input, in document pairs; see :mod:`neardup.evaluate`.
 
     ``truth``: "exact" (the exact join over distinct sets, weighted by their copies) or
     "brute" (the exact Jaccard of every document pair, for small inputs).
+    ``compare_sketches``: also MinHash + LSH and SimHash side by side against the same
+    truth (candidates, recall, precision, seconds each) in ``result.sketches``.
 
     ``engine="spark"``: :func:`neardup.spark.evaluate_sources`, the same counts; its truth
     is always a cartesian join of the documents (brute force, at most
@@ -184,6 +212,9 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
         if sweep or plot is not None or curve_from is not None:
             raise ValueError("--sweep, --plot and --curve-from are not supported by the Spark "
                              "engine, which computes no S-curve; use the local engine for them")
+        if compare_sketches:
+            raise ValueError("--compare-sketches is not supported by the Spark engine, which "
+                             "runs MinHash + LSH only; use the local engine for it")
         from . import spark
 
         prep, tokenize = _spark_text_options(options)
@@ -200,7 +231,8 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
         prepared = prepare.shingle_documents(documents.texts, documents.ids,
                                              config.shingle_options(), prep, StageTimer(quiet))
         result = evaluation.evaluate_sets(prepared.sets, config, sweep=sweep,
-                                          curve_from=curve_from, truth=truth)
+                                          curve_from=curve_from, truth=truth,
+                                          compare_sketches=compare_sketches)
         result.read_report = report.as_dict()
     if plot is not None:
         evaluation.plot_curve(result, plot)
@@ -275,7 +307,54 @@ def _code_defaults(prep, options: dict) -> dict:
     return options
 
 
-def _find(inputs, *, quiet, representative_field, **options):
+def _find_against(inputs, against, *, quiet, representative_field, force, **options):
+    """(index, result against it, the new documents' own result, documents)."""
+    from . import index_query
+    from .index import Index
+
+    index = Index(against)
+    source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+    options = index.query_options(options, force=force)
+    new, documents = _find(inputs, quiet=quiet, representative_field=representative_field,
+                           keep_arrays=True, **source_options, **options)
+    return index, index_query.against(index, new), new, documents
+
+
+def _dedup_against(inputs, out, against, *, add, force, quiet, representative_field,
+                   **options):
+    """:func:`dedup` against an index, the kept documents added to it if ``add``."""
+    from contextlib import nullcontext
+
+    from . import index_query
+    from .index_format import WriteLock, read_manifest
+
+    read_manifest(against)  # not an index: said before anything is read or locked
+    in_memory = frames.is_in_memory(inputs)
+    if in_memory and out is not None:
+        raise ValueError("dedup of data in memory returns the deduplicated data; "
+                         "out= is for files")
+    if not in_memory:
+        if out is None:
+            raise ValueError("dedup of files needs out= (the path of the copy)")
+        refuse_touching_inputs([*_as_list(inputs), against], {"--out": out})
+        check_copy_target(_as_list(inputs), out, options.get("fmt", "auto"))
+    with WriteLock(against) if add else nullcontext():  # no add in between: seen is seen
+        index, result, new, documents = _find_against(
+            inputs, against, quiet=quiet, force=force,
+            representative_field=representative_field, **options)
+        if in_memory:
+            rows = result.read_report["records_seen"]
+            kept = frames.keep_rows(inputs, frames.kept_row_mask(documents, result.kept_new,
+                                                                 rows))
+        else:
+            result.counts["dedup"] = write_deduplicated(documents, result.kept_new,
+                                                        _as_list(inputs), out)
+        if add:
+            result.counts["index"]["added"] = index_query.add_kept(index, new, result)
+    return kept if in_memory else result
+
+
+def _find(inputs, *, quiet, representative_field, keep_arrays=False, **options):
     source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
     prep = prepare.PrepareOptions.pop_from(options)
     if representative_field is not None:
@@ -308,7 +387,7 @@ def _find(inputs, *, quiet, representative_field, **options):
                                              prep, timer)
     aside = {"generated": prepared.generated} if prep.generated == "exclude" else None
     result = find_sets(prepared.sets, documents.ids, config, timer=timer,
-                       representative_key=key, set_aside=aside)
+                       representative_key=key, set_aside=aside, keep_arrays=keep_arrays)
     if prep.generated == "flag":
         result.status[prepared.generated & (result.status == "ok")] = "ok (generated)"
     result.counts.update(prepared.counts)
@@ -399,6 +478,12 @@ def _find_chunked(inputs, *, quiet, representative_field, limit: int, work_dir, 
     if config.method == "exact":
         raise ValueError("method 'exact' holds every set in memory; use 'lsh' or 'auto' "
                          "with memory_limit")
+    if config.measure != "jaccard":
+        raise ValueError(f"measure {config.measure!r} runs on the exact join, which holds "
+                         f"every set in memory; leave out memory_limit")
+    if config.sketch != "minhash":
+        raise ValueError(f"sketch {config.sketch!r} is not supported with memory_limit "
+                         f"(the spilled files hold MinHash signatures)")
     plan = config.band_plan()
     chunking = outofcore.ChunkPlan.for_run(limit, config, _as_list(inputs), source_options)
     chunks, report, sources = read_document_chunks(

@@ -16,11 +16,13 @@ import warnings
 
 import numpy as np
 
-from . import api, lsh, outofcore, sinks, sources
+from . import api, cli_index, lsh, outofcore, sinks, sources
 from .cleaning import PRESETS
+from .cluster import CLUSTER_POLICIES
 from .minhash import HASH_FAMILIES
-from .pipeline import FindConfig
+from .pipeline import SKETCHES, FindConfig
 from .prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES
+from .verify import MEASURES
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -99,6 +101,24 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --pairs all: stop before writing if there are more than N "
                         f"document pairs, naming the count (0: no limit; default: "
                         f"{d.max_pairs:,})")
+    g.add_argument("--clusters", default=d.clusters, choices=list(CLUSTER_POLICIES),
+                   help="components: connected components of the pairs (a chain of edits "
+                        "is one cluster, however far its ends are); center: star clusters, "
+                        "every member >= T to its cluster's centre, which is the one kept "
+                        f"(default: {d.clusters})")
+    g.add_argument("--measure", default=d.measure, choices=list(MEASURES),
+                   help="jaccard: |A & B| / |A | B|; containment: |A & B| / min(|A|, |B|), "
+                        "a document found inside a longer one (the exact join: --method "
+                        f"auto or exact) (default: {d.measure})")
+    g.add_argument("--sketch", default=d.sketch, choices=list(SKETCHES),
+                   help="how --method lsh (and auto, with simhash) finds candidates: minhash "
+                        "(MinHash + LSH bands) or simhash (64-bit SimHash fingerprints, every "
+                        "pair within Hamming distance K, Manku's block tables; best for "
+                        f"T >= 0.9) (default: {d.sketch})")
+    g.add_argument("--simhash-distance", type=int, metavar="K",
+                   help="with --sketch simhash: the largest Hamming distance searched, 0-63 "
+                        "(default: chosen from T so that 90%% of equal-size pairs at T are "
+                        "within it)")
     g.add_argument("--representative", choices=["first", "longest", "shortest", "field"],
                    help=f"which document of a cluster is kept (default: {d.representative}; "
                         f"field with --representative-field)")
@@ -146,7 +166,8 @@ def _text_arguments(p: argparse.ArgumentParser) -> None:
 
 CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
                "num_perm", "seed", "bands", "rows", "bits", "max_bucket", "bucket_policy",
-               "verify", "representative", "family", "pairs", "max_pairs")
+               "verify", "representative", "family", "pairs", "max_pairs", "clusters",
+               "measure", "sketch", "simhash_distance")
 SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
                "encoding", "respect_ignore")
 
@@ -176,6 +197,12 @@ def _options(args) -> dict:
 
 
 PREPARE_KEYS = ("clean", "language", *CLEAN_STEP_FLAGS, "code", "type2", "generated")
+
+
+def _against_options(args) -> dict:
+    """The options of find/dedup; with --against only those given (the index has the rest)."""
+    options = _options(args)
+    return cli_index.given_options(options, args, SOURCE_KEYS) if args.against else options
 
 
 def _size(value: str) -> int:
@@ -229,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "keeping sets, signatures and band keys on disk; same result")
     p.add_argument("--work-dir", metavar="DIR",
                    help="with --memory-limit: where the spilled files go (default: TMPDIR)")
+    cli_index.add_against_arguments(p)
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates",
                             description="A copy of the input, in its format, without the "
@@ -240,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
                         ".zst, .bz2, .xz); a directory for a directory or several inputs; "
                         "- writes the kept records of one file to standard output "
                         "(uncompressed) and the summary to standard error")
+    cli_index.add_against_arguments(p, dedup=True)
+
+    cli_index.add_parsers(commands, _source_arguments, _Formatter)
 
     p = commands.add_parser("report", help="an HTML report of a `find --out` directory",
                             epilog=REPORT_EXAMPLES, formatter_class=_Formatter)
@@ -267,6 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also try every b x r = K (e.g. 10x10, 20x5, 25x4, 50x2 at K = 100)")
     p.add_argument("--curve-from", type=float,
                    help="lowest similarity in the empirical S-curve (default: t - 0.3)")
+    p.add_argument("--compare-sketches", action="store_true",
+                   help="also run MinHash + LSH and SimHash side by side against the same "
+                        "truth: candidates, pairs found, recall, precision and seconds of "
+                        "each (with --sketch simhash --simhash-distance K to set SimHash's k)")
     p.add_argument("--plot", metavar="PNG", help="write the S-curve plot here")
     p.add_argument("--json", metavar="FILE", help="write the evaluation as JSON here")
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
@@ -363,7 +398,9 @@ TUNE_EXAMPLES = """examples:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(_code_keeps_paths(sys.argv[1:] if argv is None else list(argv)))
+    argv = _code_keeps_paths(sys.argv[1:] if argv is None else list(argv))
+    args = parser.parse_args(argv)
+    args.explicit = cli_index.explicit_options(parser, argv, args)  # for --against, index
     previous = (signal.signal(signal.SIGTERM, _terminate)
                 if threading.current_thread() is threading.main_thread() else None)
     shown, warnings.showwarning = warnings.showwarning, _show_warning
@@ -389,13 +426,16 @@ def _run(args) -> int:
             for key in ("items", "items_field", "transpose"):
                 options.pop(key, None)
             print(format_explain(api.explain(args.sources, args.explain, **options)))
+        elif args.command == "index":
+            cli_index.run(args, _options, SOURCE_KEYS)
         elif args.command == "find":
             result = api.find(tuple(args.sources), out=args.out, output_format=args.output_format,
                               quiet=args.quiet, report=args.report,
                               representative_field=args.representative_field,
                               engine=args.engine, memory_limit=args.memory_limit,
                               work_dir=args.work_dir, escape_formulas=args.escape_formulas,
-                              **_options(args))
+                              against=args.against, force=args.force,
+                              **_against_options(args))
             print(format_report(result, top=args.top, out=args.out),
                   file=sys.stderr if args.out == api.STDOUT else sys.stdout)
         elif args.command == "evaluate":
@@ -404,7 +444,8 @@ def _run(args) -> int:
             evaluation = api.evaluate(args.sources, quiet=args.quiet, sweep=args.sweep,
                                       curve_from=args.curve_from, plot=args.plot,
                                       json_path=args.json, truth=args.truth,
-                                      engine=args.engine, **options)
+                                      engine=args.engine,
+                                      compare_sketches=args.compare_sketches, **options)
             print(evaluation.describe())
         elif args.command == "report":
             from .report import write_report
@@ -417,7 +458,8 @@ def _run(args) -> int:
             to_stdout = args.out == api.STDOUT  # the records there, the summary to stderr
             result = api.dedup(tuple(args.sources), args.out, quiet=args.quiet,
                                representative_field=args.representative_field,
-                               **_options(args))
+                               against=args.against, add=args.add, force=args.force,
+                               **_against_options(args))
             print(format_report(result, top=0,
                                 out="standard output" if to_stdout else args.out),
                   file=sys.stderr if to_stdout else sys.stdout)
@@ -463,14 +505,14 @@ def format_report(result, top: int = 10, out=None) -> str:
         f"distinct shingle sets {c['distinct_sets']:,} ({c['identical_copies']:,} identical "
         f"copies grouped before LSH)",
         f"method {c['method']}: {c['method_choice']['reason']}",
-        (f"LSH {result.plan.bands} x {result.plan.rows} (steep point "
-         f"{result.plan.steep_point:.3f}, t = {result.config.threshold}): "
-         f"{c['candidates']:,} candidates") if c["method"] == "lsh" else
-        f"exact join: {c['candidates']:,} pairs >= {result.config.threshold}, none lost",
+        _describe_search(c, result),
         describe_pairs(c, result.config),
         f"clusters {c['clusters']:,} holding {c['documents_in_clusters']:,} documents; "
         f"removable {c['removable']:,}",
     ]
+    if c.get("min_member_similarity") is not None:  # clusters "center"
+        lines.append(f"  clusters by centre: lowest similarity to the kept document "
+                     f"{c['min_member_similarity']:.4f}")
     if c.get("languages"):
         lines.append("code: " + ", ".join(f"{lang} {count:,}"
                                           for lang, count in sorted(c["languages"].items()))
@@ -486,6 +528,8 @@ def format_report(result, top: int = 10, out=None) -> str:
                      f"{result.config.max_bucket} documents (largest {buckets['largest_bucket']})"
                      f": policy {result.config.bucket_policy}, "
                      f"{buckets['pairs_avoided']:,} pairs not generated")
+    if "index" in c:
+        lines.append(cli_index.describe_against(c))
     if "dedup" in c:
         lines.append(f"dedup: {c['dedup']}")
     lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in result.seconds.items()))
@@ -499,10 +543,26 @@ def format_report(result, top: int = 10, out=None) -> str:
     return "\n".join(lines)
 
 
+def _describe_search(c: dict, result) -> str:
+    """One line on how the candidates were found: LSH, the SimHash search or the join."""
+    t = result.config.threshold
+    if c["method"] == "lsh":
+        return (f"LSH {result.plan.bands} x {result.plan.rows} (steep point "
+                f"{result.plan.steep_point:.3f}, t = {t}): {c['candidates']:,} candidates")
+    if c["method"] == "simhash":
+        s = c["simhash"]
+        return (f"SimHash: Hamming distance <= {s['distance']} of 64 bits ({s['blocks']} "
+                f"blocks, {s['comparisons']:,} fingerprint comparisons): "
+                f"{c['candidates']:,} candidates")
+    return f"exact join: {c['candidates']:,} pairs >= {t}, none lost"
+
+
 def describe_pairs(c: dict, config) -> str:
     """What ``pairs`` counts, in words: document pairs, copies of one text included."""
-    which = (f"exact Jaccard >= {config.threshold}" if config.verify
-             else "every candidate, any Jaccard")
+    measure = "Jaccard" if getattr(config, "measure", "jaccard") == "jaccard" else (
+        config.measure)
+    which = (f"exact {measure} >= {config.threshold}" if config.verify
+             else f"every candidate, any {measure}")
     line = (f"pairs {c['pairs']:,} document pairs ({which}): {c['identical_pairs']:,} inside "
             f"identical groups (J = 1), {c['near_duplicate_pairs']:,} between different sets "
             f"(from {c['set_pairs']:,} pairs of distinct sets)")

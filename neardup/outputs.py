@@ -16,6 +16,7 @@ Two rules every command follows before it writes:
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import secrets
 import shutil
@@ -159,3 +160,12 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, read a MiB at a time (manifests of results and indexes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

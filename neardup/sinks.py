@@ -11,7 +11,6 @@ rows are assembled with Arrow string kernels, escaped as ``json.dumps`` escapes 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -25,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from .outputs import file_sha256
 from .pairs import PAIR_SCHEMA, too_many_pairs
 
 OUTPUT_FORMATS = ("csv", "jsonl", "parquet")
@@ -213,7 +213,8 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
             raise ValueError(message)
     tables = {}
     if config.pairs == "all":
-        tables["pairs"] = (result.iter_pairs_tables(), PAIR_SCHEMA, result.counts["pairs"])
+        tables["pairs"] = (result.iter_pairs_tables(), _pairs_schema(result),
+                           result.counts["pairs"])
     else:
         table = result.set_pairs_table()
         tables["set_pairs"] = ([table], table.schema, None)
@@ -234,7 +235,7 @@ def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = 
         message = too_many_pairs(result.counts, config.max_pairs or None)
         if message is not None:
             raise ValueError(message)
-        batches, schema = result.iter_pairs_tables(), PAIR_SCHEMA
+        batches, schema = result.iter_pairs_tables(), _pairs_schema(result)
     else:
         table = result.set_pairs_table()
         batches, schema = [table], table.schema
@@ -242,6 +243,11 @@ def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = 
             else _write_jsonl(stream, batches))
     stream.flush()
     return rows
+
+
+def _pairs_schema(result) -> pa.Schema:
+    """The pairs' columns: PAIR_SCHEMA, plus a containment column where it was measured."""
+    return getattr(result, "pairs_schema", PAIR_SCHEMA)
 
 
 def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: dict,
@@ -291,18 +297,11 @@ def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: di
 
 
 def _file_entry(path: Path, rows: int | None) -> dict:
-    entry = {"name": path.name, "bytes": path.stat().st_size, "sha256": _sha256(path)}
+    entry = {"name": path.name, "bytes": path.stat().st_size, "sha256": file_sha256(path)}
     if rows is not None:
         entry["rows"] = rows
     return entry
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_manifest(out_dir: str | os.PathLike) -> dict:
@@ -323,7 +322,7 @@ def read_manifest(out_dir: str | os.PathLike) -> dict:
         file = out_dir / entry["name"]
         if not file.is_file():
             raise ValueError(f"{out_dir}: {entry['name']} is listed in {MANIFEST} but missing")
-        if file.stat().st_size != entry["bytes"] or _sha256(file) != entry["sha256"]:
+        if file.stat().st_size != entry["bytes"] or file_sha256(file) != entry["sha256"]:
             raise ValueError(f"{out_dir}: {entry['name']} differs from what the run wrote "
                              f"(size or SHA-256 in {MANIFEST}); run find again")
     return manifest
