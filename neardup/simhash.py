@@ -119,6 +119,14 @@ def blocks(k: int) -> tuple[np.ndarray, np.ndarray]:
     return shifts, masks
 
 
+def block_keys(prints: np.ndarray, k: int) -> np.ndarray:
+    """uint64[n, k + 1]: column q is block q of each fingerprint, the key the search
+    groups by (as :func:`~neardup.lsh.band_keys` is LSH's; the Spark engine's buckets)."""
+    shifts, masks = blocks(k)
+    prints = np.ascontiguousarray(prints, dtype=np.uint64)
+    return (prints[:, None] >> shifts[None, :]) & masks[None, :]
+
+
 @dataclass
 class SearchStats:
     distance: int

@@ -10,6 +10,13 @@ corresponding rows of a local run. What crosses documents is done with DataFrame
 operations: grouping identical sets, LSH buckets, candidate pairs, connected
 components (large-star / small-star, Kiveris et al. 2014) and representatives.
 
+With ``sketch="simhash"`` the partitions compute :func:`~neardup.simhash.fingerprints`
+and :func:`~neardup.simhash.block_keys` instead of signatures and band keys, and the
+Hamming search is a join: documents grouped by (block, block value), every pair inside
+a group kept when popcount(xor) <= k and this block is the first the two agree on, as
+:func:`~neardup.simhash.hamming_pairs` does, so each pair comes once. Its cost is the
+pairs inside the groups (a group is not cut at ``max_bucket``, as locally).
+
 Results are the local engine's, row for row: the same pairs (ids, exact Jaccard,
 estimate), the same cluster labels (smallest document index) and representatives,
 given the same document numbering (``order_col``, or the DataFrame's order).
@@ -39,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from . import lsh, verify
+from . import lsh, simhash, verify
 from .evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
 from .minhash import Signatures, minhash
 from .pairs import PAIR_SCHEMA, too_many_pairs
@@ -130,7 +137,9 @@ def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
 
 def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
     """mapInArrow body: (doc, text) → (doc, text_length, shingles, size, fingerprint,
-    signature, keys). Documents below ``min_shingles`` get no signature and no keys."""
+    signature, keys, simhash). Documents below ``min_shingles`` get no sketch and no keys.
+    MinHash: the signature and its band keys (simhash null); SimHash: the fingerprint
+    (simhash, as a long) and its block keys (signature null)."""
     plugins = {"tokenize": tokenize}
     if normalize is not None:
         plugins["normalize"] = normalize
@@ -142,37 +151,48 @@ def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
             texts = ["" if t is None else t for t in texts]
             sets = shingle(texts, options)
             sizes = sets.sizes
-            prints = set_fingerprints(sets, config.seed)
+            set_prints = set_fingerprints(sets, config.seed)
             usable = np.flatnonzero(sizes >= config.min_shingles)
-            signatures = minhash(sets.subset(usable), config.num_perm, config.seed, config.family)
-            if config.bits is not None:
-                signatures = signatures.b_bit(config.bits)
-            keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
             n = sets.n
             sig_rows: list[bytes | None] = [None] * n
             key_rows: list[list[int] | None] = [None] * n
-            for row, d in enumerate(usable.tolist()):
-                sig_rows[d] = signatures.matrix[row].tobytes()
-                key_rows[d] = keys[row].view(np.int64).tolist()
+            simhash_rows: list[int | None] = [None] * n
+            if config.sketch == "simhash":
+                prints = simhash.fingerprints(sets.subset(usable), config.seed)
+                keys = simhash.block_keys(prints, config.hamming_distance())
+                for row, d in enumerate(usable.tolist()):
+                    simhash_rows[d] = int(prints[row].view(np.int64))
+                    key_rows[d] = keys[row].view(np.int64).tolist()
+            else:
+                signatures = minhash(sets.subset(usable), config.num_perm, config.seed,
+                                     config.family)
+                if config.bits is not None:
+                    signatures = signatures.b_bit(config.bits)
+                keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+                for row, d in enumerate(usable.tolist()):
+                    sig_rows[d] = signatures.matrix[row].tobytes()
+                    key_rows[d] = keys[row].view(np.int64).tolist()
             yield pa.RecordBatch.from_arrays([
                 batch.column("doc"),
                 pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
                 _list_column(_as_int64(sets.values), sets.offsets, pa.int64()),
                 pa.array(sizes.astype(np.int64)),
-                pa.array(prints.view(np.int64)),
+                pa.array(set_prints.view(np.int64)),
                 pa.array(sig_rows, pa.binary()),
                 pa.array(key_rows, pa.list_(pa.int64())),
+                pa.array(simhash_rows, pa.int64()),
             ], names=["doc", "text_length", "shingles", "size", "fingerprint", "signature",
-                      "keys"])
+                      "keys", "simhash"])
     return run
 
 
 _SIGNED_SCHEMA = ("doc long, text_length long, shingles array<long>, size long, "
-                  "fingerprint long, signature binary, keys array<long>")
+                  "fingerprint long, signature binary, keys array<long>, simhash long")
 
 
 def _verify_batches(config: FindConfig):
-    """mapInArrow body: candidate pairs with both sets and signatures → exact J, estimate."""
+    """mapInArrow body: candidate pairs with both sets and sketches → exact J, estimate
+    (MinHash: from the signatures; SimHash: the J of the fingerprints' Hamming distance)."""
     bits = config.bits or 32
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -185,11 +205,16 @@ def _verify_batches(config: FindConfig):
             i = np.arange(m, dtype=np.int64)
             j = i + m
             jaccard = verify.exact_jaccard(sets, i, j)
-            matrix = np.concatenate([
-                _signature_matrix(batch.column("signature_a"), config.num_perm, bits),
-                _signature_matrix(batch.column("signature_b"), config.num_perm, bits)])
-            estimate = Signatures(matrix, config.family, config.num_perm, config.seed,
-                                  bits).estimate(i, j)
+            if config.sketch == "simhash":
+                prints_a, prints_b = (batch.column(name).to_numpy().view(np.uint64)
+                                      for name in ("signature_a", "signature_b"))
+                estimate = simhash.jaccard_estimate(simhash.popcounts(prints_a ^ prints_b))
+            else:
+                matrix = np.concatenate([
+                    _signature_matrix(batch.column("signature_a"), config.num_perm, bits),
+                    _signature_matrix(batch.column("signature_b"), config.num_perm, bits)])
+                estimate = Signatures(matrix, config.family, config.num_perm, config.seed,
+                                      bits).estimate(i, j)
             yield pa.RecordBatch.from_arrays([
                 batch.column("doc_a"), batch.column("doc_b"),
                 pa.array(jaccard), pa.array(estimate),
@@ -294,8 +319,8 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     signed, heads, copies, candidates = (stages.signed, stages.heads, stages.copies,
                                          stages.candidates)
     started = time.perf_counter()
-    bucket_stats = _bucket_stats(stages.entries, config)
-    seconds["lsh"] += time.perf_counter() - started
+    search_stats = _search_stats(stages.entries, config)
+    seconds[stages.search] += time.perf_counter() - started
 
     # verification: both sets and signatures joined to each candidate
     started = time.perf_counter()
@@ -349,7 +374,7 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
 
     started = time.perf_counter()
     counts = _counts(signed, heads, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
-                     info, config, bucket_stats)
+                     info, config, search_stats)
     seconds["count"] = time.perf_counter() - started
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
                            clusters=clusters, documents=documents, candidates=candidate_table,
@@ -365,8 +390,9 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     :func:`neardup.evaluate.evaluate_sets` with ``truth="brute"`` (and "exact", which
     counts the same) on the same documents and options.
 
-    LSH: the candidates :func:`find` computes (identical sets grouped, LSH buckets over
-    the heads, before verification), in document pairs: g(g - 1)/2 per identical group,
+    LSH: the candidates :func:`find` computes (identical sets grouped, LSH buckets, or
+    with ``sketch="simhash"`` the Hamming search, over the heads, before verification),
+    in document pairs: g(g - 1)/2 per identical group,
     g_A * g_B per candidate pair of distinct sets. Truth: a cartesian join of the
     documents' shingle arrays (a < b), the exact Jaccard of every pair
     (:func:`~neardup.verify.exact_jaccard` in ``mapInArrow``), kept where J >= t; O(n^2),
@@ -447,7 +473,9 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     notes = [f"Spark engine: the truth is a cartesian join of the {documents:,} documents "
              f"(at most {max_documents:,}); no empirical S-curve or sweep (the local engine "
              f"computes them)"]
-    return Evaluation(t, plan.bands, plan.rows, metrics, [], [], notes)
+    simhash_run = config.sketch == "simhash"
+    return Evaluation(t, plan.bands, plan.rows, metrics, [], [], notes, sketch=config.sketch,
+                      distance=config.hamming_distance() if simhash_run else None)
 
 
 def _jaccard_at_least(threshold: float, hash_bits: int):
@@ -483,20 +511,19 @@ def _check_find_config(config: FindConfig) -> None:
 
 
 def _check_sketch_and_measure(config: FindConfig) -> None:
-    """Spark runs MinHash + LSH on Jaccard only (find and evaluate)."""
+    """Spark runs MinHash + LSH or the SimHash search, on Jaccard only (find and evaluate)."""
     if config.measure != "jaccard":
         raise ValueError(f"measure={config.measure!r} is not supported by the Spark engine, "
-                         f"which runs MinHash + LSH; use the local engine (the exact join)")
-    if config.sketch != "minhash":
-        raise ValueError(f"sketch={config.sketch!r} is not supported by the Spark engine, "
-                         f"which runs MinHash + LSH; use the local engine")
+                         f"which runs MinHash + LSH or SimHash; use the local engine (the "
+                         f"exact join)")
 
 
 @dataclass
 class _Stages:
     """What :func:`find` and :func:`evaluate` share, all lazy: signed documents, identical
-    groups (``copies``: head doc_a, copy doc_b), the heads, the LSH bucket entries and the
-    candidates (heads doc_a < doc_b, before verification)."""
+    groups (``copies``: head doc_a, copy doc_b), the heads, the bucket entries (LSH
+    buckets or SimHash blocks: doc, band, key, bucket_size) and the candidates (heads
+    doc_a < doc_b, before verification); ``search``: the timing's name for the search."""
 
     signed: DataFrame
     usable: DataFrame
@@ -504,6 +531,7 @@ class _Stages:
     heads: DataFrame
     entries: DataFrame
     candidates: DataFrame
+    search: str = "lsh"
 
 
 def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
@@ -524,6 +552,12 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
               .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
     heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
     seconds["group identical sets"] = time.perf_counter() - started
+
+    if config.sketch == "simhash":
+        started = time.perf_counter()
+        entries, candidates = _hamming_search(heads, config.hamming_distance())
+        seconds["hamming search"] = time.perf_counter() - started
+        return _Stages(signed, usable, copies, heads, entries, candidates, "hamming search")
 
     # LSH: (band, key, doc) for heads; pairs inside each bucket, star/skip for big ones
     started = time.perf_counter()
@@ -549,10 +583,45 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
     return _Stages(signed, usable, copies, heads, entries, candidates)
 
 
+def _hamming_search(heads: DataFrame, k: int) -> tuple[DataFrame, DataFrame]:
+    """Every pair of heads (doc_a < doc_b) whose SimHash fingerprints are within Hamming
+    distance ``k``, each once: :func:`~neardup.simhash.hamming_pairs` as a join.
+
+    The heads' ``keys`` are their k + 1 blocks (:func:`~neardup.simhash.block_keys`);
+    heads are grouped by (block, value) and every pair inside a group of two or more is
+    a comparison (the cost: the pairs inside the groups, about
+    (k + 1) · n² / 2^(64 / (k + 1)) / 2 for uniform fingerprints, all of them, however
+    large a group is). A pair is kept when popcount(xor) <= k and the group's block is
+    the first the two agree on, so one agreeing on several blocks comes once.
+    Returns (entries: doc, simhash, band, key, bucket_size for groups of two or more;
+    candidates), both persisted.
+    """
+    shifts, masks = simhash.blocks(k)
+    entries = heads.select("doc", "simhash", F.posexplode("keys").alias("band", "key"))
+    entries = (entries.withColumn("bucket_size", F.count("*").over(
+        Window.partitionBy("band", "key"))).where(F.col("bucket_size") > 1)).persist()
+    a, b = entries.alias("a"), entries.alias("b")
+    diff = F.col("a.simhash").bitwiseXOR(F.col("b.simhash"))
+    # block q of the xor is 0 where the two agree on it; least() skips the nulls
+    first_agreeing = F.least(*[F.when(F.shiftrightunsigned(diff, int(shift))
+                                      .bitwiseAND(F.lit(int(mask.view(np.int64)))) == 0,
+                                      F.lit(q))
+                               for q, (shift, mask) in enumerate(zip(shifts, masks))],
+                             F.lit(None).cast("int"))
+    candidates = (a.join(b, (F.col("a.band") == F.col("b.band"))
+                         & (F.col("a.key") == F.col("b.key"))
+                         & (F.col("a.doc") < F.col("b.doc")))
+                  .where((F.bit_count(diff) <= k) & (first_agreeing == F.col("a.band")))
+                  .select(F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
+                  .persist())
+    return entries, candidates
+
+
 def _checked(heads: DataFrame, candidates: DataFrame, config: FindConfig) -> DataFrame:
-    """Each candidate with both sets and signatures joined: exact J and the estimate
+    """Each candidate with both sets and sketches joined: exact J and the estimate
     (doc_a, doc_b, jaccard, estimate, jaccard_6, estimate_6)."""
-    side = heads.select("doc", "shingles", "signature")
+    sketch = "simhash" if config.sketch == "simhash" else "signature"
+    side = heads.select("doc", "shingles", F.col(sketch).alias("signature"))
     joined = (candidates
               .join(side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias(
                   "shingles_a"), F.col("signature").alias("signature_a")), "doc_a")
@@ -653,6 +722,19 @@ def _numbered(df: DataFrame, text_col: str, id_col: str | None,
     return numbered.select("doc", "id", "text")
 
 
+def _search_stats(entries: DataFrame, config: FindConfig) -> dict:
+    """The counts of the candidate search: LSH's bucket stats, or with SimHash the local
+    search's (:class:`~neardup.simhash.SearchStats`) and LSH's left at zero, as locally."""
+    if config.sketch != "simhash":
+        return {"buckets": _bucket_stats(entries, config)}
+    k = config.hamming_distance()
+    row = (entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
+           .agg(F.coalesce(F.sum(F.col("m") * (F.col("m") - 1)), F.lit(0)).alias("twice"),
+                F.coalesce(F.max("m"), F.lit(0)).alias("largest")).first())
+    stats = simhash.SearchStats(k, k + 1, int(row["twice"]) // 2, int(row["largest"]))
+    return {"buckets": lsh.CandidateStats().as_dict(), "simhash": stats.as_dict()}
+
+
 def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
     sizes = entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
     big = F.col("m") > config.max_bucket
@@ -666,8 +748,9 @@ def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
             "pairs_avoided": int(row["avoided"] or 0)}
 
 
-def _counts(signed, heads, copies, candidates, pair_counts, info, config, buckets) -> dict:
-    """The local engine's counts, keys in its order (``pair_counts``: :func:`_pair_counts`)."""
+def _counts(signed, heads, copies, candidates, pair_counts, info, config, search) -> dict:
+    """The local engine's counts, keys in its order (``pair_counts``: :func:`_pair_counts`,
+    ``search``: :func:`_search_stats`)."""
     doc_row = signed.agg(
         F.count("*").alias("n"),
         F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
@@ -692,11 +775,21 @@ def _counts(signed, heads, copies, candidates, pair_counts, info, config, bucket
         "clusters": int(cluster_row["clusters"] or 0),
         "documents_in_clusters": int(cluster_row["in_clusters"] or 0),
         "removable": int(cluster_row["removable"] or 0),
-        "buckets": buckets,
-        "method": "lsh",
-        "method_choice": {"method": "lsh", "reason": "chosen by the user"
-                          if config.method == "lsh" else "the Spark engine runs MinHash + LSH"},
+        **search,
+        **_method_counts(config),
     }
+
+
+def _method_counts(config: FindConfig) -> dict:
+    """method and method_choice as the local engine reports them (Spark never plans)."""
+    if config.sketch == "simhash":
+        return {"method": "simhash",
+                "method_choice": {"method": "simhash", "reason": "chosen by the user"
+                                  if config.method == "lsh" else
+                                  "sketch simhash: its search, chosen by the user"}}
+    return {"method": "lsh",
+            "method_choice": {"method": "lsh", "reason": "chosen by the user"
+                              if config.method == "lsh" else "the Spark engine runs MinHash + LSH"}}
 
 
 # ---------------------------------------------------------------- reading and writing

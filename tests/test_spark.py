@@ -367,3 +367,114 @@ def test_evaluate_on_spark_counts_as_local_brute_and_exact(spark, tmp_path, caps
         neardup_spark.evaluate_sources(path, max_documents=100, **options)
     with pytest.raises(ValueError, match="--sweep, --plot and --curve-from are not supported"):
         neardup.api.evaluate(path, engine="spark", sweep=True)
+
+
+# ---------------------------------------------------------------- SimHash on Spark
+
+# k = 10: 11 blocks of 5-6 bits, about J = 0.79 for equal sizes; below the default k for
+# t = 0.7, so some planted pairs are missed, and some candidates fail verification
+SIMHASH = dict(OPTIONS, sketch="simhash", simhash_distance=10)
+
+
+@pytest.fixture(scope="module")
+def simhash_runs(spark, corpus):
+    """The planted corpus through both engines with the SimHash search."""
+    texts, ids = corpus
+    local = neardup.find_texts(texts, ids, keep_arrays=True, **SIMHASH)
+    df = spark.createDataFrame(list(zip(range(len(texts)), ids, texts)),
+                               "position long, id string, text string").repartition(3)
+    return local, neardup_spark.find(df, order_col="position", **SIMHASH)
+
+
+def test_simhash_same_pairs_clusters_and_counts_as_local(simhash_runs):
+    local, result = simhash_runs
+    c = local.counts
+    assert c["method"] == "simhash" and c["simhash"]["distance"] == 10
+    assert c["simhash"]["comparisons"] > c["candidates"] > c["set_pairs"] > 20
+    assert c["near_duplicate_pairs"] > c["set_pairs"]  # identical groups on both sides
+    assert c["identical_pairs"] > 0
+    verified = local.candidates_table().column("verified").to_pylist()
+    assert False in verified and True in verified  # verification drops some candidates
+
+    pairs = neardup_spark._to_arrow(result.pairs)
+    assert pairs.num_rows == c["pairs"]
+    assert _rows(pairs) == _rows(local.pairs_table())  # ids, exact J, SimHash estimate
+    for name in ("set_pairs", "identical", "clusters", "documents", "candidates"):
+        assert (_rows(neardup_spark._to_arrow(getattr(result, name)))
+                == _rows(getattr(local, f"{name}_table")())), name
+    assert result.counts == local.counts  # with the search's comparisons and largest run
+    assert list(result.counts) == list(local.counts)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
+def test_simhash_written_files_same_bytes_as_local(simhash_runs, tmp_path, fmt):
+    local, result = simhash_runs
+    sinks.write_result(local, tmp_path / "local", fmt)
+    neardup_spark.write_result(result, tmp_path / "spark", fmt)
+    names = _same_files(tmp_path / "local", tmp_path / "spark")
+    assert {f"{name}.{fmt}" for name in ("pairs", "identical", "clusters", "documents",
+                                         "candidates")} | {"summary.json"} <= set(names)
+
+
+@pytest.mark.parametrize("k", [0, 4, 21])
+def test_hamming_search_as_a_join_finds_the_local_search_pairs(spark, k):
+    from neardup import simhash
+
+    rng = np.random.default_rng(k)
+    base = rng.integers(0, 2**64, size=40, dtype=np.uint64)
+    # near copies: a few bits flipped, so pairs agree on several blocks, or on one only
+    flips = [np.bitwise_or.reduce(np.uint64(1) << rng.choice(64, size=m, replace=False)
+                                  .astype(np.uint64)) for m in rng.integers(0, 30, 120)]
+    prints = np.r_[base, base[rng.integers(0, 40, 120)] ^ np.array(flips, dtype=np.uint64)]
+    prints = prints[rng.permutation(prints.size)]
+    keys = simhash.block_keys(prints, k)
+    heads = spark.createDataFrame(
+        [(d, int(p), keys[d].view(np.int64).tolist())
+         for d, p in enumerate(prints.view(np.int64).tolist())],
+        "doc long, simhash long, keys array<long>")
+    entries, candidates = neardup_spark._hamming_search(heads, k)
+    got = sorted((r["doc_a"], r["doc_b"]) for r in candidates.collect())
+    i, j, _, stats = simhash.hamming_pairs(prints, k)
+    assert got == list(zip(i.tolist(), j.tolist()))  # the same pairs, each once
+    assert len(got) > 0 and (k == 0 or stats.comparisons > len(got))
+    config = neardup.FindConfig(sketch="simhash", simhash_distance=k)
+    assert neardup_spark._search_stats(entries, config)["simhash"] == stats.as_dict()
+
+
+def test_evaluate_on_spark_with_simhash_counts_as_local_brute(spark):
+    c = planted_corpus(240, dup_fraction=0.2, similarity=(0.45, 1.0), seed=5)
+    texts = list(c.texts)
+    for source, count in ((c.planted_i[0], 3), (c.planted_j[0], 2)):
+        texts[10:10] = [c.texts[source]] * count
+    options = dict(shingle_kind="word", shingle_size=1, threshold=0.8, sketch="simhash",
+                   seed=9)
+    local = evaluate_texts(texts, truth="brute", **options)
+    df = spark.createDataFrame(list(enumerate(texts)), "doc long, text string")
+    got = neardup_spark.evaluate(df, order_col="doc", **options)
+    assert local.metrics["identical_pairs"] > 0 and local.metrics["candidates"] > 0
+    assert got.metrics == {**local.metrics, "lsh_seconds": got.metrics["lsh_seconds"],
+                           "truth_seconds": got.metrics["truth_seconds"]}
+    assert (got.sketch, got.distance) == ("simhash", local.distance) == (
+        "simhash", neardup.FindConfig(**options).hamming_distance())
+
+
+def test_cli_find_engine_spark_sketch_simhash_same_files_as_local(spark, tmp_path):
+    source = tmp_path / "docs.csv"
+    _write_csv(source)
+    options = ["--shingle", "char", "--ngram", "4", "--threshold", "0.5", "--sketch",
+               "simhash", "--simhash-distance", "16", "--representative", "shortest",
+               "--quiet"]
+    for engine in ("local", "spark"):
+        assert cli.main(["find", str(source), "--out", str(tmp_path / engine), "--engine",
+                         engine, *options]) == 0
+    local_json, spark_json = (json.loads((tmp_path / e / "summary.json").read_text())
+                              for e in ("local", "spark"))
+    local_counts = dict(local_json["counts"])
+    local_counts.pop("char_fallback", None)  # the local prepare step's (no CJK here)
+    assert spark_json["counts"] == local_counts
+    assert local_counts["method"] == "simhash" and local_counts["near_duplicate_pairs"] >= 2
+    assert spark_json["config"] == local_json["config"]
+    for name in ("pairs.csv", "identical.csv", "clusters.csv", "documents.csv",
+                 "candidates.csv"):
+        assert ((tmp_path / "spark" / name).read_bytes()
+                == (tmp_path / "local" / name).read_bytes()), name
