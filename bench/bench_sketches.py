@@ -6,7 +6,8 @@ candidates, the true pairs it finds (recall), the share of its candidates that a
 (precision before verification) and its seconds from grouping identical sets to
 verification, against the exact join's truth, in document pairs. Seconds are medians of
 3 runs after a warm-up run (numba kernels loaded). Then, on the same corpora, what
-``--clusters center`` and ``--measure containment`` change.
+``--clusters center`` and ``--measure containment`` change, and containment's
+``--method lsh`` (size classes) against its exact join.
 
 Corpora: Go's source tree (word 5-grams, as the other Go figures), the generated job
 ads of :func:`neardup.synthetic.job_ads` (course-project shaped: 3,127 ads, word
@@ -14,6 +15,7 @@ ads of :func:`neardup.synthetic.job_ads` (course-project shaped: 3,127 ads, word
 
     python bench/bench_sketches.py            # writes the "sketches" section
     python bench/bench_sketches.py --quick    # t = 0.8 only, 1 run
+    python bench/bench_sketches.py --containment-lsh   # only containment by LSH, printed
 """
 
 from __future__ import annotations
@@ -93,11 +95,59 @@ def containment_row(sets, ids, config):
     return out
 
 
+CONTAINMENT_LSH_HEADER = [
+    "Method `lsh` for containment (`neardup.containment`): sets in size classes "
+    "[2^c, 2^(c+1)); each pair of classes with Jaccard floor t / (1 + R − t) ≥ 0.25 is "
+    "banded for that floor, the others (far size ratios) run on the exact join "
+    "restricted to them; every candidate verified. Recall against the exact join, in "
+    "document pairs; seconds from grouping identical sets to verification, median of "
+    "3 after a warm-up.", "",
+    "| corpus | method | class pairs LSH / join | candidates (LSH + join) | document pairs "
+    "found | recall | seconds |", "|---|---|---:|---:|---:|---:|---:|"]
+
+
+def containment_lsh_rows(name, sets, ids, config, repeats=3):
+    """The containment search by size-class LSH against the exact join: table lines."""
+    config = replace(config, measure="containment")
+    out = {}
+    for method in ("exact", "lsh"):
+        find_sets(sets, ids, replace(config, method=method))  # warm-up
+        runs = [find_sets(sets, ids, replace(config, method=method)) for _ in range(repeats)]
+        seconds = statistics.median(sum(v for k, v in r.seconds.items() if k != "cluster")
+                                    for r in runs)
+        out[method] = (runs[0], seconds)
+    truth = out["exact"][0].counts["pairs"]
+    lines = []
+    for method, (result, seconds) in out.items():
+        c = result.counts
+        search = c.get("containment_search")
+        classes = "-" if search is None else (f"{search['class_pairs_lsh']} / "
+                                              f"{search['class_pairs_exact']}")
+        candidates = (f"{c['candidates']:,}" if search is None else
+                      f"{c['candidates']:,} ({search['lsh_candidates']:,} + "
+                      f"{search['exact_pairs']:,})")
+        recall = c["pairs"] / truth if truth else 1.0
+        lines.append(f"| {name} | {method} | {classes} | {candidates} | {c['pairs']:,} of "
+                     f"{truth:,} | {recall:.2%} | {seconds:.2f} |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, help="write the section here instead")
+    parser.add_argument("--containment-lsh", action="store_true",
+                        help="only print the containment-by-LSH table (no section written)")
     args = parser.parse_args()
+    if args.containment_lsh:
+        lines = list(CONTAINMENT_LSH_HEADER)
+        for name, texts in corpora():
+            config = FindConfig(threshold=0.8, shingle_kind="word", shingle_size=5)
+            sets = shingle_in_batches(texts, config.shingle_options())
+            lines += containment_lsh_rows(name, sets, [str(k) for k in range(len(texts))],
+                                          config)
+        print("\n".join(lines))
+        return
     thresholds = (0.8,) if args.quick else (0.8, 0.9, 0.95)
     repeats = 1 if args.quick else 3
     lines = [MARKER, "", "## SimHash against MinHash + LSH, and the exact join", "",
@@ -111,7 +161,7 @@ def main() -> None:
              "k + 1 block tables; both verified exactly. Counts in document pairs; seconds "
              "from grouping identical sets to verification (the truth's: the exact join).",
              ""]
-    cluster_lines, containment_lines = [], []
+    cluster_lines, containment_lines, containment_lsh_lines = [], [], []
     for name, texts in corpora():
         config = FindConfig(threshold=0.8, shingle_kind="word", shingle_size=5)
         sets = shingle_in_batches(texts, config.shingle_options())
@@ -142,6 +192,7 @@ def main() -> None:
         for measure, c in contained.items():
             containment_lines.append(f"| {name} | {measure} | {c['pairs']:,} | "
                                      f"{c['set_pairs']:,} | {c['seconds']:.2f} |")
+        containment_lsh_lines += containment_lsh_rows(name, sets, ids, config, repeats)
     lines += ["## Clusters: components against centres (t = 0.8, exact join)", "",
               "'lowest' is the lowest exact Jaccard between a document and the one kept for "
               "it (`cluster.member_similarities`): under components a chain of edits takes "
@@ -155,7 +206,8 @@ def main() -> None:
               "but ⌈t·m⌉ − 1 of its elements (m: the smallest set), against about (1 − t) "
               "of them for Jaccard.", "",
               "| corpus | measure | document pairs | pairs of distinct sets | join seconds |",
-              "|---|---|---:|---:|---:|", *containment_lines, ""]
+              "|---|---|---:|---:|---:|", *containment_lines, "",
+              *CONTAINMENT_LSH_HEADER, *containment_lsh_lines, ""]
     lines.append("SimHash's k for each t (equal-size pairs at t: mean distance 64·θ/π): "
                  + ", ".join(f"t = {t}: k = {simhash.distance_for_threshold(t)} (mean "
                              f"{simhash.expected_distance(t):.1f})" for t in thresholds))

@@ -73,7 +73,8 @@ ROUNDING_SLACK = 1e-6
 MEASURES = ("jaccard", "containment")
 
 
-def all_pairs(sets: ShingleSets, threshold: float, measure: str = "jaccard"
+def all_pairs(sets: ShingleSets, threshold: float, measure: str = "jaccard",
+              smaller_than: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair (i < j) with exact ``measure`` >= threshold.
 
@@ -81,6 +82,9 @@ def all_pairs(sets: ShingleSets, threshold: float, measure: str = "jaccard"
     with ``measure="containment"`` |A ∩ B| / min(|A|, |B|) (see the module docstring).
     The threshold must be in (0, 1]; t = 1.0 finds identical non-empty sets (and, for
     containment, every set inside another). Empty sets never pair with anything.
+    ``smaller_than`` (int64[n]): only pairs whose smaller set has fewer elements than
+    ``smaller_than[k]``, k the larger set (ties: either), e.g. the size-ratio classes
+    that :mod:`neardup.containment` leaves to this join; the lists are scanned no further.
     """
     threshold = _check_threshold(threshold)
     if measure not in MEASURES:
@@ -102,9 +106,13 @@ def all_pairs(sets: ShingleSets, threshold: float, measure: str = "jaccard"
     post_offsets, post_doc, post_pos = _prefix_postings(
         offsets, ranks, index_len, ranked.n_elements
     )
+    if smaller_than is None:
+        bound = np.full(sets.n, np.iinfo(np.int64).max, dtype=np.int64)
+    else:
+        bound = np.asarray(smaller_than, dtype=np.int64)[order]
     x, y, jaccard = _join(
         offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold,
-        containment,
+        containment, bound,
     )
     x, y = order[x], order[y]
     i, j = np.minimum(x, y), np.maximum(x, y)
@@ -337,11 +345,13 @@ def _grow(array, capacity):
 
 @nb.njit(cache=True)
 def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold,
-          containment=False):
+          containment, bound):
     """Sets in increasing size; each probes the lists of its probing prefix, then is indexed.
 
     Returns (x, y, similarity) in processing order ids, y processed before x; with
     ``containment`` the required overlap is ⌈t·|y|⌉ and nothing is skipped by size.
+    Only y with |y| < bound[x] are met: list entries are in increasing size, so a
+    list is left at the first larger one.
     """
     n = offsets.size - 1
     ratio = threshold / (1.0 + threshold)
@@ -363,8 +373,9 @@ def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos
         if sx == 0:
             continue
         min_size = 1 if containment else _ceil_bound(threshold * sx)
+        max_size = bound[x]  # exclusive
         n_touched = 0
-        for i in range(probe_len[x]):
+        for i in range(probe_len[x] if max_size > 1 else 0):
             element = ranks[x_lo + i]
             q = list_start[element]
             end = list_end[element]
@@ -373,6 +384,8 @@ def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos
             list_start[element] = q
             for p in range(q, end):
                 y = post_doc[p]
+                if offsets[y + 1] - offsets[y] >= max_size:
+                    break
                 so_far = seen[y]
                 if so_far < 0:
                     continue

@@ -214,7 +214,7 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
                              "engine, which computes no S-curve; use the local engine for them")
         if compare_sketches:
             raise ValueError("--compare-sketches is not supported by the Spark engine, which "
-                             "runs MinHash + LSH only; use the local engine for it")
+                             "runs one sketch a run; use the local engine for it")
         from . import spark
 
         prep, tokenize = _spark_text_options(options)
@@ -479,8 +479,9 @@ def _find_chunked(inputs, *, quiet, representative_field, limit: int, work_dir, 
         raise ValueError("method 'exact' holds every set in memory; use 'lsh' or 'auto' "
                          "with memory_limit")
     if config.measure != "jaccard":
-        raise ValueError(f"measure {config.measure!r} runs on the exact join, which holds "
-                         f"every set in memory; leave out memory_limit")
+        raise ValueError(f"measure {config.measure!r} holds every set in memory (its exact "
+                         f"join, and with method 'lsh' its size classes); leave out "
+                         f"memory_limit")
     if config.sketch != "minhash":
         raise ValueError(f"sketch {config.sketch!r} is not supported with memory_limit "
                          f"(the spilled files hold MinHash signatures)")

@@ -108,8 +108,9 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default: {d.clusters})")
     g.add_argument("--measure", default=d.measure, choices=list(MEASURES),
                    help="jaccard: |A & B| / |A | B|; containment: |A & B| / min(|A|, |B|), "
-                        "a document found inside a longer one (the exact join: --method "
-                        f"auto or exact) (default: {d.measure})")
+                        "a document found inside a longer one (--method auto: the exact "
+                        "join; lsh: MinHash LSH by size class, the join for far size "
+                        f"ratios) (default: {d.measure})")
     g.add_argument("--sketch", default=d.sketch, choices=list(SKETCHES),
                    help="how --method lsh (and auto, with simhash) finds candidates: minhash "
                         "(MinHash + LSH bands) or simhash (64-bit SimHash fingerprints, every "
@@ -546,6 +547,13 @@ def format_report(result, top: int = 10, out=None) -> str:
 def _describe_search(c: dict, result) -> str:
     """One line on how the candidates were found: LSH, the SimHash search or the join."""
     t = result.config.threshold
+    if c["method"] == "lsh" and "containment_search" in c:
+        s = c["containment_search"]
+        floor = s["lowest_lsh_jaccard_floor"]
+        banded = f" (Jaccard floor >= {floor})" if floor is not None else ""
+        return (f"LSH by size class: {s['class_pairs_lsh']} class pairs banded{banded}, "
+                f"{s['class_pairs_exact']} on the exact join: {c['candidates']:,} "
+                f"candidates ({s['lsh_candidates']:,} + {s['exact_pairs']:,})")
     if c["method"] == "lsh":
         return (f"LSH {result.plan.bands} x {result.plan.rows} (steep point "
                 f"{result.plan.steep_point:.3f}, t = {t}): {c['candidates']:,} candidates")

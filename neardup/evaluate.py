@@ -144,7 +144,8 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
         raise ValueError(f"truth must be one of {TRUTHS}, got {truth!r}")
     if config.measure != "jaccard":
         raise ValueError(f"evaluate measures LSH against the exact join by Jaccard; measure "
-                         f"{config.measure!r} runs on the exact join itself (nothing is lost)")
+                         f"{config.measure!r} is not compared here (find with method 'lsh' "
+                         f"against method 'exact', as bench/bench_sketches.py does)")
     t = config.threshold
     usable = np.flatnonzero(sets.sizes >= config.min_shingles)
     if truth == "brute" and usable.size > BRUTE_MAX_DOCUMENTS:

@@ -14,8 +14,10 @@ What is exact and what is estimated:
 - with ``sketch="simhash"`` a pair is found when its fingerprints are within Hamming
   distance k (exactly: the block search misses none), about Binomial(64, θ/π) at
   similarity J (see :mod:`neardup.simhash`); ``estimate`` is the J that distance means;
-- with ``measure="containment"`` pairs are found by the exact join and verified on
-  |A ∩ B| / min(|A|, |B|) ≥ t; both that value and the exact Jaccard are reported.
+- with ``measure="containment"`` pairs are verified on |A ∩ B| / min(|A|, |B|) ≥ t;
+  both that value and the exact Jaccard are reported. The exact join finds them all;
+  method "lsh" bands by size class (P per class pair: the S-curve at the pair's
+  Jaccard) and joins exactly where sizes are too far apart (see :mod:`neardup.containment`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pyarrow as pa
 
-from . import allpairs, cluster, columns, lsh, minhash, planner, simhash, verify
+from . import allpairs, cluster, columns, containment, lsh, minhash, planner, simhash, verify
 from .pairs import (
     DEFAULT_MAX_PAIRS,
     PAIR_FORMS,
@@ -55,9 +57,9 @@ SLOW_BATCH_CHARS = 1 << 21  # a batch for a code lexer or a token cleaner: about
 # (GNU OpenMP threads) is killed ("fork() called from a process already using GNU OpenMP")
 WORKER_START = "spawn"
 # containment: pairs of sets of size ratio r = |B|/|A| with C = t have J = t / (1 + r - t),
-# without bound as r grows, so no MinHash LSH threshold is sound for every pair; LSH
-# Ensemble (Zhu, Nargesian, Pu, Miller 2016) partitions by size to bound r, not done here
-CONTAINMENT_METHODS = ("auto", "exact")
+# without bound as r grows, so method "lsh" partitions by size to bound r, as LSH Ensemble
+# (Zhu, Nargesian, Pu, Miller 2016) does (neardup.containment); "auto" keeps the exact join
+CONTAINMENT_METHODS = ("auto", "lsh", "exact")
 SKETCHES = ("minhash", "simhash")
 
 
@@ -89,8 +91,9 @@ class FindConfig:
         "center" (star clusters: every member ≥ t to its cluster's centre, which is
         kept), see :mod:`neardup.cluster`.
     measure: "jaccard" or "containment" (|A ∩ B| / min(|A|, |B|) ≥ t, a document inside
-        a longer one; see :mod:`neardup.verify`); containment runs on the exact join
-        (method "auto" or "exact"), see :data:`CONTAINMENT_METHODS`.
+        a longer one; see :mod:`neardup.verify`); method "auto" runs it on the exact
+        join, "lsh" bands by size class (:mod:`neardup.containment`, b × r chosen per
+        class pair, so ``bands``/``rows`` are refused with it).
     sketch: how method "lsh" finds candidates: "minhash" (MinHash + LSH banding) or
         "simhash" (64-bit SimHash fingerprints, every pair within Hamming distance
         ``simhash_distance``; see :mod:`neardup.simhash`); method "auto" with "simhash"
@@ -138,17 +141,21 @@ class FindConfig:
                              "none (use method 'lsh' or 'auto' with it)")
         if self.sketch == "simhash" and self.measure != "jaccard":
             raise ValueError(f"sketch='simhash' searches by Jaccard; measure "
-                             f"{self.measure!r} runs on the exact join")
+                             f"{self.measure!r} needs sketch 'minhash' (size classes) or "
+                             f"method 'exact'")
         if self.clusters not in cluster.CLUSTER_POLICIES:
             raise ValueError(f"clusters must be one of {cluster.CLUSTER_POLICIES}, "
                              f"got {self.clusters!r}")
         if self.measure not in verify.MEASURES:
             raise ValueError(f"measure must be one of {verify.MEASURES}, got {self.measure!r}")
         if self.measure == "containment" and self.method not in CONTAINMENT_METHODS:
-            raise ValueError(f"measure 'containment' runs on the exact join: method must be "
-                             f"one of {CONTAINMENT_METHODS}, got {self.method!r} (MinHash LSH "
-                             f"finds pairs by Jaccard, which a contained pair of unequal sizes "
-                             f"can have as low as t / (1 + |B|/|A| - t))")
+            raise ValueError(f"measure 'containment': method must be one of "
+                             f"{CONTAINMENT_METHODS}, got {self.method!r}")
+        if (self.measure == "containment" and self.method == "lsh"
+                and (self.bands is not None or self.rows is not None)):
+            raise ValueError("measure 'containment' with method 'lsh' chooses bands x rows "
+                             "for each pair of size classes (neardup.containment); leave "
+                             "bands and rows out")
         if self.pairs not in PAIR_FORMS:
             raise ValueError(f"pairs must be one of {PAIR_FORMS}, got {self.pairs!r}")
         if self.max_pairs is not None and (not isinstance(self.max_pairs, int)
@@ -508,12 +515,13 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     method_choice = {"method": method, "reason": "chosen by the user"}
     if config.measure == "containment":
         if spilled is not None:
-            raise ValueError("measure 'containment' runs on the exact join, which holds "
-                             "every set in memory; leave out the memory limit")
+            raise ValueError("measure 'containment' holds every set in memory (its size "
+                             "classes and exact join); leave out the memory limit")
         if method == "auto":
             method = "exact"
             method_choice = {"method": method, "reason": "measure containment: the exact "
-                                                         "join (no LSH threshold bounds it)"}
+                                                         "join (method 'lsh' to band by size "
+                                                         "class)"}
     if config.sketch == "simhash":
         if spilled is not None:
             raise ValueError("sketch 'simhash' is not supported with a memory limit")
@@ -537,6 +545,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             method_choice = choice.as_dict()
 
     signatures, bucket_stats, search_stats = None, lsh.CandidateStats(), None
+    containment_search = None
     if method == "simhash":
         k = config.hamming_distance()
         with timer.stage("simhash", f"{group_first.size:,} distinct sets, 64 bits"):
@@ -561,12 +570,20 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
                 signatures = sign(sets.subset(group_first), config)
             else:  # row d: document d, on disk
                 signatures = spilled.signatures
-        with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
-            if spilled is None:
+        if config.measure == "containment":  # spilled is refused above
+            with timer.stage("lsh", "by size class (containment)"):
+                ci, cj, search = containment.candidate_pairs(
+                    sets.subset(group_first), signatures.matrix, config.threshold,
+                    weights=config.weights, max_bucket=config.max_bucket,
+                    policy=config.bucket_policy)
+                bucket_stats, containment_search = search.stats, search.as_dict()
+        elif spilled is None:
+            with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
                 keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
                 ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
                                                            policy=config.bucket_policy)
-            else:
+        else:
+            with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
                 ci, cj, bucket_stats = lsh.candidate_pairs_by_band(
                     spilled.band_columns(group_first), group_first.size,
                     max_bucket=config.max_bucket, policy=config.bucket_policy)
@@ -631,6 +648,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
            if config.clusters == "center" else {}),
         "buckets": bucket_stats.as_dict(),
         **({"simhash": search_stats.as_dict()} if search_stats is not None else {}),
+        **({"containment_search": containment_search}
+           if containment_search is not None else {}),
         "method": method,
         "method_choice": method_choice,
     }

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neardup
+from neardup import containment
 from neardup.allpairs import all_pairs
 from neardup.cli import main
 from neardup.pipeline import FindConfig, find_texts
@@ -120,8 +121,9 @@ def test_find_reports_exactly_the_pairs_of_brute_force(threshold):
 def test_the_option_is_checked_at_the_door_and_refused_where_unsound():
     with pytest.raises(ValueError, match="measure must be one of"):
         FindConfig(measure="overlap")
-    with pytest.raises(ValueError, match="containment' runs on the exact join: method"):
-        FindConfig(measure="containment", method="lsh")
+    assert FindConfig(measure="containment", method="lsh").method == "lsh"  # no refusal
+    with pytest.raises(ValueError, match="chooses bands x rows for each pair of size"):
+        FindConfig(measure="containment", method="lsh", bands=16)
     from neardup import spark
 
     with pytest.raises(ValueError, match="not supported by the Spark engine"):
@@ -131,7 +133,7 @@ def test_the_option_is_checked_at_the_door_and_refused_where_unsound():
 def test_memory_limit_is_refused(tmp_path):
     path = tmp_path / "docs.txt"
     path.write_text("\n".join(corpus_with_quotes()) + "\n")
-    with pytest.raises(ValueError, match="containment' runs on the exact join"):
+    with pytest.raises(ValueError, match="containment' holds every set in memory"):
         neardup.find(path, measure="containment", memory_limit="64M")
 
 
@@ -151,3 +153,136 @@ def test_cli_writes_the_containment_column(tmp_path):
         "containment").to_pylist()
     assert min(float(r["containment"]) for r in rows) >= 0.9
     assert len(rows) == library.counts["pairs"] > 0
+
+
+# ---------------------------------------------------------------- method "lsh": size classes
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_exact_join_limited_to_smaller_sets_equals_brute_force(seed):
+    """The fallback's join: only pairs whose smaller set is below the larger one's bound."""
+    rng = np.random.default_rng(seed)
+    sets_ = unequal_sets(rng, int(rng.integers(2, 40)))
+    t = float(rng.choice([0.5, 0.8, 1.0, rng.uniform(0.1, 1.0)]))
+    sizes = np.array([len(s) for s in sets_])
+    by_size = rng.integers(1, 250, size=sizes.max() + 1)  # a bound that depends on size only
+    i, j, c = all_pairs(ShingleSets.from_sets(sets_), t, "containment",
+                        smaller_than=by_size[sizes])
+    want = [(a, b, v) for a, b, v in brute_containment_pairs(sets_, t)
+            if min(sizes[a], sizes[b]) < by_size[max(sizes[a], sizes[b])]]
+    assert list(zip(i.tolist(), j.tolist(), c.tolist())) == want
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.8, 0.95])
+def test_every_contained_pair_has_the_jaccard_floor_of_its_class_pair(threshold):
+    """t_ij = t / (1 + R_ij - t) bounds the Jaccard of every pair with containment >= t."""
+    rng = np.random.default_rng(3)
+    sets_ = [s for s in unequal_sets(rng, 80) if s]
+    sizes = np.array([len(s) for s in sets_])
+    classes = containment.size_classes(sizes)
+    floors = {(p.small, p.large): p.jaccard_floor
+              for p in containment.plan_class_pairs(sizes, threshold, 128)}
+    checked = 0
+    for a, b, _ in brute_containment_pairs(sets_, threshold):
+        jaccard = len(sets_[a] & sets_[b]) / len(sets_[a] | sets_[b])
+        key = tuple(sorted((int(classes[a]), int(classes[b]))))
+        assert jaccard >= floors[key] - 1e-12
+        checked += 1
+    assert checked > 20
+
+
+def pasted_corpus(seed=0):
+    """Small documents pasted (a third whole, the others cut to 60-100 %) inside hosts 1.05x
+    to 40x their length, plus unrelated documents of every size and identical copies."""
+    rng = np.random.default_rng(seed)
+    words = np.array([f"w{k}" for k in range(20_000)])
+    texts = []
+    for _ in range(120):
+        small = list(rng.choice(words, int(rng.integers(20, 300))))
+        texts.append(" ".join(small))
+        kept = 1.0 if rng.random() < 1 / 3 else rng.uniform(0.6, 1.0)
+        cut = small[: int(len(small) * kept)]
+        ratio = float(rng.choice([1.05, 1.1, 1.2, 1.3, 1.5, 1.7, 2.5, 4.0, 8.0, 40.0]))
+        padding = list(rng.choice(words, int(len(small) * (ratio - 1)) + 1))
+        at = int(rng.integers(len(padding) + 1))
+        texts.append(" ".join(padding[:at] + cut + padding[at:]))
+    texts += [" ".join(rng.choice(words, int(rng.integers(20, 3000)))) for _ in range(60)]
+    return texts + texts[:4]
+
+
+def set_pairs(result):
+    return dict(zip(zip(result.pair_set.set_i.tolist(), result.pair_set.set_j.tolist()),
+                    result.pair_set.jaccard.tolist()))
+
+
+@pytest.mark.parametrize("threshold", [0.7, 0.8, 0.9])
+def test_lsh_pairs_are_exact_pairs_and_recall_is_high(threshold):
+    texts = pasted_corpus()
+    options = dict(threshold=threshold, shingle_kind="word", shingle_size=3,
+                   measure="containment", keep_arrays=True)
+    exact = find_texts(texts, method="exact", **options)
+    approximate = find_texts(texts, method="lsh", **options)
+    assert approximate.counts["method"] == "lsh"
+    truth, found = set_pairs(exact), set_pairs(approximate)
+    assert set(found) <= set(truth)  # precision 1.0
+    assert all(found[pair] == truth[pair] for pair in found)
+    table, want = approximate.pairs_table(), exact.pairs_table()
+    values = dict(zip(zip(want.column("doc_a").to_pylist(), want.column("doc_b").to_pylist()),
+                      want.column("containment").to_pylist()))
+    got = dict(zip(zip(table.column("doc_a").to_pylist(), table.column("doc_b").to_pylist()),
+                   table.column("containment").to_pylist()))
+    assert got and all(values[pair] == value for pair, value in got.items())
+    # recall among the pairs clearly above t (the S-curve's promise), on both sides
+    sets = exact.sets
+    a, b = np.array(list(truth), dtype=np.int64).T
+    clear = exact_containment(sets, a, b) >= threshold + 0.1
+    hits = np.array([pair in found for pair in zip(a.tolist(), b.tolist())])
+    assert clear.sum() >= 40 and hits[clear].mean() >= 0.95
+    # and among those the LSH passes had to find (size classes with an LSH plan)
+    classes = containment.size_classes(sets.sizes)
+    plans = {(p.small, p.large): p.plan for p in containment.plan_class_pairs(
+        sets.sizes[sets.sizes >= 5], threshold, 128)}
+    by_lsh = np.array([plans[tuple(sorted((int(classes[x]), int(classes[y]))))] is not None
+                       for x, y in zip(a.tolist(), b.tolist())])
+    assert (clear & by_lsh).sum() >= 10 and hits[clear & by_lsh].mean() >= 0.95
+    # both searches took part: LSH inside near sizes, the join for far ratios
+    search = approximate.counts["containment_search"]
+    assert search["class_pairs_lsh"] > 0 and search["class_pairs_exact"] > 0
+    assert search["lsh_candidates"] > 0 and search["exact_pairs"] > 0
+    assert approximate.counts["candidates"] == approximate.candidates_table().num_rows
+    assert approximate.counts["candidates"] == search["lsh_candidates"] + search["exact_pairs"]
+    assert approximate.counts["identical_pairs"] == exact.counts["identical_pairs"] > 0
+
+
+def test_lsh_path_is_deterministic():
+    texts = pasted_corpus(seed=1)
+    runs = [find_texts(texts, threshold=0.8, shingle_kind="word", shingle_size=3,
+                       measure="containment", method="lsh", seed=7) for _ in range(2)]
+    assert set_pairs(runs[0]) == set_pairs(runs[1])
+    assert np.array_equal(runs[0].candidates["i"], runs[1].candidates["i"])
+    assert np.array_equal(runs[0].candidates["j"], runs[1].candidates["j"])
+
+
+def test_cli_method_lsh_mirrors_the_library(tmp_path, capsys):
+    path = tmp_path / "docs.txt"
+    path.write_text("\n".join(pasted_corpus(seed=2)) + "\n")
+    out = tmp_path / "out"
+    assert main(["find", str(path), "--shingle", "word", "--ngram", "3", "-t", "0.8",
+                 "--measure", "containment", "--method", "lsh", "--out", str(out)]) == 0
+    assert "LSH by size class:" in capsys.readouterr().out
+    library = neardup.find(path, shingle_kind="word", shingle_size=3, threshold=0.8,
+                           measure="containment", method="lsh")
+    with open(out / "pairs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(int(r["doc_a"]), int(r["doc_b"])) for r in rows] == list(zip(
+        library.pairs_table().column("doc_a").to_pylist(),
+        library.pairs_table().column("doc_b").to_pylist()))
+    assert len(rows) == library.counts["pairs"] > 0
+
+
+@pytest.mark.parametrize("texts", [[], ["one two three four five six"],
+                                   ["a b", "one two three four five six seven"]])
+def test_lsh_path_on_inputs_with_fewer_than_two_sets(texts):
+    result = find_texts(texts, threshold=0.8, shingle_kind="word", shingle_size=1,
+                        measure="containment", method="lsh")
+    assert result.counts["pairs"] == 0 and result.counts["candidates"] == 0
