@@ -72,15 +72,19 @@ def corpus():
     return texts, ids
 
 
-@pytest.fixture(scope="module")
-def runs(spark, corpus):
-    """The same corpus through both engines: (local FindResult with its sets, Spark result)."""
+def _both_engines(spark, corpus, options: dict):
+    """The corpus through both engines: (local FindResult with its sets, Spark result)."""
     texts, ids = corpus
-    local = neardup.find_texts(texts, ids, keep_arrays=True, **OPTIONS)
+    local = neardup.find_texts(texts, ids, keep_arrays=True, **options)
     # shuffled across partitions: numbering comes from order_col, not from the layout
     df = spark.createDataFrame(list(zip(range(len(texts)), ids, texts)),
                                "position long, id string, text string").repartition(3)
-    return local, neardup_spark.find(df, order_col="position", **OPTIONS)
+    return local, neardup_spark.find(df, order_col="position", **options)
+
+
+@pytest.fixture(scope="module")
+def runs(spark, corpus):
+    return _both_engines(spark, corpus, OPTIONS)
 
 
 def _rows(table):
@@ -379,11 +383,7 @@ SIMHASH = dict(OPTIONS, sketch="simhash", simhash_distance=10)
 @pytest.fixture(scope="module")
 def simhash_runs(spark, corpus):
     """The planted corpus through both engines with the SimHash search."""
-    texts, ids = corpus
-    local = neardup.find_texts(texts, ids, keep_arrays=True, **SIMHASH)
-    df = spark.createDataFrame(list(zip(range(len(texts)), ids, texts)),
-                               "position long, id string, text string").repartition(3)
-    return local, neardup_spark.find(df, order_col="position", **SIMHASH)
+    return _both_engines(spark, corpus, SIMHASH)
 
 
 def test_simhash_same_pairs_clusters_and_counts_as_local(simhash_runs):
