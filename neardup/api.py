@@ -47,7 +47,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     the row number) name the columns; they are the same as ``text_fields``/``id_field``.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
-    delimiter, encoding), :class:`~neardup.pipeline.FindConfig` fields
+    delimiter, encoding), :class:`~neardup.config.FindConfig` fields
     (threshold, num_perm, shingle_kind, shingle_size, ...) and
     :class:`~neardup.prepare.PrepareOptions` fields (clean, language, stem, ...,
     code, type2, generated).
@@ -274,7 +274,7 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
     """Near-duplicate sets among records that already are sets (see :mod:`neardup.itemsets`).
 
     ``items=(user_col, item_col)`` for a CSV/TSV/Parquet table, or ``items_field`` for
-    JSON Lines; ``options`` are :class:`~neardup.pipeline.FindConfig` fields.
+    JSON Lines; ``options`` are :class:`~neardup.config.FindConfig` fields.
     """
     if (items is None) == (items_field is None):
         raise ValueError("give one of items=(user_col, item_col) or items_field=")

@@ -19,8 +19,8 @@ import numpy as np
 from . import api, cli_index, lsh, outofcore, sinks, sources
 from .cleaning import PRESETS
 from .cluster import CLUSTER_POLICIES
+from .config import SKETCHES, FindConfig
 from .minhash import HASH_FAMILIES
-from .pipeline import SKETCHES, FindConfig
 from .prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES
 from .verify import MEASURES
 

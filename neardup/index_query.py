@@ -41,7 +41,7 @@ from . import cluster, columns, lsh, verify
 from .lsh import _sorted_unique
 from .minhash import Signatures
 from .pairs import PairSet
-from .pipeline import FindResult
+from .result import FindResult
 from .shingling import ShingleSets
 
 INDEX_PREFIX = "index:"
@@ -49,7 +49,7 @@ INDEX_PREFIX = "index:"
 
 @dataclass(repr=False)  # FindResult's one-line repr
 class IndexFindResult(FindResult):
-    """A :class:`~neardup.pipeline.FindResult` over the new documents (first
+    """A :class:`~neardup.result.FindResult` over the new documents (first
     ``new_documents``) and the indexed documents they were candidates of."""
 
     new_documents: int = 0

@@ -3,7 +3,7 @@
 ``neardup.find(inputs, **options)`` takes these keywords; they are
 :class:`typing.TypedDict` s, so editors complete them and type checkers check them
 (``**options: Unpack[FindOptions]``, PEP 692). The defaults live with the code that
-uses them: :class:`~neardup.pipeline.FindConfig` (similarity),
+uses them: :class:`~neardup.config.FindConfig` (similarity),
 :class:`~neardup.prepare.PrepareOptions` (cleaning and code) and
 :func:`~neardup.sources.read_documents` (reading). The CLI's options are these same
 names with dashes (``--num-perm`` is ``num_perm``); tests/test_options.py checks that
@@ -30,7 +30,7 @@ class SourceOptions(TypedDict, total=False):
 
 
 class SimilarityOptions(TypedDict, total=False):
-    """Shingles, MinHash, LSH and the pairs (see :class:`neardup.pipeline.FindConfig`)."""
+    """Shingles, MinHash, LSH and the pairs (see :class:`neardup.config.FindConfig`)."""
 
     threshold: float  # report pairs with exact Jaccard >= threshold (default 0.8)
     num_perm: int  # K, minima per signature (default 128)

@@ -314,7 +314,7 @@ class ChunkPlan:
     @classmethod
     def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict
                 ) -> ChunkPlan:
-        """:meth:`for_limit` for ``config`` (a :class:`~neardup.pipeline.FindConfig`) on
+        """:meth:`for_limit` for ``config`` (a :class:`~neardup.config.FindConfig`) on
         ``inputs``, their records counted first (:func:`survey_inputs`)."""
         per_char = COSTS.per_char
         if config.shingle_kind == "char" and config.hash_bits == 64:

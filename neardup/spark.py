@@ -47,10 +47,10 @@ import numpy as np
 import pyarrow as pa
 
 from . import lsh, simhash, verify
+from .config import FindConfig
 from .evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
 from .minhash import Signatures, minhash
 from .pairs import PAIR_SCHEMA, too_many_pairs
-from .pipeline import FindConfig
 from .shingling import ShingleSets, set_fingerprints, shingle
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -303,7 +303,7 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     Document numbering (what "smallest index" and "first" mean): ``order_col``, a
     0-based index column, if given; else the DataFrame's order (``zipWithIndex``).
     ``id_col`` None (or absent from ``df``) numbers ids "1", "2", ... as the local engine.
-    ``options`` are :class:`~neardup.pipeline.FindConfig` fields; ``normalize`` and
+    ``options`` are :class:`~neardup.config.FindConfig` fields; ``normalize`` and
     ``tokenize`` plug in as in ``find_texts`` (they must be picklable).
     """
     _require_spark()

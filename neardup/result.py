@@ -1,0 +1,176 @@
+"""What a run found: :class:`FindResult`, columns indexed by document, and its tables.
+
+Tables are built from the arrays on demand (pairs streamed in batches); nothing here
+computes a stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from . import columns, lsh, minhash, verify
+from .config import FindConfig
+from .pairs import PAIR_SCHEMA, PairSet, identical_table, pair_table, too_many_pairs
+from .shingling import ShingleSets
+
+
+@dataclass
+class FindResult:
+    """What a run found, as columns indexed by document number (input order).
+
+    ``pair_set`` holds every document pair in compact form (identical groups plus pairs
+    of distinct sets, see :mod:`neardup.pairs`); ``counts["pairs"]`` is their exact
+    number. ``pair_i``, ``pair_j``, ``jaccard``, ``estimate`` list them all (doc_a < doc_b,
+    sorted), built on first use and refused above ``config.max_pairs``;
+    :meth:`iter_pairs_tables` streams them in bounded batches instead.
+    """
+
+    ids: list[str]
+    config: FindConfig
+    plan: lsh.BandPlan
+    shingle_counts: np.ndarray  # int64[n]
+    status: np.ndarray  # object[n]: "ok" or "too few shingles"
+    pair_set: PairSet
+    labels: np.ndarray  # int64[n], smallest document index in the cluster
+    representative: np.ndarray  # bool[n]
+    candidates: dict = field(default_factory=dict)  # i, j, jaccard, estimate: every candidate
+    counts: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    read_report: dict | None = None
+    sets: ShingleSets | None = None
+    signatures: minhash.Signatures | None = None
+    previews: dict | None = None  # document -> its line, shortened (line inputs, for display)
+    _listed: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _id_arrow: pa.Array | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def removable(self) -> np.ndarray:
+        """bool[n]: documents that have a near-duplicate kept in their place."""
+        return ~self.representative
+
+    def __repr__(self) -> str:  # one line, whatever the size of the arrays
+        c = self.counts
+        return (f"FindResult({self.n:,} documents, {c.get('pairs', 0):,} pairs "
+                f"({c.get('identical_pairs', 0):,} identical), {c.get('clusters', 0):,} "
+                f"clusters, method {c.get('method', '?')}, t = {self.config.threshold})")
+
+    def _all_pairs(self) -> tuple:
+        if self._listed is None:
+            message = too_many_pairs(self.pair_set.counts(), self.config.max_pairs or None)
+            if message is not None:
+                raise ValueError(message + "; or stream them with result.iter_pairs_tables()")
+            self._listed = self.pair_set.arrays()
+        return self._listed
+
+    @property
+    def pair_i(self) -> np.ndarray:
+        """int64: the first document of every document pair (ascending, then pair_j)."""
+        return self._all_pairs()[0]
+
+    @property
+    def pair_j(self) -> np.ndarray:
+        return self._all_pairs()[1]
+
+    @property
+    def jaccard(self) -> np.ndarray:
+        """float64: exact Jaccard of every document pair (1.0 inside identical groups)."""
+        return self._all_pairs()[2]
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """float64: MinHash estimate of every document pair (NaN from the exact join; with
+        sketch "simhash" the Jaccard its Hamming distance means for sets of equal size)."""
+        return self._all_pairs()[3]
+
+    @property
+    def id_array(self) -> pa.Array:
+        """The ids as one Arrow string array (built once; tables take from it)."""
+        if self._id_arrow is None:
+            self._id_arrow = columns.strings(self.ids)
+        return self._id_arrow
+
+    def pairs_table(self) -> pa.Table:
+        """Every document pair: id_a, id_b, jaccard, estimate, doc_a, doc_b (with
+        measure "containment", a containment column after jaccard)."""
+        return self._pair_table(*self._all_pairs())
+
+    def iter_pairs_tables(self, max_rows: int | None = None):
+        """The rows of :meth:`pairs_table` in batches of about ``max_rows`` (no limit)."""
+        for batch in self.pair_set.batches(max_rows or (1 << 20)):
+            yield self._pair_table(*batch)
+
+    @property
+    def pairs_schema(self) -> pa.Schema:
+        """The schema of :meth:`pairs_table` (PAIR_SCHEMA, plus containment if measured)."""
+        if self.config.measure == "jaccard":
+            return PAIR_SCHEMA
+        return PAIR_SCHEMA.insert(3, pa.field(self.config.measure, pa.float64()))
+
+    def set_pairs_table(self) -> pa.Table:
+        """The pairs of distinct sets (doc_a, doc_b: their groups' heads), pairs' columns."""
+        p = self.pair_set
+        return self._pair_table(p.set_i, p.set_j, p.jaccard, p.estimate)
+
+    def _pair_table(self, doc_a, doc_b, jaccard, estimate) -> pa.Table:
+        table = pair_table(self.id_array, doc_a, doc_b, jaccard, estimate)
+        if self.config.measure == "jaccard":
+            return table
+        # exact, from J and the set sizes (see verify.containment_from_jaccard)
+        value = verify.containment_from_jaccard(jaccard, self.shingle_counts[doc_a],
+                                                self.shingle_counts[doc_b])
+        return table.add_column(3, self.config.measure, pa.array(np.round(value, 6)))
+
+    def identical_table(self) -> pa.Table:
+        """Every document in an identical group of two or more: group, id, group_size,
+        doc, head_doc (see :func:`neardup.pairs.identical_table`)."""
+        return identical_table(self.id_array, self.pair_set)
+
+    def candidates_table(self) -> pa.Table:
+        """Every LSH candidate (distinct sets only) with its exact Jaccard and estimate."""
+        c = self.candidates
+        measure = self.config.measure
+        extra = {} if measure == "jaccard" else {measure: c[measure].round(6)}
+        return columns.table({"doc_a": c["i"], "doc_b": c["j"],
+                              "jaccard": c["jaccard"].round(6), **extra,
+                              "estimate": c["estimate"].round(6),
+                              "verified": c[measure] >= self.config.threshold})
+
+    def documents_table(self) -> pa.Table:
+        """One row per document: id, shingle count, status, cluster, kept or removable."""
+        ids = np.asarray(self.ids, dtype=object)
+        return columns.table({
+            "doc": np.arange(self.n),
+            "id": ids,
+            "shingles": self.shingle_counts,
+            "status": self.status,
+            "cluster": ids[self.labels],
+            "representative": self.representative,
+        })
+
+    def clusters_table(self, include_singletons: bool = False) -> pa.Table:
+        """One row per document in a cluster of two or more, largest clusters first."""
+        sizes = np.bincount(self.labels, minlength=self.n)[self.labels]
+        members = np.arange(self.n) if include_singletons else np.flatnonzero(sizes > 1)
+        order = np.lexsort((members, self.labels[members], -sizes[members]))
+        members = members[order]
+        ids = np.asarray(self.ids, dtype=object)
+        return columns.table({
+            "cluster": ids[self.labels[members]],
+            "id": ids[members],
+            "cluster_size": sizes[members],
+            "representative": self.representative[members],
+            "shingles": self.shingle_counts[members],
+            "doc": members,
+        })
+
+    def summary(self) -> dict:
+        """Counts, parameters and the band plan; deterministic (no timings)."""
+        return {"counts": self.counts, "config": self.config.as_dict(),
+                "plan": self.plan.as_dict(), "read": self.read_report}
