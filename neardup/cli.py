@@ -571,8 +571,12 @@ def describe_pairs(c: dict, config) -> str:
         config.measure)
     which = (f"exact {measure} >= {config.threshold}" if config.verify
              else f"every candidate, any {measure}")
-    line = (f"pairs {c['pairs']:,} document pairs ({which}): {c['identical_pairs']:,} inside "
-            f"identical groups (J = 1), {c['near_duplicate_pairs']:,} between different sets "
+    with_index = c.get("index", {}).get("identical_pairs_with_index", 0)
+    identical = (f"{c['identical_pairs']:,} of identical sets (J = 1; {with_index:,} of them a "
+                 f"new document and an indexed copy)" if with_index else
+                 f"{c['identical_pairs']:,} inside identical groups (J = 1)")
+    line = (f"pairs {c['pairs']:,} document pairs ({which}): {identical}, "
+            f"{c['near_duplicate_pairs']:,} between different sets "
             f"(from {c['set_pairs']:,} pairs of distinct sets)")
     if config.pairs == "groups":
         line += "; written compact (set_pairs + identical)"

@@ -124,6 +124,10 @@ class Index:
             raise ValueError(f"a query against an index uses its LSH bands: method must be "
                              f"'lsh' (or 'auto'), got {options['method']!r}")
         options["method"] = "lsh"
+        if options.get("pairs", "all") != "all":
+            raise ValueError("a query against an index lists every pair (pairs='all'): the "
+                             "compact form groups identical sets, and a new document's "
+                             "indexed copies are not in its group")
         for key, only in (("measure", "jaccard"), ("clusters", "components"),
                           ("sketch", "minhash")):
             if options.get(key, only) != only:

@@ -151,9 +151,12 @@ def against(index, new: FindResult) -> IndexFindResult:
 
     counts = dict(new.counts)
     counts.update(pair_set.counts())
-    identical = _identical_with_index(pair_set, doc_i, doc_j, jaccard)
+    # a new document and an indexed one with equal sets are a pair of identical sets, as
+    # a batch run (which groups them) counts it: identical, not a pair of distinct sets
+    identical, identical_set_pairs = _identical_with_index(pair_set, doc_i, jaccard)
     counts["identical_pairs"] += identical
     counts["near_duplicate_pairs"] -= identical
+    counts["set_pairs"] -= identical_set_pairs
     sizes = np.bincount(labels, minlength=n)
     in_pairs = _sorted_unique(doc_j[doc_j >= n_new])
     counts.update({
@@ -166,6 +169,7 @@ def against(index, new: FindResult) -> IndexFindResult:
                   "segments": len(index.segments), "candidates": int(old.size),
                   "documents_listed": int(m), "documents_in_pairs": int(in_pairs.size),
                   "pairs_with_index": int(_pairs_with_index(pair_set, n_new)),
+                  "identical_pairs_with_index": identical,
                   "new_in_clusters_with_index": int(with_index[labels[:n_new]].sum())},
     })
     old_ids = index.ids(listed).to_pylist()
@@ -195,14 +199,14 @@ def _gather(index, documents: np.ndarray):
     return gathered, np.concatenate(signatures), gathered.sizes
 
 
-def _identical_with_index(pair_set: PairSet, doc_i, doc_j, jaccard) -> int:
-    """Document pairs new × indexed whose sets are equal (J = 1 exactly): each set pair
-    stands for (copies of the new set) × 1 such pairs."""
+def _identical_with_index(pair_set: PairSet, doc_i, jaccard) -> tuple[int, int]:
+    """(document pairs, set pairs) new × indexed whose sets are equal (J = 1 exactly): each
+    set pair stands for (copies of the new set) × 1 such document pairs."""
     same = jaccard == 1.0
     if not same.any():
-        return 0
+        return 0, 0
     sizes = pair_set.groups.sizes[pair_set.groups.group_of[doc_i[same]]]
-    return int(sizes.sum())
+    return int(sizes.sum()), int(same.sum())
 
 
 def _pairs_with_index(pair_set: PairSet, n_new: int) -> int:

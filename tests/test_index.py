@@ -116,7 +116,8 @@ def brute_force_kept(records, new_start: int, threshold: float, pairs: dict | No
     if pairs is not None:
         new = j >= new_start  # i < j: the pair involves a new document
         pairs.update(pairs=int(new.sum()), identical=int((jaccard[new] == 1.0).sum()),
-                     with_old=int((new & (i < new_start)).sum()))
+                     with_old=int((new & (i < new_start)).sum()),
+                     identical_with_old=int((new & (i < new_start) & (jaccard == 1.0)).sum()))
     labels = neardup.cluster.cluster_labels(len(records), i, j)
     has_old = np.zeros(len(records), dtype=bool)
     has_old[labels[:new_start]] = True
@@ -152,6 +153,11 @@ def test_dedup_against_keeps_exactly_the_new_documents_without_duplicates(tmp_pa
     assert result.counts["pairs"] == truth["pairs"] > 0
     assert result.counts["identical_pairs"] == truth["identical"]
     assert result.counts["index"]["pairs_with_index"] == truth["with_old"]
+    c = result.counts
+    assert c["index"]["identical_pairs_with_index"] == truth["identical_with_old"]
+    # a new document's indexed copy is a pair of identical sets, not of distinct ones
+    assert c["near_duplicate_pairs"] == truth["pairs"] - truth["identical"]
+    assert 0 < c["set_pairs"] <= c["near_duplicate_pairs"]
     index = Index(tmp_path / "idx")
     assert index.n == len(old) + len(expected)  # the kept ones were added
     assert set(index.ids(np.arange(len(old), index.n)).to_pylist()) == expected
@@ -364,3 +370,10 @@ def test_command_line_round_trip(tmp_path, capsys):
     # an index path that is not one, and building over an existing index, are refused
     assert main(["find", str(files["new"]), "--against", str(tmp_path), *common]) == 2
     assert main(["index", "build", str(files["old"]), "-o", idx, *common]) == 2
+
+
+def test_the_compact_pair_form_is_refused_against_an_index(tmp_path):
+    records = corpus(8)
+    Index.build(records[:200], tmp_path / "idx", id="id", **WORDS)
+    with pytest.raises(ValueError, match="pairs='all'"):
+        neardup.find(records[200:], against=tmp_path / "idx", id="id", pairs="groups")
