@@ -5,7 +5,7 @@ Arrow parses a block of lines in C++ several times faster. The two do not agree 
 everything (Arrow rejects duplicate keys and control characters; Python accepts
 ``NaN``; types differ for numbers), so a block goes through Arrow only when the
 answer is certain to be the one the line-by-line reader
-(:func:`neardup.sources._read_jsonl_records`) gives:
+(:func:`neardup.read_lines._read_jsonl_records`) gives:
 
 * every non-blank line starts with "{" and is a JSON object that Arrow parses (any
   parse error, or a row count that differs from the non-blank lines: the block is
