@@ -17,11 +17,12 @@ weights (0.02, 0.98) put the steep point below t: a pair lost here cannot be bro
 back, while an extra candidate only costs one exact check.
 The floor matters because true pairs crowd just above t, where the area misses
 little but P is lowest. Measured on Go's source tree (word 5-grams, K = 128, every
-document pair by brute force): at t = 0.8 the areas alone chose 17 × 7 (P(t) =
-0.982): recall 99.87 %, 3,194 candidates; with the floor 18 × 6: 100 %, 6,659
-candidates, the same LSH and verification time. At t = 0.5, 34 × 3 (P(t) = 0.989):
-99.46 %, 105,034 candidates; 40 × 3: 99.985 %, 345,796 candidates, 0.30 s against
-0.34 s. datasketch's 0.5/0.5 choice at t = 0.8, 9 × 13, finds 87 %.
+document pair by brute force, three seeds, BENCHMARKS.md): at t = 0.5 the areas alone
+chose 34 × 3 (P(t) = 0.989): recall 99.77 % (worst seed 99.46 %); with the floor
+40 × 3: 99.98 % (worst 99.97 %), the same LSH and verification time. At t = 0.8, 17 × 7
+(P(t) = 0.982) against 18 × 6: 99.96 % against 99.87 %, within the 1-3 pairs of 744 that
+seeds differ by (the S-curve expects 99.82 % against 99.96 %). datasketch's 0.5/0.5
+choice at t = 0.8, 9 × 13, finds 88 %.
 
 Candidates are found per band by sorting the band keys (one 64-bit hash of the
 r minima) and emitting all pairs inside each run of equal keys. A bucket larger
