@@ -478,48 +478,48 @@ def _non_ascii_spans(data, doc_offsets):
     return span_offsets, starts, ends
 
 
+@nb.njit(inline="always")
+def _collapse_document(data, lo, hi, ascii_fold, is_space, out, w, write):
+    """Code points of data[lo:hi] with ASCII letters lowered and each inner whitespace run
+    one space, trimmed; written from out[w] when ``write``. Returns how many."""
+    last_space = is_space.size - 1
+    count = 0
+    started = False
+    pending = False
+    p = lo
+    while p < hi:
+        cp, width = utf8_at(data, p)
+        p += width
+        if cp <= last_space and is_space[cp]:
+            pending = started
+            continue
+        if pending:
+            if write:
+                out[w + count] = 0x20
+            count += 1
+            pending = False
+        if write:
+            out[w + count] = ascii_fold[cp] if cp < 0x80 else cp
+        count += 1
+        started = True
+    return count
+
+
 @sized_kernel(work=lambda data, *_: data.size)
 def _collapsed_code_points(data, doc_offsets, ascii_fold, is_space):
     n = doc_offsets.size - 1
-    last_space = is_space.size - 1
+    none = np.empty(0, dtype=np.uint32)
     counts = np.zeros(n, dtype=np.int64)
-    for d in nb.prange(n):  # pass 1: code points kept, a space per inner whitespace run
-        c = 0
-        started = False
-        pending = False
-        p = doc_offsets[d]
-        while p < doc_offsets[d + 1]:
-            cp, width = utf8_at(data, p)
-            p += width
-            if cp <= last_space and is_space[cp]:
-                pending = started
-            else:
-                c += 1 + pending
-                pending = False
-                started = True
-        counts[d] = c
+    for d in nb.prange(n):  # pass 1: how many code points each document keeps
+        counts[d] = _collapse_document(data, doc_offsets[d], doc_offsets[d + 1], ascii_fold,
+                                       is_space, none, 0, False)
     offsets = np.zeros(n + 1, dtype=np.int64)
     for d in range(n):
         offsets[d + 1] = offsets[d] + counts[d]
     out = np.empty(offsets[n], dtype=np.uint32)
-    for d in nb.prange(n):  # pass 2: write them, ASCII letters lowered
-        w = offsets[d]
-        started = False
-        pending = False
-        p = doc_offsets[d]
-        while p < doc_offsets[d + 1]:
-            cp, width = utf8_at(data, p)
-            p += width
-            if cp <= last_space and is_space[cp]:
-                pending = started
-                continue
-            if pending:
-                out[w] = 0x20
-                w += 1
-                pending = False
-            out[w] = ascii_fold[cp] if cp < 0x80 else cp
-            w += 1
-            started = True
+    for d in nb.prange(n):  # pass 2: write them
+        _collapse_document(data, doc_offsets[d], doc_offsets[d + 1], ascii_fold, is_space,
+                           out, offsets[d], True)
     return out, offsets
 
 

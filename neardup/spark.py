@@ -126,12 +126,7 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     ``options`` are :class:`~neardup.config.FindConfig` fields; ``normalize`` and
     ``tokenize`` plug in as in ``find_texts`` (they must be picklable).
     """
-    _require_spark()
-    config = config or FindConfig.from_options(**options)
-    _check_find_config(config)
-    for name in (text_col, order_col):
-        if name is not None and name not in df.columns:
-            raise ValueError(f"no column {name!r}; the columns are {df.columns}")
+    config = _run_config(df, text_col, order_col, config, options, _check_find_config)
     plan = config.band_plan()
     seconds: dict[str, float] = {}
     docs = _numbered(df, text_col, id_col, order_col).persist()
@@ -220,12 +215,8 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     refused. No empirical S-curve and no sweep: ``curve`` and ``sweep`` are empty, as
     ``notes`` says. Arguments as :func:`find`'s.
     """
-    _require_spark()
-    config = config or FindConfig.from_options(**options)
-    _check_sketch_and_measure(config)
-    for name in (text_col, order_col):
-        if name is not None and name not in df.columns:
-            raise ValueError(f"no column {name!r}; the columns are {df.columns}")
+    config = _run_config(df, text_col, order_col, config, options,
+                         _check_sketch_and_measure)
     plan = config.band_plan()
     t = config.threshold
     docs = _numbered(df, text_col, id_col, order_col).persist()
@@ -296,6 +287,19 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     simhash_run = config.sketch == "simhash"
     return Evaluation(t, plan.bands, plan.rows, metrics, [], [], notes, sketch=config.sketch,
                       distance=config.hamming_distance() if simhash_run else None)
+
+
+def _run_config(df, text_col: str, order_col: str | None, config: FindConfig | None,
+                options: dict, check) -> FindConfig:
+    """The run's config (from ``options`` unless given), checked by ``check`` for what
+    Spark runs, and the named columns checked against ``df``."""
+    _require_spark()
+    config = config or FindConfig.from_options(**options)
+    check(config)
+    for name in (text_col, order_col):
+        if name is not None and name not in df.columns:
+            raise ValueError(f"no column {name!r}; the columns are {df.columns}")
+    return config
 
 
 def _check_find_config(config: FindConfig) -> None:
