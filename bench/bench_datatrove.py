@@ -238,7 +238,7 @@ def commands(in_path, out_dir: str, workers: int) -> dict:
 
     exe = Path(sys.executable).parent / "neardup"
     me = str(Path(__file__).resolve())
-    nd_out = os.path.join(out_dir, "neardup.jsonl")
+    nd_out = os.path.join(out_dir, "neardup.sources.jsonl")
     dt_out, dt_work = os.path.join(out_dir, "datatrove"), os.path.join(out_dir, "datatrove_work")
     return {
         "neardup dedup": ([str(exe), "dedup", str(in_path), "-o", nd_out, "--id-field", "id",

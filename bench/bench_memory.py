@@ -4,7 +4,7 @@
 Each case is ``neardup find FILE --memory-limit L --out DIR -q`` in a fresh process.
 While it runs, the process tree's anonymous resident memory (``RssAnon`` of
 /proc/PID/status, summed over the process and its children, every 10 ms) is sampled:
-that is what the limit bounds (see :mod:`neardup.outofcore`). The kernel's high-water
+that is what the limit bounds (see :mod:`neardup.pipeline.outofcore`). The kernel's high-water
 mark of the whole resident set (``VmHWM``, which also counts shared libraries and
 pages of the memory-mapped spill files, file-backed and clean) is reported beside it.
 A refused run shows the first words of its message.
@@ -137,7 +137,7 @@ def run_case(name: str, path: Path, limit: str, work: Path) -> dict:
 
 
 def _bytes(limit: str) -> int:
-    from neardup.outofcore import parse_size
+    from neardup.pipeline.outofcore import parse_size
 
     return parse_size(limit)
 

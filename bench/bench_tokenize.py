@@ -23,7 +23,7 @@ from bench_core import go_corpus  # noqa: E402
 
 from neardup import synthetic  # noqa: E402
 from neardup.pipeline import shingle_in_batches  # noqa: E402
-from neardup.shingling import (  # noqa: E402
+from neardup.shingling import (
     ShingleOptions,
     hash_tokens,
     normalize_light,

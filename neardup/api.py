@@ -10,17 +10,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import frames, itemsets, lsh, outofcore, prepare, sinks
+from . import lsh, sinks
 from .options import EvaluateOptions, FindOptions
+from .pipeline import outofcore
+from .sources import frames, itemsets
+from .text import prepare
 
 if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from typing_extensions import Unpack
-from .outputs import refuse_touching_inputs
+from ._core.progress import StageTimer
 from .pipeline import FindConfig, FindResult, find_sets, sign
-from .progress import StageTimer
 from .shingling import set_fingerprints
+from .sinks.staging import refuse_touching_inputs
 from .sources import (
-    _as_text,
+    as_text,
     check_copy_target,
     read_document_chunks,
     read_documents,
@@ -42,19 +45,19 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 
     ``inputs``: a path or a list of paths, or data already in memory: a pandas or polars
     DataFrame, a pyarrow Table or RecordBatchReader, a DuckDB relation, a Hugging Face
-    ``Dataset``, a list of dicts or of strings (see :mod:`neardup.frames`). ``text``
+    ``Dataset``, a list of dicts or of strings (see :mod:`neardup.sources.frames`). ``text``
     (a column name or several, joined by a newline; default "text") and ``id`` (default:
     the row number) name the columns; they are the same as ``text_fields``/``id_field``.
 
     ``options`` are source options (fmt, text_fields, id_field, include, exclude,
     delimiter, encoding), :class:`~neardup.config.FindConfig` fields
     (threshold, num_perm, shingle_kind, shingle_size, ...) and
-    :class:`~neardup.prepare.PrepareOptions` fields (clean, language, stem, ...,
+    :class:`~neardup.text.prepare.PrepareOptions` fields (clean, language, stem, ...,
     code, type2, generated).
 
     Item sets instead of texts: ``items=(user_col, item_col)`` reads a two-column
     table, ``items_field=NAME`` a JSON Lines list field; ``transpose=True`` swaps
-    users and items (see :mod:`neardup.itemsets`).
+    users and items (see :mod:`neardup.sources.itemsets`).
 
     ``report``: write the HTML report there (see :func:`neardup.report.write_report`),
     with the texts still in memory for the side-by-side pair views; what it drew
@@ -71,13 +74,13 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     ``memory_limit`` (bytes, or a size such as "4G"): read, shingle and sign a chunk
     of documents at a time and keep shingle sets, signatures and band keys in files
     under ``work_dir`` (default: the system's temporary directory; removed after the
-    run); see :mod:`neardup.outofcore`. Same pairs and clusters as without it;
+    run); see :mod:`neardup.pipeline.outofcore`. Same pairs and clusters as without it;
     method "auto" becomes "lsh"; no ``report`` (it needs the texts: run
     ``neardup report`` on ``out`` instead) and no item sets.
 
     ``against``: the path of an index (:class:`neardup.Index`): every pair new × indexed
     and new × new, as a batch run over both would find them
-    (:mod:`neardup.index_query`); options the index fixes take its values, and one given
+    (:mod:`neardup.index.query`); options the index fixes take its values, and one given
     with another value is refused. ``force``: run at a threshold where the index's
     bands find fewer than half of the pairs (P(t) < 0.5).
     """
@@ -271,7 +274,8 @@ def explain(inputs, doc_id: str, **options) -> dict:
 def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | None = None,
                transpose: bool = False, id_field: str | None = None,
                delimiter: str | None = None, **options) -> FindResult:
-    """Near-duplicate sets among records that already are sets (see :mod:`neardup.itemsets`).
+    """Near-duplicate sets among records that already are sets (see
+    :mod:`neardup.sources.itemsets`).
 
     ``items=(user_col, item_col)`` for a CSV/TSV/Parquet table, or ``items_field`` for
     JSON Lines; ``options`` are :class:`~neardup.config.FindConfig` fields.
@@ -309,8 +313,8 @@ def _code_defaults(prep, options: dict) -> dict:
 
 def _find_against(inputs, against, *, quiet, representative_field, force, **options):
     """(index, result against it, the new documents' own result, documents)."""
-    from . import index_query
     from .index import Index
+    from .index import query as index_query
 
     index = Index(against)
     source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
@@ -325,8 +329,8 @@ def _dedup_against(inputs, out, against, *, add, force, quiet, representative_fi
     """:func:`dedup` against an index, the kept documents added to it if ``add``."""
     from contextlib import nullcontext
 
-    from . import index_query
-    from .index_format import WriteLock, read_manifest
+    from .index import query as index_query
+    from .index.store import WriteLock, read_manifest
 
     read_manifest(against)  # not an index: said before anything is read or locked
     in_memory = frames.is_in_memory(inputs)
@@ -464,7 +468,8 @@ def _column_names(options: dict, text, id) -> None:
 
 
 def _find_chunked(inputs, *, quiet, representative_field, limit: int, work_dir, **options):
-    """:func:`_find` a chunk at a time under ``limit`` bytes (see :mod:`neardup.outofcore`)."""
+    """:func:`_find` a chunk at a time under ``limit`` bytes (see
+    :mod:`neardup.pipeline.outofcore`)."""
     source_options = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
     prep = prepare.PrepareOptions.pop_from(options)
     if representative_field is not None:
@@ -597,7 +602,7 @@ def field_ranks(values: Sequence, name: str = "field") -> np.ndarray:
     if numeric:
         keys = [None if v is None else _number(v) for v in present]
     else:
-        keys = [None if v is None else _as_text(v) for v in present]
+        keys = [None if v is None else as_text(v) for v in present]
     distinct = sorted({k for k in keys if k is not None})
     rank = {k: r for r, k in enumerate(distinct)}
     missing = len(distinct)

@@ -411,7 +411,7 @@ def _empirical_curve(jaccard, found, predicted, low, width) -> list[dict]:
 
 def plot_curve(evaluation: Evaluation, path) -> None:
     """The empirical S-curve (dots) over the theoretical P(s) (line), as a PNG."""
-    from .extras import require
+    from ._core.extras import require
 
     matplotlib = require("matplotlib", "--plot")
     matplotlib.use("Agg")

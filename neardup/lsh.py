@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
-from .shingling import mix64
+from ._core.hashing import mix64
 
 BUCKET_POLICIES = ("star", "skip")
 DEFAULT_WEIGHTS = (0.02, 0.98)
@@ -247,11 +247,11 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
         band_codes = _bucket_pairs(order.astype(np.int64), starts, sizes, max_bucket,
                                    policy == "star", n)
         stats.per_band.append(band_codes.size)
-        codes.append(_sorted_unique(band_codes))
+        codes.append(sorted_unique(band_codes))
     if not codes:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), stats
-    unique_codes = _sorted_unique(np.concatenate(codes))
+    unique_codes = sorted_unique(np.concatenate(codes))
     i = (unique_codes // n).astype(np.int64)
     j = (unique_codes % n).astype(np.int64)
     return i, j, stats
@@ -282,7 +282,7 @@ def _shared_key_buckets(column: np.ndarray):
     return members[np.lexsort((members, run))], starts, sizes
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
+def sorted_unique(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values; np.unique's hash path in numpy 2.x is ~40x slower here."""
     values = np.sort(values)
     return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values

@@ -77,8 +77,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .kernels import sized_kernel
-from .shingling import mix64
+from ._core.hashing import mix64
+from ._core.kernels import sized_kernel
 
 HASH_FAMILIES = ("affine32", "oph", "superminhash")
 # the most accurate of the three and, on sets much longer than K, the fastest (BENCHMARKS.md)

@@ -4,7 +4,7 @@
 :class:`typing.TypedDict` s, so editors complete them and type checkers check them
 (``**options: Unpack[FindOptions]``, PEP 692). The defaults live with the code that
 uses them: :class:`~neardup.config.FindConfig` (similarity),
-:class:`~neardup.prepare.PrepareOptions` (cleaning and code) and
+:class:`~neardup.text.prepare.PrepareOptions` (cleaning and code) and
 :func:`~neardup.sources.read_documents` (reading). The CLI's options are these same
 names with dashes (``--num-perm`` is ``num_perm``); tests/test_options.py checks that
 the CLI, the dataclasses and these dictionaries name the same options.
@@ -58,7 +58,7 @@ class SimilarityOptions(TypedDict, total=False):
 
 
 class TextOptions(TypedDict, total=False):
-    """Cleaning and code tokenizing (see :class:`neardup.prepare.PrepareOptions`)."""
+    """Cleaning and code tokenizing (see :class:`neardup.text.prepare.PrepareOptions`)."""
 
     clean: Literal["none", "light", "text", "web"] | None
     language: str  # ISO 639-1 code for the word steps (default "en")
@@ -75,7 +75,7 @@ class TextOptions(TypedDict, total=False):
 
 
 class ItemOptions(TypedDict, total=False):
-    """Records that already are sets (see :mod:`neardup.itemsets`)."""
+    """Records that already are sets (see :mod:`neardup.sources.itemsets`)."""
 
     items: tuple[str, str] | str | None  # (user column, item column) or "user,item"
     items_field: str | None  # JSON Lines: a list field

@@ -34,8 +34,8 @@ import numba as nb
 import numpy as np
 import pyarrow as pa
 
-from . import columns
-from .kernels import sized_kernel
+from ._core import columns
+from ._core.kernels import sized_kernel
 
 BATCH_ROWS = 1 << 20
 PAIR_FORMS = ("all", "groups")

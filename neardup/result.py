@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from . import columns, lsh, minhash, verify
+from . import lsh, minhash, verify
+from ._core import columns
 from .config import FindConfig
 from .pairs import PAIR_SCHEMA, PairSet, identical_table, pair_table, too_many_pairs
 from .shingling import ShingleSets

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .kernels import sized_kernel
+from ._core.hashing import GOLDEN, mix64
+from ._core.kernels import sized_kernel
 
 SHINGLE_KINDS = ("char", "word")
 HASH_BITS = (32, 64)
@@ -292,7 +293,7 @@ def shingle_token_arrays(
     offsets = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     values = np.empty(int(offsets[-1]), dtype=raw.dtype)
-    _compact_segments(raw, raw_offsets, offsets, values)
+    compact_segments(raw, raw_offsets, offsets, values)
     return ShingleSets(offsets, values)
 
 
@@ -385,25 +386,14 @@ def utf8_buffer(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
 
 # ---------------------------------------------------------------- numba kernels
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-@nb.njit(inline="always")
-def mix64(z):
-    """splitmix64's finalizer: a bijection on 64 bits with full avalanche."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 @nb.njit(cache=True)
 def _hash_segments(code_points, offsets, seed):
     n = offsets.size - 1
     out = np.empty(n, dtype=np.uint64)
     for t in range(n):
-        h = mix64(seed ^ _GOLDEN)
+        h = mix64(seed ^ GOLDEN)
         for p in range(offsets[t], offsets[t + 1]):
-            h = mix64(h + np.uint64(code_points[p]) * _GOLDEN + np.uint64(1))
+            h = mix64(h + np.uint64(code_points[p]) * GOLDEN + np.uint64(1))
         out[t] = h
     return out
 
@@ -548,7 +538,7 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
     for d in range(n):
         token_offsets[d + 1] = token_offsets[d] + counts[d]
     out = np.empty(token_offsets[n], dtype=np.uint64)
-    start = mix64(seed ^ _GOLDEN)  # the token hash of _hash_segments
+    start = mix64(seed ^ GOLDEN)  # the token hash of _hash_segments
     for d in nb.prange(n):  # pass 2: hash each run as it ends
         t = token_offsets[d]
         h = start
@@ -563,7 +553,7 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
                 cp, width = utf8_at(data, p)
                 p += width
             if is_word[cp]:
-                h = mix64(h + np.uint64(cp) * _GOLDEN + np.uint64(1))
+                h = mix64(h + np.uint64(cp) * GOLDEN + np.uint64(1))
                 inside = True
             elif inside:
                 out[t] = h
@@ -584,7 +574,7 @@ def _ngram_hashes(tokens, offsets, out_offsets, size, seed, shift, out):
         for s in range(out_offsets[d + 1] - out_offsets[d]):
             h = start
             for p in range(lo + s, lo + s + width):
-                h = mix64(h + np.uint64(tokens[p]) * _GOLDEN + np.uint64(1))
+                h = mix64(h + np.uint64(tokens[p]) * GOLDEN + np.uint64(1))
             out[out_offsets[d] + s] = h >> shift
 
 
@@ -612,7 +602,7 @@ def _distinct_counts(sorted_values, offsets):
 
 
 @sized_kernel(work=lambda values, *_: values.size)
-def _compact_segments(values, offsets, new_offsets, out):
+def compact_segments(values, offsets, new_offsets, out):
     n = offsets.size - 1
     for d in nb.prange(n):
         lo, hi = offsets[d], offsets[d + 1]
@@ -653,5 +643,5 @@ def _fingerprints(offsets, values, seed, out):
     for d in nb.prange(offsets.size - 1):
         h = mix64(seed ^ np.uint64(offsets[d + 1] - offsets[d]))
         for p in range(offsets[d], offsets[d + 1]):
-            h = mix64(h + np.uint64(values[p]) * _GOLDEN + np.uint64(1))
+            h = mix64(h + np.uint64(values[p]) * GOLDEN + np.uint64(1))
         out[d] = h

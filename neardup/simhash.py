@@ -40,8 +40,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .kernels import sized_kernel
-from .shingling import ShingleSets, mix64
+from ._core.hashing import mix64
+from ._core.kernels import sized_kernel
+from .shingling import ShingleSets
 
 BITS = 64
 # k is chosen so that a pair of equal sizes at J = t is within k with this probability

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .kernels import sized_kernel
+from ._core.kernels import sized_kernel
 from .shingling import ShingleSets
 
 

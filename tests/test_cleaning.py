@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.cleaning import (
+from neardup.shingling import normalize_light
+from neardup.text.cleaning import (
     PRESETS,
     STEPS,
     UNSPACED_RANGES,
@@ -16,7 +17,6 @@ from neardup.cleaning import (
     unspaced_share,
     unspaced_shares,
 )
-from neardup.shingling import normalize_light
 
 
 def only(step, language="en"):
@@ -159,7 +159,7 @@ def test_needs_char_shingles():
 
 
 def test_whitespace_table_is_what_the_regex_calls_whitespace():
-    from neardup.cleaning import _LAST_SPACE
+    from neardup.text.cleaning import _LAST_SPACE
 
     spaces = [c for c in range(0x110000) if re.match(r"\s", chr(c))]
     assert spaces == [c for c in range(0x110000) if chr(c).isspace()]

@@ -5,7 +5,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.cleaning import make_cleaner
 from neardup.code import (
     ID,
     NUM,
@@ -17,6 +16,7 @@ from neardup.code import (
     split_functions,
 )
 from neardup.shingling import ShingleOptions, shingle
+from neardup.text.cleaning import make_cleaner
 
 SOURCES = {
     "python": (

@@ -3,7 +3,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import columns
+from neardup._core import columns
 
 
 @settings(deadline=None)

@@ -30,8 +30,8 @@ import neardup
 from neardup import synthetic
 from neardup.cli import main
 from neardup.index import Index
-from neardup.index_format import CRASH_ENV, SEGMENT_FILES, IndexBusyError
-from neardup.index_query import INDEX_PREFIX
+from neardup.index.query import INDEX_PREFIX
+from neardup.index.store import CRASH_ENV, SEGMENT_FILES, IndexBusyError
 
 WORDS = dict(shingle_kind="word", shingle_size=1)
 
@@ -234,7 +234,7 @@ def test_a_second_writer_is_refused_with_the_first_ones_pid(tmp_path, capsys):
     records = corpus(8, n=200)
     Index.build(records[:100], tmp_path / "idx", id="id", **WORDS)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from neardup.index_format import WriteLock; "
+        [sys.executable, "-c", "import sys; from neardup.index.store import WriteLock; "
          "lock = WriteLock(sys.argv[1]).__enter__(); print('locked', flush=True); "
          "sys.stdin.read()", str(tmp_path / "idx")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

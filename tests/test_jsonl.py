@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import jsonl
-from neardup.sources import read_document_chunks, read_documents
+from neardup.sources import jsonl, read_document_chunks, read_documents
 
 LINES = [
     b'{"text": "alpha beta gamma", "id": "a1", "rank": 3}',

@@ -5,11 +5,11 @@ import importlib
 import numpy as np
 import pytest
 
-from neardup import kernels
+from neardup._core import kernels
 from neardup.pipeline import find_texts
 from neardup.synthetic import planted_corpus
 
-MODULES = ("neardup.shingling", "neardup.cleaning", "neardup.minhash", "neardup.pairs",
+MODULES = ("neardup.shingling", "neardup.text.cleaning", "neardup.minhash", "neardup.pairs",
            "neardup.verify")
 
 

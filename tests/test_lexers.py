@@ -11,9 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import go_lexer
-from neardup.code import ID, NUM, STR, CodeTokenizer
-from neardup.lexers import COMPILED_LANGUAGES, CompiledLexer, first_chars
+from neardup.code import ID, NUM, STR, CodeTokenizer, go_lexer
+from neardup.code.lexers import COMPILED_LANGUAGES, CompiledLexer, first_chars
 from neardup.shingling import ShingleOptions, hash_tokens, shingle
 
 FLAGS = [(False, False), (True, True), (True, False), (False, True)]

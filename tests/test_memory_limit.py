@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import neardup
-from neardup import outofcore
 from neardup.cli import main
-from neardup.outofcore import (
+from neardup.pipeline import outofcore
+from neardup.pipeline.outofcore import (
     COSTS,
     TEXT_SHARE,
     ChunkPlan,

@@ -10,7 +10,7 @@ import neardup
 from neardup import api, options
 from neardup.cli import build_parser
 from neardup.pipeline import FindConfig
-from neardup.prepare import PrepareOptions
+from neardup.text.prepare import PrepareOptions
 
 LIBRARY_ONLY = {"weights"}  # the S-curve weights: a library knob, not a flag
 

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import neardup
-from neardup import outofcore
 from neardup.cli import main
+from neardup.pipeline import outofcore
 from neardup.sources import read_document_chunks, read_documents
 from neardup.synthetic import planted_corpus
 

@@ -96,7 +96,7 @@ def test_lsh_pairs_are_true_pairs_and_miss_only_what_the_s_curve_allows(copies_c
 
 
 def test_memory_limit_writes_the_same_pair_files(copies_corpus, tmp_path, monkeypatch):
-    from neardup import outofcore
+    from neardup.pipeline import outofcore
 
     monkeypatch.setattr(outofcore, "COSTS", outofcore.MemoryCosts.chunks_only())  # many chunks
     texts, ids = copies_corpus

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from neardup import progress
+from neardup._core import progress
+from neardup._core.progress import StageTimer
 from neardup.pipeline import find_texts
-from neardup.progress import StageTimer
 from neardup.synthetic import brute_force_pairs
 
 

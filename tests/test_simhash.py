@@ -230,7 +230,7 @@ def test_compare_sketches_counts_each_against_the_same_truth(tmp_path, capsys):
 
 
 def test_plain_and_parallel_forms_give_the_same_simhash_and_containment(monkeypatch):
-    from neardup import kernels
+    from neardup._core import kernels
 
     corpus = planted_corpus(400, doc_words=60, dup_fraction=0.3, similarity=(0.7, 1.0),
                             exact_copies=4, seed=9)

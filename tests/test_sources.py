@@ -12,13 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from neardup.sources import (
-    DEDUP_MARKER,
-    FORMATS,
-    ReadReport,
-    read_documents,
-    write_deduplicated,
-)
+from neardup.sources import DEDUP_MARKER, FORMATS, ReadReport, read_documents, write_deduplicated
 
 
 def write(path, data: bytes | str) -> str:

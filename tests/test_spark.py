@@ -23,6 +23,8 @@ from neardup import cli, sinks  # noqa: E402
 from neardup import spark as neardup_spark  # noqa: E402
 from neardup.evaluate import evaluate_texts  # noqa: E402
 from neardup.pairs import PAIR_SCHEMA, expand  # noqa: E402
+from neardup.spark import stages as spark_stages  # noqa: E402
+from neardup.spark import write as spark_write  # noqa: E402
 from neardup.synthetic import brute_force_pairs, planted_corpus  # noqa: E402
 
 
@@ -99,11 +101,11 @@ def test_planted_corpus_same_pairs_clusters_and_counts_as_local(runs):
     assert c["near_duplicate_pairs"] > c["set_pairs"] > 50  # groups on both sides expand
     assert c["pairs"] == c["identical_pairs"] + c["near_duplicate_pairs"]
 
-    pairs = neardup_spark._to_arrow(result.pairs)
+    pairs = spark_write._to_arrow(result.pairs)
     assert pairs.num_rows == c["pairs"]
     assert _rows(pairs) == _rows(local.pairs_table())  # ids, exact J, estimate, doc numbers
     for name in ("set_pairs", "identical", "clusters", "documents", "candidates"):
-        assert (_rows(neardup_spark._to_arrow(getattr(result, name)))
+        assert (_rows(spark_write._to_arrow(getattr(result, name)))
                 == _rows(getattr(local, f"{name}_table")())), name
     assert result.counts == local.counts
     assert list(result.counts) == list(local.counts)  # summary.json: same key order
@@ -118,7 +120,7 @@ def test_pairs_are_every_document_pair_with_j_at_least_t(runs):
     truth = {(int(i), int(j)): float(x)
              for i, j, x in zip(truth_i[keep], truth_j[keep], truth_jaccard[keep])}
     found = {(r["doc_a"], r["doc_b"]): r["jaccard"]
-             for r in neardup_spark._to_arrow(result.pairs).to_pylist()}
+             for r in spark_write._to_arrow(result.pairs).to_pylist()}
     assert all(a < b for a, b in found)
     assert all(pair in truth and round(truth[pair], 6) == x for pair, x in found.items())
     assert {p for p, x in truth.items() if x >= t + 0.1} <= set(found)  # LSH recall there
@@ -191,11 +193,11 @@ def test_pairs_in_spark_batches_write_the_bytes_of_one_table(tmp_path):
                       "doc_a": doc_a, "doc_b": doc_b}).cast(PAIR_SCHEMA)
     spark_sized = [whole.slice(s, 10_000) for s in range(0, n, 10_000)]  # Arrow batch size
     sinks.write_tables([whole], tmp_path / "whole.parquet", schema=PAIR_SCHEMA)
-    sinks.write_tables(neardup_spark._row_groups(iter(spark_sized), sinks.ROW_GROUP_ROWS),
+    sinks.write_tables(spark_write._row_groups(iter(spark_sized), sinks.ROW_GROUP_ROWS),
                        tmp_path / "batches.parquet", schema=PAIR_SCHEMA)
     assert (tmp_path / "batches.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()
 
-    groups = list(neardup_spark._row_groups(iter(spark_sized), 40_000))
+    groups = list(spark_write._row_groups(iter(spark_sized), 40_000))
     assert [t.num_rows for t in groups] == [40_000] * 3 + [30_000]
     assert all(column.num_chunks == 1 for t in groups for column in t.columns)
     assert pa.concat_tables(groups).equals(whole)
@@ -205,13 +207,13 @@ def test_arrow_batches_keep_the_order_across_partitions(spark):
     from pyspark.sql import functions as F
 
     ordered = spark.range(0, 50_000, 1, 7)  # 7 partitions of several Arrow batches each
-    batches = list(neardup_spark._arrow_batches(ordered))
+    batches = list(spark_write._arrow_batches(ordered))
     assert len(batches) >= 7
     assert np.array_equal(np.concatenate([b.column("id").to_numpy() for b in batches]),
                           np.arange(50_000))
     reverse = spark.range(0, 3_000, 1, 3).orderBy(F.col("id").desc())  # a global sort
     got = np.concatenate([b.column("id").to_numpy()
-                          for b in neardup_spark._arrow_batches(reverse)])
+                          for b in spark_write._arrow_batches(reverse)])
     assert np.array_equal(got, np.arange(3_000)[::-1])
 
 
@@ -397,11 +399,11 @@ def test_simhash_same_pairs_clusters_and_counts_as_local(simhash_runs):
     verified = local.candidates_table().column("verified").to_pylist()
     assert False in verified and True in verified  # verification drops some candidates
 
-    pairs = neardup_spark._to_arrow(result.pairs)
+    pairs = spark_write._to_arrow(result.pairs)
     assert pairs.num_rows == c["pairs"]
     assert _rows(pairs) == _rows(local.pairs_table())  # ids, exact J, SimHash estimate
     for name in ("set_pairs", "identical", "clusters", "documents", "candidates"):
-        assert (_rows(neardup_spark._to_arrow(getattr(result, name)))
+        assert (_rows(spark_write._to_arrow(getattr(result, name)))
                 == _rows(getattr(local, f"{name}_table")())), name
     assert result.counts == local.counts  # with the search's comparisons and largest run
     assert list(result.counts) == list(local.counts)
@@ -423,7 +425,7 @@ def test_hamming_search_as_a_join_finds_the_local_search_pairs(spark, k):
         [(d, int(p), keys[d].view(np.int64).tolist())
          for d, p in enumerate(prints.view(np.int64).tolist())],
         "doc long, simhash long, keys array<long>")
-    entries, candidates = neardup_spark._hamming_search(heads, k)
+    entries, candidates = spark_stages._hamming_search(heads, k)
     got = sorted((r["doc_a"], r["doc_b"]) for r in candidates.collect())
     i, j, _, stats = simhash.hamming_pairs(prints, k)
     assert got == list(zip(i.tolist(), j.tolist()))  # the same pairs, each once

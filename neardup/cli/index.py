@@ -1,0 +1,154 @@
+"""``neardup index build|add|info|compact`` and the ``--against`` options of find and dedup.
+
+Each command is one call of :class:`neardup.Index` (see :mod:`neardup.index`). A query
+or an ``add`` takes the index's options for what it does not say: only the options
+given on the command line are compared with the index's (:func:`explicit_options`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+INDEX_EXAMPLES = """examples:
+  neardup index build corpus/ --include '*.txt' -t 0.8 -o idx/
+  neardup index add idx/ more.jsonl
+  neardup index info idx/
+  neardup index compact idx/
+  neardup find today.jsonl --against idx/ --out pairs/
+  neardup dedup today.jsonl --against idx/ --add -o kept.jsonl
+"""
+
+
+def add_parsers(commands, source_arguments, formatter) -> None:
+    """The ``index`` command and its four subcommands."""
+    p = commands.add_parser("index", help="an on-disk index to deduplicate new data against",
+                            description="Keep what you have seen: shingle sets, signatures "
+                            "and sorted band keys of a corpus in memory-mapped segments, "
+                            "for `find/dedup NEW --against IDX`.",
+                            epilog=INDEX_EXAMPLES, formatter_class=formatter)
+    sub = p.add_subparsers(dest="index_command", required=True)
+    build = sub.add_parser("build", help="index a corpus (same inputs and options as find)",
+                           epilog=INDEX_EXAMPLES, formatter_class=formatter)
+    source_arguments(build)
+    build.add_argument("--out", "-o", required=True, metavar="IDX",
+                       help="the index folder to create (new or empty)")
+    add = sub.add_parser("add", help="add documents as a new segment",
+                         epilog=INDEX_EXAMPLES, formatter_class=formatter)
+    add.add_argument("index_path", metavar="IDX", help="the index")
+    source_arguments(add)
+    info = sub.add_parser("info", help="documents, segments, bytes per document, options")
+    info.add_argument("index_path", metavar="IDX", help="the index")
+    info.add_argument("--json", action="store_true", help="print the information as JSON")
+    info.add_argument("--verify", action="store_true",
+                      help="also check every file's SHA-256 against the manifest")
+    compact = sub.add_parser("compact", help="merge every segment into one")
+    compact.add_argument("index_path", metavar="IDX", help="the index")
+
+
+def add_against_arguments(p: argparse.ArgumentParser, dedup: bool = False) -> None:
+    g = p.add_argument_group("against an index")
+    g.add_argument("--against", metavar="IDX",
+                   help="pair the inputs with the documents of the index IDX (and with "
+                        "each other); options IDX fixes are taken from it, and one given "
+                        "with another value is refused")
+    g.add_argument("--force", action="store_true",
+                   help="with --against: run at a threshold where the index's bands find "
+                        "fewer than half of the pairs (P(t) < 0.5)")
+    if dedup:
+        g.add_argument("--add", action="store_true",
+                       help="with --against: add the kept documents to the index in the "
+                            "same step")
+
+
+def explicit_options(parser: argparse.ArgumentParser, argv: list[str], args) -> set[str]:
+    """The option names given on the command line (argparse fills in every default): the
+    same words parsed again with every default suppressed. Only for the commands that
+    compare options with an index."""
+    if args.command != "index" and not getattr(args, "against", None):
+        return set()
+    actions = list(_actions(parser))
+    saved = [action.default for action in actions]
+    for action in actions:
+        action.default = argparse.SUPPRESS
+    try:
+        given = parser.parse_args(argv)
+    finally:
+        for action, default in zip(actions, saved):
+            action.default = default
+    return set(vars(given))
+
+
+def _actions(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        yield action
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _actions(sub)
+
+
+def given_options(options: dict, args, source_keys) -> dict:
+    """``options`` minus those left at their defaults (source options always stay)."""
+    return {k: v for k, v in options.items() if k in source_keys or k in args.explicit}
+
+
+def run(args, options_of, source_keys) -> None:
+    from ..index import Index
+
+    command = args.index_command
+    if command == "build":
+        index = Index.build(tuple(args.sources), args.out, quiet=args.quiet,
+                            **options_of(args))
+        print(format_info(index.info()))
+        print(f"written to {args.out}")
+    elif command == "add":
+        index = Index(args.index_path)
+        added = index.add(tuple(args.sources), quiet=args.quiet,
+                          **given_options(options_of(args), args, source_keys))
+        print(f"added {added['added']:,} documents ({added['set_aside']:,} set aside: too "
+              f"few shingles); the index holds {added['documents']:,} (version "
+              f"{added['version']})")
+    elif command == "info":
+        info = Index(args.index_path).info(verify=args.verify)
+        print(json.dumps(info, indent=2) if args.json else format_info(info))
+        if args.verify and info["corrupt_files"]:
+            raise ValueError(f"{len(info['corrupt_files'])} file(s) differ from the "
+                             f"manifest: {', '.join(info['corrupt_files'][:5])}")
+    else:
+        done = Index(args.index_path).compact()
+        print(f"compacted {done['segments_before']} segment(s) into {done['segments']} "
+              f"(version {done['version']})")
+
+
+def format_info(info: dict) -> str:
+    per_kind = ", ".join(f"{k} {v:,.1f}" for k, v in info["bytes_per_document_by_kind"].items()
+                         if v is not None)
+    per_doc = info["bytes_per_document"]
+    lines = [
+        f"index {info['path']} (format {info['format_version']}, version {info['version']})",
+        f"documents {info['documents']:,} in {len(info['segments'])} segment(s); "
+        f"{info['set_aside']:,} set aside when added (too few shingles)",
+        f"bytes {info['bytes']:,}" + (f" = {per_doc:,.1f} per document ({per_kind})"
+                                      if per_doc is not None else ""),
+        f"LSH {info['bands']} x {info['rows']} tuned for t = {info['threshold']} "
+        f"(P(t) = {info['p_at_threshold']:.4f})",
+        "options: " + ", ".join(f"{k}={v}" for k, v in sorted(info["options"].items())
+                                if v is not None),
+    ]
+    if "corrupt_files" in info:
+        lines.append("checksums: " + ("all files intact" if not info["corrupt_files"] else
+                                      f"{len(info['corrupt_files'])} file(s) differ"))
+    return "\n".join(lines)
+
+
+def describe_against(c: dict) -> str:
+    """The line of a find/dedup summary on the index side."""
+    i = c["index"]
+    line = (f"against index {i['path']} ({i['documents']:,} documents): "
+            f"{i['candidates']:,} candidates new x indexed, {i['pairs_with_index']:,} "
+            f"pairs with {i['documents_in_pairs']:,} indexed documents; "
+            f"{i['new_in_clusters_with_index']:,} of {c['new_documents']:,} new documents "
+            f"in a cluster with an indexed one")
+    if "added" in i:
+        line += f"; added {i['added']['added']:,} to the index"
+    return line

@@ -1,0 +1,424 @@
+"""An on-disk index of documents already seen, to deduplicate new data against old.
+
+``Index.build(corpus, "idx/")`` shingles, signs and bands a corpus once and keeps what a
+later query needs (ids, shingle sets, signatures, sorted band keys) in memory-mapped
+segments (:mod:`neardup.index.store`); ``Index("idx/").add(more)`` appends a segment;
+``neardup.find(new, against="idx/")`` finds every pair new × indexed and new × new
+(:mod:`neardup.index.query`); ``neardup.dedup(new, out, against="idx/", add=True)``
+keeps the new documents that duplicate nothing and adds them to the index.
+
+What must match and what may differ: the index fixes everything that makes a shingle
+set, a signature or a band key (:data:`INDEX_OPTIONS`: shingles, cleaning, MinHash
+family, K, seed, bits, b × r, min_shingles). A query that gives one of them with
+another value is refused with a ValueError naming each (index value vs query value);
+one it leaves out takes the index's value. The threshold may differ: the bands were
+tuned for the build's threshold t0, and at a threshold t they find a pair of
+similarity t with probability P(t) = 1 - (1 - t^r)^b (:func:`neardup.lsh.s_curve`); a
+query at t ≠ t0 is warned with P(t), and refused below P(t) = 0.5 unless forced.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+from .. import lsh
+from ..pipeline import FindConfig, sign
+from ..shingling import ShingleSets
+from ..sinks.staging import StagedDirectory, refuse_touching_inputs
+from ..sources import frames
+from ..text import prepare
+from . import store
+from .store import (
+    SEGMENTS,
+    Segment,
+    SegmentPiece,
+    WriteLock,
+    read_manifest,
+    sweep_unlisted,
+    write_manifest,
+    write_segment,
+)
+
+# the options that make a set, a signature or a band key: fixed by the index
+CONFIG_OPTIONS = ("shingle_kind", "shingle_size", "hash_bits", "min_shingles", "num_perm",
+                  "seed", "family", "bits")
+PREPARE_OPTIONS = tuple(f.name for f in fields(prepare.PrepareOptions)
+                        if not f.name.startswith("_"))
+INDEX_OPTIONS = CONFIG_OPTIONS + ("bands", "rows") + PREPARE_OPTIONS
+# read options; everything else (threshold, verify, max_bucket, ...) is the query's own
+SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
+                  "encoding", "respect_ignore")
+MIN_RECALL = 0.5  # P(t) below this at the query's threshold is refused unless forced
+# build and add read, shingle and sign this many documents (or characters) at a time
+CHUNK_DOCUMENTS = 100_000
+CHUNK_CHARACTERS = 256 << 20
+
+
+class Index:
+    """The index at ``path``, opened read-only: its manifest and memory-mapped segments.
+
+    ``n`` documents (only those that can pair: at least ``min_shingles`` shingles);
+    document g is row g - base of the segment holding it. Opening maps every segment's
+    files (no data is read), so a concurrent ``compact`` that removes old segments
+    does not disturb an open index.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._open()
+
+    def _open(self) -> None:
+        """(Re)read the manifest and map the segments it lists. A compaction may remove
+        the segments of the manifest just read before they are mapped: then the new
+        manifest is read, once."""
+        for attempt in range(2):
+            self.manifest = read_manifest(self.path)
+            try:
+                self.segments = [Segment.open(self.path, entry)
+                                 for entry in self.manifest["segments"]]
+                break
+            except (ValueError, OSError):
+                if attempt or read_manifest(self.path)["version"] == self.manifest["version"]:
+                    raise
+        sizes = np.array([s.n for s in self.segments], dtype=np.int64)
+        self.bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return (f"Index({str(self.path)!r}: {self.n:,} documents in {len(self.segments)} "
+                f"segment(s), {self.bands} x {self.rows} bands tuned for t = "
+                f"{self.threshold})")
+
+    @property
+    def n(self) -> int:
+        return int(self.bases[-1])
+
+    @property
+    def options(self) -> dict:
+        return dict(self.manifest["options"])
+
+    @property
+    def threshold(self) -> float:
+        return float(self.manifest["threshold"])
+
+    @property
+    def bands(self) -> int:
+        return int(self.manifest["bands"])
+
+    @property
+    def rows(self) -> int:
+        return int(self.manifest["rows"])
+
+    # ---- the door: a query's options against the index's ----
+
+    def query_options(self, options: dict, *, force: bool = False) -> dict:
+        """``options`` with the index's values filled in; ValueError naming each option
+        given with another value than the index's; the threshold checked by
+        :meth:`check_threshold`."""
+        options = dict(options)
+        if "weights" in options:  # they only choose b x r, which the index fixes
+            options.pop("weights")
+        if options.get("method", "lsh") not in ("lsh", "auto"):
+            raise ValueError(f"a query against an index uses its LSH bands: method must be "
+                             f"'lsh' (or 'auto'), got {options['method']!r}")
+        options["method"] = "lsh"
+        if options.get("pairs", "all") != "all":
+            raise ValueError("a query against an index lists every pair (pairs='all'): the "
+                             "compact form groups identical sets, and a new document's "
+                             "indexed copies are not in its group")
+        for key, only in (("measure", "jaccard"), ("clusters", "components"),
+                          ("sketch", "minhash")):
+            if options.get(key, only) != only:
+                raise ValueError(f"a query against an index verifies Jaccard of MinHash LSH "
+                                 f"candidates and clusters by components: {key} must be "
+                                 f"{only!r}, got {options[key]!r}")
+        mine = {**self.options, "bands": self.bands, "rows": self.rows}
+        differ = [f"{k} (index {mine[k]!r}, query {_comparable(options[k])!r})"
+                  for k in INDEX_OPTIONS if k in options and options[k] is not None
+                  and _comparable(options[k]) != mine[k]]
+        if differ:
+            raise ValueError(f"the query's options differ from the index {self.path}'s: "
+                             f"{'; '.join(differ)}; leave them out to use the index's")
+        options.update(mine)
+        options["threshold"] = self.check_threshold(options.get("threshold"), force=force)
+        return options
+
+    def check_threshold(self, threshold: float | None, *, force: bool = False) -> float:
+        """The query's threshold (the index's when None); a warning with P(t) when it
+        differs from the one the bands were tuned for, a ValueError when P(t) < 0.5 and
+        not ``force``."""
+        if threshold is None or float(threshold) == self.threshold:
+            return self.threshold
+        if not 0.0 < float(threshold) <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+        recall = float(lsh.s_curve(float(threshold), self.bands, self.rows))
+        message = (f"the index's bands ({self.bands} x {self.rows}) were tuned for t = "
+                   f"{self.threshold}; at t = {threshold} they find a pair of that "
+                   f"similarity with probability P(t) = 1 - (1 - t^{self.rows})^{self.bands}"
+                   f" = {recall:.3f}")
+        if recall < MIN_RECALL and not force:
+            raise ValueError(message + f", below {MIN_RECALL}: refused (force=True / --force "
+                             f"to run anyway, or build an index for this threshold)")
+        warnings.warn(message, stacklevel=3)
+        return float(threshold)
+
+    # ---- writing ----
+
+    @classmethod
+    def build(cls, inputs, path: str | os.PathLike, *, quiet: bool = True,
+              text=None, id=None, **options) -> Index:
+        """Index ``inputs`` (paths or data in memory, as :func:`neardup.find` reads them)
+        at ``path``, a new or empty folder; ``options``: source, shingle, cleaning and
+        MinHash options of :func:`neardup.find`, and the ``threshold`` the bands are
+        tuned for (b × r chosen as ``find`` chooses them, or given); ``text``/``id``
+        name the columns as in :func:`neardup.find`."""
+        source, prep, config = _split_options(_columns(options, text, id))
+        if not frames.is_in_memory(inputs):
+            refuse_touching_inputs(_as_list(inputs), {"--out": path})
+        plan = config.band_plan()
+        manifest = {
+            "format": store.FORMAT, "format_version": store.FORMAT_VERSION,
+            "version": 1, "threshold": config.threshold, "bands": plan.bands,
+            "rows": plan.rows, "weights": list(config.weights),
+            "options": {**{k: getattr(config, k) for k in CONFIG_OPTIONS},
+                        **{k: getattr(prep, k) for k in PREPARE_OPTIONS}},
+            "documents": 0, "set_aside": 0, "next_segment": 1, "segments": [],
+        }
+        with StagedDirectory(path, lambda name: False, option="--out") as stage:
+            (stage / SEGMENTS).mkdir()
+            with WriteLock(stage):
+                manifest["set_aside"] = _write_inputs(stage, manifest, inputs, source, prep,
+                                                      config, quiet)
+                write_manifest(stage, manifest)
+        return cls(path)
+
+    def add(self, inputs, *, quiet: bool = True, text=None, id=None, **options) -> dict:
+        """Add the documents of ``inputs`` as a new segment (shingled with the index's
+        options; source options are this input's). Returns what was added."""
+        options = _columns(options, text, id)
+        source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+        options.pop("threshold", None)  # a query's; adding does not verify anything
+        options = self.query_options(options)
+        _, prep, config = _split_options(options)
+        if not frames.is_in_memory(inputs):
+            refuse_touching_inputs(_as_list(inputs), {"index": self.path}, replaced=())
+        with WriteLock(self.path):
+            return self._add_locked(lambda root, manifest: _write_inputs(
+                root, manifest, inputs, source, prep, config, quiet))
+
+    def add_documents(self, ids, sets: ShingleSets, signatures: np.ndarray, *,
+                      locked: bool = False) -> dict:
+        """Add documents already shingled and signed with the index's options (one row
+        of ``sets`` and ``signatures`` per id). ``locked``: the caller holds
+        :meth:`writing`."""
+        def write(root: Path, manifest: dict) -> int:
+            _append_segment(root, manifest, ids, sets, signatures)
+            return 0
+
+        if locked:
+            return self._add_locked(write)
+        with WriteLock(self.path):
+            return self._add_locked(write)
+
+    def writing(self) -> WriteLock:
+        """``with index.writing():`` hold the write lock across a query and an add."""
+        return WriteLock(self.path)
+
+    def _add_locked(self, write) -> dict:
+        """``write(root, manifest) -> set aside`` appends segments to ``manifest``; then the
+        manifest is replaced, once (nothing changes when nothing was added)."""
+        manifest = read_manifest(self.path)  # the latest, under the lock
+        sweep_unlisted(self.path, manifest)
+        before = manifest["documents"]
+        set_aside = write(self.path, manifest)
+        manifest["set_aside"] += set_aside
+        if manifest["documents"] > before or set_aside:
+            manifest["version"] += 1
+            write_manifest(self.path, manifest)
+        self._open()
+        return {"added": manifest["documents"] - before, "set_aside": set_aside,
+                "documents": manifest["documents"], "version": manifest["version"]}
+
+    def compact(self) -> dict:
+        """Merge every segment into one (same rows, same order); the old segments are
+        removed once the new manifest is in place."""
+        with WriteLock(self.path):
+            manifest = read_manifest(self.path)
+            sweep_unlisted(self.path, manifest)
+            old = [Segment.open(self.path, entry) for entry in manifest["segments"]]
+            if len(old) <= 1:
+                return {"segments_before": len(old), "segments": len(old),
+                        "version": manifest["version"]}
+            manifest["segments"] = [_merge(self.path, manifest, old)]
+            manifest["version"] += 1
+            write_manifest(self.path, manifest)
+            sweep_unlisted(self.path, manifest)
+        self._open()
+        return {"segments_before": len(old), "segments": 1, "version": manifest["version"]}
+
+    # ---- reading about it ----
+
+    def info(self, verify: bool = False) -> dict:
+        """Documents, segments, bytes (per document and per kind of file), options,
+        bands and P(t) at the tuned threshold; ``verify``: every file's SHA-256 too."""
+        per_file: dict[str, int] = {}
+        for entry in self.manifest["segments"]:
+            for file in entry["files"]:
+                kind = file["name"].split(".")[0]
+                per_file[kind] = per_file.get(kind, 0) + file["bytes"]
+        total = sum(per_file.values())
+        info = {
+            "path": str(self.path), "format_version": self.manifest["format_version"],
+            "version": self.manifest["version"], "documents": self.n,
+            "set_aside": self.manifest["set_aside"],
+            "segments": [{"name": s["name"], "documents": s["documents"], "bytes": s["bytes"]}
+                         for s in self.manifest["segments"]],
+            "bytes": total,
+            "bytes_per_document": round(total / self.n, 1) if self.n else None,
+            "bytes_per_document_by_kind": {k: round(v / self.n, 1) if self.n else None
+                                           for k, v in sorted(per_file.items())},
+            "threshold": self.threshold, "bands": self.bands, "rows": self.rows,
+            "p_at_threshold": round(float(lsh.s_curve(self.threshold, self.bands,
+                                                      self.rows)), 6),
+            "options": self.options,
+        }
+        if verify:
+            info["corrupt_files"] = store.verify_checksums(self.path, self.manifest)
+        return info
+
+    def ids(self, documents: np.ndarray):
+        """The ids (Arrow strings) of index documents ``documents`` (ascending)."""
+        import pyarrow as pa
+
+        documents = np.asarray(documents, dtype=np.int64)
+        segment = np.searchsorted(self.bases, documents, side="right") - 1
+        parts = [self.segments[s].ids(documents[segment == s] - self.bases[s])
+                 for s in range(len(self.segments)) if (segment == s).any()]
+        return pa.concat_arrays(parts) if parts else pa.array([], type=pa.string())
+
+
+def _append_segment(root: Path, manifest: dict, ids, sets: ShingleSets,
+                    signatures: np.ndarray) -> None:
+    if not len(ids):
+        return
+    entry = _new_segment(root, manifest, ids, sets, signatures)
+    manifest["segments"].append(entry)
+    manifest["documents"] += entry["documents"]
+
+
+def _new_segment(root: Path, manifest: dict, ids, sets, signatures) -> dict:
+    """Write one segment under the next name; its entry (not yet listed)."""
+    entry = write_segment(root, _segment_name(manifest),
+                          [SegmentPiece.from_ids(ids, sets, signatures)],
+                          manifest["bands"], manifest["rows"])
+    manifest["next_segment"] += 1
+    return entry
+
+
+def _merge(root: Path, manifest: dict, segments: list[Segment]) -> dict:
+    """One new segment holding the rows of ``segments`` in order; its entry."""
+    entry = write_segment(root, _segment_name(manifest), [s.piece() for s in segments],
+                          manifest["bands"], manifest["rows"])
+    manifest["next_segment"] += 1
+    return entry
+
+
+def _write_inputs(root: Path, manifest: dict, inputs, source: dict, prep,
+                  config: FindConfig, quiet: bool) -> int:
+    """Read, shingle and sign ``inputs`` a chunk at a time (:data:`CHUNK_DOCUMENTS`), a
+    segment per chunk, merged into one segment appended to ``manifest`` (not written);
+    returns the documents set aside. Memory: one chunk's texts and sets, then one band's
+    keys of the merge, never the whole input."""
+    parts, set_aside = [], 0
+    for chunk_ids, texts in _chunks(inputs, source, quiet):
+        ids, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
+        set_aside += aside
+        if len(ids):
+            parts.append(_new_segment(root, manifest, ids, sets, signatures))
+        del texts, sets, signatures
+    if len(parts) > 1:
+        merged = _merge(root, manifest, [Segment.open(root, entry) for entry in parts])
+        for entry in parts:
+            shutil.rmtree(root / SEGMENTS / entry["name"])
+        parts = [merged]
+    for entry in parts:
+        manifest["segments"].append(entry)
+        manifest["documents"] += entry["documents"]
+    return set_aside
+
+
+def _segment_name(manifest: dict) -> str:
+    return f"seg-{manifest['next_segment']:06d}"
+
+
+def _comparable(value):
+    """A query's option value as the manifest (JSON) holds it: tuples are lists."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _split_options(options: dict):
+    """(source options, PrepareOptions, FindConfig) from :func:`neardup.find`'s keywords."""
+    options = dict(options)
+    source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
+    prep = prepare.PrepareOptions.pop_from(options)
+    if prep.code is not None:  # as find does: code is word shingles, 5 tokens unless said
+        options["shingle_kind"] = "word"
+        options.setdefault("shingle_size", prepare.CODE_SHINGLE_SIZE)
+    for key in ("items", "items_field", "transpose"):
+        if options.get(key):
+            raise ValueError("an index holds documents; item sets are not supported")
+        options.pop(key, None)
+    return source, prep, FindConfig.from_options(**options)
+
+
+def _columns(options: dict, text, id) -> dict:
+    """``text``/``id`` as ``text_fields``/``id_field`` (the short names of find)."""
+    options = dict(options)
+    if text is not None:
+        options["text_fields"] = (text,) if isinstance(text, str) else tuple(text)
+    if id is not None:
+        options["id_field"] = id
+    return options
+
+
+def _as_list(inputs) -> list[str]:
+    if isinstance(inputs, (str, os.PathLike)):
+        return [os.fspath(inputs)]
+    return [os.fspath(x) for x in inputs]
+
+
+def _chunks(inputs, source: dict, quiet: bool):
+    """(ids, texts) of consecutive documents of ``inputs``, a chunk at a time; together
+    what :func:`neardup.sources.read_documents` reads (or a frame holds)."""
+    from ..sources import read_document_chunks
+
+    if frames.is_in_memory(inputs):
+        documents, _, _ = frames.read_frame(inputs,
+                                            text_fields=source.get("text_fields", ("text",)),
+                                            id_field=source.get("id_field"))
+        for lo in range(0, len(documents.ids), CHUNK_DOCUMENTS):
+            yield (documents.ids[lo:lo + CHUNK_DOCUMENTS],
+                   documents.texts[lo:lo + CHUNK_DOCUMENTS])
+        return
+    chunks, _, _ = read_document_chunks(_as_list(inputs), chunk_chars=CHUNK_CHARACTERS,
+                                        chunk_docs=CHUNK_DOCUMENTS, progress=not quiet,
+                                        **source)
+    for chunk in chunks:
+        yield chunk.ids, chunk.texts
+
+
+def _sign(ids: list[str], texts: list[str], prep, config: FindConfig):
+    """(ids, sets, signatures, set aside) of the documents that can pair."""
+    prepared = prepare.shingle_documents(texts, ids, config.shingle_options(), prep)
+    usable = prepared.sets.sizes >= config.min_shingles
+    if prep.generated == "exclude":
+        usable &= ~prepared.generated
+    rows = np.flatnonzero(usable)
+    sets = prepared.sets.subset(rows)
+    signatures = sign(sets, config).matrix
+    return np.asarray(ids, dtype=object)[rows], sets, signatures, int(len(ids) - rows.size)

@@ -1,0 +1,228 @@
+"""New documents against an index: every pair new × indexed and new × new, verified.
+
+Shapes: the new documents' result from :func:`neardup.pipeline.find_sets` (n_new
+documents, its distinct sets' signatures (h, K)) → their band keys (h, b) → per
+segment and band, ``np.searchsorted`` of the keys in the segment's sorted key column
+(memory-mapped) → candidate pairs (new set, indexed document) → exact Jaccard from
+the new sets and the indexed CSR rows of the candidates only → one :class:`PairSet`
+over n_new + m documents (the new ones, then the m indexed documents that were
+candidates, in index order) → clusters.
+
+The same answer as a batch run (tests/test_index.py checks it): for any split of a
+corpus into OLD and NEW, the pairs of ``find(NEW, against=index(OLD))`` are the pairs of
+``find(OLD ∪ NEW, method="lsh")`` (same options and bands) that involve a NEW document,
+with the same exact Jaccard and estimate. Both report a pair when the two sets share
+a band key and have Jaccard ≥ t (identical sets share every key): keys are a function
+of the set alone, so where the pair is computed does not matter. One difference: a
+batch bucket larger than ``max_bucket`` is linked as a star (or skipped), while the
+index pairs a new document with every indexed document sharing a key; parity holds
+whenever no batch bucket exceeds ``max_bucket`` (new × new pairs use the batch code,
+buckets included).
+
+Which side an id is from: new documents are 0..n_new-1 (``counts["new_documents"]``),
+indexed ones follow, and their ids carry the prefix :data:`INDEX_PREFIX`
+("index:doc17"). A pair's ``doc_a`` is always a new document; ``doc_b`` is indexed
+exactly when ``doc_b >= n_new``. The documents table has a ``side`` column.
+
+Dedup: a new document is kept when its cluster holds no indexed document and it is its
+cluster's representative (the policy of the run, among new documents): what a batch
+dedup of OLD ∪ NEW with OLD first and ``representative="first"`` keeps of NEW.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from .. import cluster, lsh, verify
+from .._core import columns
+from ..lsh import sorted_unique
+from ..minhash import Signatures
+from ..pairs import PairSet
+from ..result import FindResult
+from ..shingling import ShingleSets
+
+INDEX_PREFIX = "index:"
+
+
+@dataclass(repr=False)  # FindResult's one-line repr
+class IndexFindResult(FindResult):
+    """A :class:`~neardup.result.FindResult` over the new documents (first
+    ``new_documents``) and the indexed documents they were candidates of."""
+
+    new_documents: int = 0
+
+    @property
+    def kept_new(self) -> np.ndarray:
+        """bool[n_new]: the new documents a dedup against the index keeps."""
+        return self.representative[:self.new_documents]
+
+    def documents_table(self) -> pa.Table:
+        table = super().documents_table()
+        side = np.where(np.arange(self.n) < self.new_documents, "new", "index")
+        return table.append_column("side", columns.strings(side.tolist()))
+
+
+def segment_candidates(keys: np.ndarray, band_keys: np.ndarray, band_docs: np.ndarray,
+                       n_segment: int) -> tuple[np.ndarray, np.ndarray]:
+    """(query row, segment document) of every pair sharing a band key, each pair once,
+    sorted. ``keys``: (q, b) uint64; ``band_keys``: (b, n) uint64, each row sorted;
+    ``band_docs``: (b, n), the document of each sorted key. Reads the key columns by
+    binary search (the queries sorted, so neighbouring searches touch neighbouring
+    pages) and only the ``band_docs`` entries of matching keys."""
+    codes = []
+    for band in range(keys.shape[1]):
+        query = keys[:, band]
+        order = np.argsort(query, kind="stable")
+        sorted_query = query[order]
+        column = band_keys[band]
+        lo = np.searchsorted(column, sorted_query, side="left")
+        hi = np.searchsorted(column, sorted_query, side="right")
+        counts = hi - lo
+        total = int(counts.sum())
+        if total == 0:
+            continue
+        rows = np.repeat(order.astype(np.int64), counts)
+        starts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        positions = starts + np.arange(total, dtype=np.int64)
+        documents = np.asarray(band_docs[band][positions], dtype=np.int64)
+        codes.append(sorted_unique(rows * n_segment + documents))
+    if not codes:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty.copy()
+    unique = sorted_unique(np.concatenate(codes))
+    return unique // n_segment, unique % n_segment
+
+
+def against(index, new: FindResult) -> IndexFindResult:
+    """The pairs of ``new`` (a local-engine result kept with ``keep_arrays=True``, run
+    with the index's options) and with the index ``index``; see the module docstring."""
+    started = time.perf_counter()
+    config = new.config
+    n_new = new.n
+    heads = np.flatnonzero(new.pair_set.head == np.arange(n_new))  # rows of new.signatures
+    keys = lsh.band_keys(new.signatures.matrix, index.bands, index.rows)
+    rows_parts, old_parts = [], []
+    for s, segment in enumerate(index.segments):
+        rows, documents = segment_candidates(keys, segment.band_keys, segment.band_docs,
+                                             segment.n)
+        rows_parts.append(rows)
+        old_parts.append(documents + index.bases[s])
+    head_row = np.concatenate(rows_parts) if rows_parts else np.empty(0, dtype=np.int64)
+    old = np.concatenate(old_parts) if old_parts else np.empty(0, dtype=np.int64)
+
+    listed = sorted_unique(old)  # the indexed documents of the result, in index order
+    m = listed.size
+    position = np.searchsorted(listed, old)
+    old_sets, old_signatures, old_sizes = _gather(index, listed)
+    combined = ShingleSets.concat([new.sets, old_sets]) if m else new.sets
+    doc_i = heads[head_row]
+    doc_j = n_new + position
+    jaccard = verify.exact_jaccard(combined, doc_i, doc_j)
+    matrix = np.concatenate([new.signatures.matrix, old_signatures]) if m \
+        else new.signatures.matrix
+    estimate = Signatures(matrix, config.family, config.num_perm, config.seed,
+                          new.signatures.bits).estimate(head_row, heads.size + position)
+    candidates = {k: np.concatenate([new.candidates[k], v]) for k, v in
+                  (("i", doc_i), ("j", doc_j), ("jaccard", jaccard), ("estimate", estimate))}
+    if config.verify:
+        real = jaccard >= config.threshold
+        doc_i, doc_j, jaccard, estimate = doc_i[real], doc_j[real], jaccard[real], \
+            estimate[real]
+
+    p = new.pair_set
+    n = n_new + m
+    set_i = np.concatenate([p.set_i, doc_i])
+    set_j = np.concatenate([p.set_j, doc_j])
+    order = np.lexsort((set_j, set_i))
+    head = np.concatenate([p.head, n_new + np.arange(m, dtype=np.int64)])
+    pair_set = PairSet(head, set_i[order], set_j[order],
+                       np.concatenate([p.jaccard, jaccard])[order],
+                       np.concatenate([p.estimate, estimate])[order])
+    copies_of, copies = pair_set.copy_edges()
+    labels = cluster.cluster_labels(n, np.concatenate([set_i, copies_of]),
+                                    np.concatenate([set_j, copies]))
+    with_index = np.zeros(n, dtype=bool)
+    with_index[labels[n_new:]] = True
+    representative = np.concatenate([new.representative & ~with_index[labels[:n_new]],
+                                     np.ones(m, dtype=bool)])
+
+    counts = dict(new.counts)
+    counts.update(pair_set.counts())
+    # a new document and an indexed one with equal sets are a pair of identical sets, as
+    # a batch run (which groups them) counts it: identical, not a pair of distinct sets
+    identical, identical_set_pairs = _identical_with_index(pair_set, doc_i, jaccard)
+    counts["identical_pairs"] += identical
+    counts["near_duplicate_pairs"] -= identical
+    counts["set_pairs"] -= identical_set_pairs
+    sizes = np.bincount(labels, minlength=n)
+    in_pairs = sorted_unique(doc_j[doc_j >= n_new])
+    counts.update({
+        "candidates": int(new.counts["candidates"] + old.size),
+        "clusters": int((sizes > 1).sum()),
+        "documents_in_clusters": int(sizes[sizes > 1].sum()),
+        "removable": int(n_new - representative[:n_new].sum()),
+        "new_documents": n_new,
+        "index": {"path": str(index.path), "documents": index.n,
+                  "segments": len(index.segments), "candidates": int(old.size),
+                  "documents_listed": int(m), "documents_in_pairs": int(in_pairs.size),
+                  "pairs_with_index": int(_pairs_with_index(pair_set, n_new)),
+                  "identical_pairs_with_index": identical,
+                  "new_in_clusters_with_index": int(with_index[labels[:n_new]].sum())},
+    })
+    old_ids = index.ids(listed).to_pylist()
+    status = np.concatenate([new.status, np.full(m, "indexed", dtype=object)])
+    return IndexFindResult(
+        ids=list(new.ids) + [INDEX_PREFIX + x for x in old_ids], config=config,
+        plan=new.plan, shingle_counts=np.concatenate([new.shingle_counts, old_sizes]),
+        status=status, pair_set=pair_set, labels=labels, representative=representative,
+        candidates=candidates, counts=counts,
+        seconds={**new.seconds, "against index": time.perf_counter() - started},
+        read_report=new.read_report, previews=new.previews, new_documents=n_new)
+
+
+def _gather(index, documents: np.ndarray):
+    """(sets, signature rows, set sizes) of index documents ``documents`` (ascending),
+    read from each segment's memory-mapped CSR and signature rows."""
+    segment = np.searchsorted(index.bases, documents, side="right") - 1
+    sets, signatures = [], []
+    for s, seg in enumerate(index.segments):
+        local = documents[segment == s] - index.bases[s]
+        if local.size:
+            sets.append(seg.sets.subset(local))
+            signatures.append(np.asarray(seg.signatures[local]))
+    if not sets:
+        return None, None, np.empty(0, dtype=np.int64)
+    gathered = ShingleSets.concat(sets)
+    return gathered, np.concatenate(signatures), gathered.sizes
+
+
+def _identical_with_index(pair_set: PairSet, doc_i, jaccard) -> tuple[int, int]:
+    """(document pairs, set pairs) new × indexed whose sets are equal (J = 1 exactly): each
+    set pair stands for (copies of the new set) × 1 such document pairs."""
+    same = jaccard == 1.0
+    if not same.any():
+        return 0, 0
+    sizes = pair_set.groups.sizes[pair_set.groups.group_of[doc_i[same]]]
+    return int(sizes.sum()), int(same.sum())
+
+
+def _pairs_with_index(pair_set: PairSet, n_new: int) -> int:
+    """Document pairs whose second document is an indexed one."""
+    g = pair_set.groups
+    with_old = pair_set.set_j >= n_new
+    return int(g.sizes[g.group_of[pair_set.set_i[with_old]]].sum())
+
+
+def add_kept(index, new: FindResult, result: IndexFindResult) -> dict:
+    """Add to ``index`` the new documents a dedup keeps that can pair (the caller holds
+    ``index.writing()``): their sets and signatures, as computed for the query."""
+    head = new.pair_set.head
+    rows = np.flatnonzero(result.kept_new & (head >= 0))
+    heads = np.flatnonzero(head == np.arange(new.n))
+    signatures = new.signatures.matrix[np.searchsorted(heads, head[rows])]
+    ids = np.asarray(new.ids, dtype=object)[rows]
+    return index.add_documents(ids, new.sets.subset(rows), signatures, locked=True)

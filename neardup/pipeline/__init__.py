@@ -1,0 +1,372 @@
+"""The local engine: documents → shingle sets → signatures → candidates → pairs → clusters.
+
+Each stage is a function of arrays in its own module (shingling, minhash, lsh,
+verify, cluster); this module only composes them, so another engine (Spark)
+can call the same functions on partitions and get the same results.
+
+What is exact and what is estimated:
+- a reported pair's ``jaccard`` is exact (computed from the shingle sets);
+  with ``verify=True`` (the default) every reported pair has jaccard ≥ t;
+- ``estimate`` is the MinHash estimate, error about sqrt(J(1-J)/K);
+- which pairs are found is probabilistic: a pair of similarity s is a
+  candidate with probability P(s) = 1 - (1 - s^r)^b (see :mod:`neardup.lsh`),
+  except identical sets, which are grouped exactly before LSH and always found;
+- with ``sketch="simhash"`` a pair is found when its fingerprints are within Hamming
+  distance k (exactly: the block search misses none), about Binomial(64, θ/π) at
+  similarity J (see :mod:`neardup.simhash`); ``estimate`` is the J that distance means;
+- with ``measure="containment"`` pairs are verified on |A ∩ B| / min(|A|, |B|) ≥ t;
+  both that value and the exact Jaccard are reported. The exact join finds them all;
+  method "lsh" bands by size class (P per class pair: the S-curve at the pair's
+  Jaccard) and joins exactly where sizes are too far apart (see :mod:`neardup.containment`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from .. import allpairs, cluster, containment, lsh, minhash, planner, simhash, verify
+from .._core.progress import StageTimer
+from ..config import CONTAINMENT_METHODS, SKETCHES, FindConfig  # noqa: F401 (re-exported)
+from ..pairs import PairSet
+from ..result import FindResult
+from ..shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle, word_tokens
+
+SHINGLE_BATCH = 20_000
+SLOW_BATCH_CHARS = 1 << 21  # a batch for a code lexer or a token cleaner: about a second
+# Shingling runs in this process unless workers are asked for: the kernels are already
+# parallel over documents, and spawned workers each import numba and rebuild tables.
+# Measured on 2 shared cores: the Go tree (72M characters) 1.9 s here vs 6.9 s with 2
+# workers; 1 M generated documents 15.2-15.7 s here vs 23.4-24.2 s with 2 workers (the
+# old automatic switch above 400M characters); the standard library as code 8.1-9.6 s
+# vs 14.5-17.4 s.
+# spawn, not fork: a forked child of a process that ran numba's parallel kernels
+# (GNU OpenMP threads) is killed ("fork() called from a process already using GNU OpenMP")
+WORKER_START = "spawn"
+
+
+def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
+               config: FindConfig | None = None, *, quiet: bool = True,
+               normalize=None, tokenize=None, keep_arrays: bool = False,
+               representative_key=None, workers: int | None = None,
+               **options) -> FindResult:
+    """Near-duplicate pairs and clusters among ``texts`` (the library's core call).
+
+    ``options`` are :class:`FindConfig` fields; ``normalize``/``tokenize`` plug
+    cleaners and tokenizers into the shingler (default: light normalization, words).
+    ``representative_key`` ranks documents for the "field" policy (default for
+    "longest"/"shortest": text length). ``workers``: processes that shingle (see
+    :func:`shingle_in_batches`).
+    """
+    config = config or FindConfig.from_options(**options)
+    ids = [str(k + 1) for k in range(len(texts))] if ids is None else [str(x) for x in ids]
+    if len(ids) != len(texts):
+        raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
+    timer = StageTimer(quiet)
+    plugins = {"tokenize": tokenize}
+    if normalize is not None:
+        plugins["normalize"] = normalize
+    options_ = config.shingle_options(**plugins)
+    with timer.stage("shingle", f"{len(texts):,} documents"):
+        sets = shingle_in_batches(texts, options_, timer, workers=workers)
+    if representative_key is None:
+        representative_key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    return find_sets(sets, ids, config, timer=timer, representative_key=representative_key,
+                     keep_arrays=keep_arrays)
+
+
+def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
+                       timer: StageTimer | None = None, workers: int | None = None
+                       ) -> ShingleSets:
+    """:func:`~neardup.shingling.shingle` over batches, bounding the temporary memory.
+
+    ``workers``: processes that shingle batches side by side; None or 1 is in-process
+    (faster on the machines measured, see above). The sets are the same whatever the
+    number of workers (each document is shingled on its own; batches come back in
+    order). Options that cannot be pickled (a lambda as ``tokenize``) keep the work
+    in-process.
+    """
+    workers = _worker_count(texts, options, workers)
+    if workers > 1:
+        return _shingle_in_workers(texts, options, workers, timer)
+    bounds = _batch_bounds(texts, options)
+    batches = zip(bounds[:-1], bounds[1:])
+    if timer is not None and len(bounds) > 2:
+        batches = timer.bar(batches, total=len(bounds) - 1, desc="shingle")
+    return ShingleSets.concat([shingle(texts[lo:hi], options) for lo, hi in batches])
+
+
+def _batch_bounds(texts: Sequence[str], options: ShingleOptions) -> list[int]:
+    """Where batches start: every SHINGLE_BATCH documents, and for a tokenizer other than
+    the word kernel (code lexers at 2-20 MB/s, cleaners' token steps) every
+    SLOW_BATCH_CHARS characters too, so a long run shows its progress and time left."""
+    starts = list(range(0, len(texts), SHINGLE_BATCH))
+    slow = options.kind == "word" and options.tokenize not in (None, word_tokens)
+    if slow and texts:
+        ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+        cuts = np.searchsorted(ends, np.arange(SLOW_BATCH_CHARS, int(ends[-1]),
+                                               SLOW_BATCH_CHARS), side="right")
+        starts = sorted(set(starts) | {int(c) for c in cuts if 0 < c < len(texts)})
+    return [*starts, len(texts)]
+
+
+def sign(sets: ShingleSets, config: FindConfig) -> minhash.Signatures:
+    """The MinHash signatures of ``sets`` under ``config`` (family, K, seed, b-bit)."""
+    signatures = minhash.minhash(sets, config.num_perm, config.seed, config.family)
+    return signatures.b_bit(config.bits) if config.bits is not None else signatures
+
+
+def _worker_count(texts: Sequence[str], options: ShingleOptions, workers: int | None) -> int:
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive integer or None, got {workers!r}")
+    if workers is None:
+        return 1
+    workers = min(workers, len(texts))
+    if workers > 1:
+        try:
+            pickle.dumps(options)
+        except Exception:  # lambdas, closures: shingle here
+            return 1
+    return workers
+
+
+def _shingle_in_workers(texts: Sequence[str], options: ShingleOptions, workers: int,
+                        timer: StageTimer | None) -> ShingleSets:
+    # batches of about equal characters, several per worker so that none waits long
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    n_batches = max(workers * 4, -(-len(texts) // SHINGLE_BATCH))
+    ends = np.searchsorted(np.cumsum(sizes), np.linspace(0, sizes.sum(), n_batches + 1)[1:],
+                           side="left") + 1
+    bounds = np.unique(np.concatenate([[0], np.minimum(ends, len(texts))])).tolist()
+    batches = [list(texts[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    context = multiprocessing.get_context(WORKER_START)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        results = pool.map(_shingle_arrays, batches, [options] * len(batches))
+        if timer is not None:
+            results = timer.bar(results, total=len(batches), desc="shingle")
+        parts = [ShingleSets(offsets, values) for offsets, values in results]
+    return ShingleSets.concat(parts)
+
+
+def _shingle_arrays(texts: list[str], options: ShingleOptions):
+    """A worker's task: one batch's sets as plain arrays (offsets, values)."""
+    sets = shingle(texts, options)
+    return sets.offsets, sets.values
+
+
+def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
+              timer: StageTimer | None = None, representative_key=None,
+              keep_arrays: bool = False, set_aside: dict | None = None,
+              spilled=None) -> FindResult:
+    """The pipeline from shingle sets on: group, sign, band, verify, cluster.
+
+    ``set_aside`` maps a status ("generated") to a bool[n] mask of documents kept out
+    of every pair; they get that status in the documents table.
+    ``spilled``: fingerprints, signatures and band keys of all n documents already
+    computed a chunk at a time (a :class:`neardup.pipeline.outofcore.Spilled`); they are read
+    instead of computed, so only the plumbing differs and the result is the same.
+    Method "auto" is then "lsh" (the planner and the exact join hold every set in memory).
+    """
+    timer = timer or StageTimer(quiet=True)
+    n = sets.n
+    plan = config.band_plan()
+    sizes = sets.sizes
+    aside = np.zeros(n, dtype=bool)
+    for mask in (set_aside or {}).values():
+        aside |= mask
+    usable = np.flatnonzero((sizes >= config.min_shingles) & ~aside)
+
+    with timer.stage("group identical sets"):
+        group_first, copies_of, copies = identical_groups(
+            sets, usable, config.seed,
+            prints=spilled.fingerprints if spilled is not None else None)
+
+    method = config.method
+    method_choice = {"method": method, "reason": "chosen by the user"}
+    if config.measure == "containment":
+        if spilled is not None:
+            raise ValueError("measure 'containment' holds every set in memory (its size "
+                             "classes and exact join); leave out the memory limit")
+        if method == "auto":
+            method = "exact"
+            method_choice = {"method": method, "reason": "measure containment: the exact "
+                                                         "join (method 'lsh' to band by size "
+                                                         "class)"}
+    if config.sketch == "simhash":
+        if spilled is not None:
+            raise ValueError("sketch 'simhash' is not supported with a memory limit")
+        method_choice = {"method": "simhash",
+                         "reason": "chosen by the user" if method == "lsh" else
+                         "sketch simhash: its search, chosen by the user"}
+        method = "simhash"
+    if spilled is not None and method != "lsh":
+        if method == "exact":
+            raise ValueError("method 'exact' holds every set in memory; use 'lsh' or "
+                             "'auto' with a memory limit")
+        method = "lsh"
+        method_choice = {"method": method, "reason": "memory limit: the exact join and the "
+                                                     "planner hold every set in memory"}
+    if method == "auto":
+        with timer.stage("plan"):
+            choice = planner.choose_method(sets.subset(group_first), config.threshold,
+                                           config.num_perm, plan, seed=config.seed,
+                                           family=config.family)
+            method = choice.method
+            method_choice = choice.as_dict()
+
+    signatures, bucket_stats, search_stats = None, lsh.CandidateStats(), None
+    containment_search = None
+    if method == "simhash":
+        k = config.hamming_distance()
+        with timer.stage("simhash", f"{group_first.size:,} distinct sets, 64 bits"):
+            prints = simhash.fingerprints(sets.subset(group_first), config.seed)
+        with timer.stage("hamming search", f"distance <= {k}, {k + 1} blocks"):
+            ci, cj, distance, search_stats = simhash.hamming_pairs(prints, k)
+        with timer.stage("verify", f"{ci.size:,} candidates"):
+            doc_i, doc_j = group_first[ci], group_first[cj]
+            jaccard = similarity = verify.exact_jaccard(sets, doc_i, doc_j)
+            estimate = simhash.jaccard_estimate(distance)
+    elif method == "exact":
+        with timer.stage("exact join", f"{group_first.size:,} distinct sets"):
+            ci, cj, similarity = allpairs.all_pairs(sets.subset(group_first),
+                                                    config.threshold, config.measure)
+            doc_i, doc_j = group_first[ci], group_first[cj]
+            jaccard = (similarity if config.measure == "jaccard"
+                       else verify.exact_jaccard(sets, doc_i, doc_j))
+            estimate = np.full(ci.size, np.nan)  # no signatures: nothing is estimated
+    else:
+        with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
+            if spilled is None:  # row k: document group_first[k]
+                signatures = sign(sets.subset(group_first), config)
+            else:  # row d: document d, on disk
+                signatures = spilled.signatures
+        if config.measure == "containment":  # spilled is refused above
+            with timer.stage("lsh", "by size class (containment)"):
+                ci, cj, search = containment.candidate_pairs(
+                    sets.subset(group_first), signatures.matrix, config.threshold,
+                    weights=config.weights, max_bucket=config.max_bucket,
+                    policy=config.bucket_policy)
+                bucket_stats, containment_search = search.stats, search.as_dict()
+        elif spilled is None:
+            with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
+                keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+                ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
+                                                           policy=config.bucket_policy)
+        else:
+            with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
+                ci, cj, bucket_stats = lsh.candidate_pairs_by_band(
+                    spilled.band_columns(group_first), group_first.size,
+                    max_bucket=config.max_bucket, policy=config.bucket_policy)
+        with timer.stage("verify", f"{ci.size:,} candidates"):
+            doc_i, doc_j = group_first[ci], group_first[cj]
+            jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
+            similarity = (jaccard if config.measure == "jaccard"
+                          else verify.exact_similarity(sets, doc_i, doc_j, config.measure))
+            estimate = (signatures.estimate(ci, cj) if spilled is None
+                        else signatures.estimate(doc_i, doc_j))
+    candidates = {"i": doc_i, "j": doc_j, "jaccard": jaccard, "estimate": estimate}
+    if config.measure != "jaccard":
+        candidates[config.measure] = similarity
+    if config.verify:
+        real = similarity >= config.threshold
+        doc_i, doc_j, jaccard, estimate = (doc_i[real], doc_j[real], jaccard[real],
+                                           estimate[real])
+
+    with timer.stage("cluster"):
+        order = np.lexsort((doc_j, doc_i))
+        pair_set = PairSet.from_copies(n, usable, copies_of, copies, doc_i[order],
+                                       doc_j[order], jaccard[order], estimate[order])
+        key = None
+        if config.representative in ("longest", "shortest"):
+            key = sizes if representative_key is None else representative_key
+        elif config.representative == "field":
+            if representative_key is None:
+                raise ValueError("representative='field' needs a field value per document")
+            key = representative_key
+        if config.clusters == "center":  # stars over the pairs of distinct sets
+            labels, centre = cluster.center_clusters(pair_set.head, pair_set.set_i,
+                                                     pair_set.set_j)
+            representative = cluster.center_representatives(pair_set.head, centre,
+                                                            config.representative, key)
+        else:
+            # the components of the set pairs and each copy's edge to its head are those
+            # of every document pair: listing them all is not needed here
+            labels = cluster.cluster_labels(n, np.concatenate([doc_i, copies_of]),
+                                            np.concatenate([doc_j, copies]))
+            representative = cluster.choose_representatives(labels, config.representative,
+                                                            key)
+
+    status = np.full(n, "ok", dtype=object)
+    status[sizes < config.min_shingles] = "too few shingles"
+    for reason, mask in (set_aside or {}).items():
+        status[mask] = reason
+    cluster_sizes = np.bincount(labels, minlength=n)
+    counts = {
+        "documents": n,
+        "too_few_shingles": int(((sizes < config.min_shingles) & ~aside).sum()),
+        "shingled": int(usable.size),
+        "shingles": int(sizes[usable].sum()),
+        "distinct_sets": int(group_first.size),
+        "identical_copies": int(copies.size),
+        "candidates": int(ci.size),
+        **pair_set.counts(),
+        "clusters": int((cluster_sizes > 1).sum()),
+        "documents_in_clusters": int(cluster_sizes[cluster_sizes > 1].sum()),
+        "removable": int(n - representative.sum()),
+        **({"min_member_similarity": _min_member_similarity(sets, labels, representative,
+                                                            config.measure)}
+           if config.clusters == "center" else {}),
+        "buckets": bucket_stats.as_dict(),
+        **({"simhash": search_stats.as_dict()} if search_stats is not None else {}),
+        **({"containment_search": containment_search}
+           if containment_search is not None else {}),
+        "method": method,
+        "method_choice": method_choice,
+    }
+    return FindResult(
+        ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
+        pair_set=pair_set, labels=labels,
+        representative=representative, candidates=candidates, counts=counts,
+        seconds=dict(timer.seconds),
+        sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
+    )
+
+
+def _min_member_similarity(sets: ShingleSets, labels: np.ndarray,
+                           representative: np.ndarray, measure: str) -> float | None:
+    """The lowest exact similarity between a document and the one kept for it (None: no
+    cluster of two or more), rounded to 6 decimals as the tables are."""
+    _, _, similarity = cluster.member_similarities(sets, labels, representative, measure)
+    return round(float(similarity.min()), 6) if similarity.size else None
+
+
+def identical_groups(sets: ShingleSets, usable: np.ndarray, seed: int = 0,
+                     prints: np.ndarray | None = None):
+    """Group the ``usable`` documents whose shingle sets are identical.
+
+    ``prints``: the sets' :func:`~neardup.shingling.set_fingerprints` (uint64[n]) when
+    already computed, e.g. a chunk at a time.
+
+    Returns (group_first, copies_of, copies): the first document of each distinct
+    set (ascending), and for every other member of a group the pair (its group's
+    first document, the member). Matches of the fingerprint are confirmed on the
+    sets, so a hash collision can never merge different sets.
+    """
+    usable = np.asarray(usable, dtype=np.int64)
+    if usable.size == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty.copy(), empty.copy()
+    prints = (set_fingerprints(sets, seed) if prints is None else prints)[usable]
+    _, first_index, inverse = np.unique(prints, return_index=True, return_inverse=True)
+    first_of = usable[first_index][inverse]  # each usable doc's group head
+    member = first_of != usable
+    copies_of, copies = first_of[member], usable[member]
+    confirmed = verify.exact_jaccard(sets, copies_of, copies) == 1.0
+    if not confirmed.all():  # a fingerprint collision: the member stands on its own
+        copies_of, copies = copies_of[confirmed], copies[confirmed]
+    group_first = np.setdiff1d(usable, copies, assume_unique=True)
+    return group_first, copies_of, copies

@@ -1,0 +1,524 @@
+"""Out of core: ``find`` under a memory limit, a chunk of documents at a time.
+
+The in-memory path holds every text, shingle set and signature at once. Under a
+memory limit the same stage functions run on one chunk of documents at a time:
+
+    read a chunk (:func:`~neardup.sources.read_document_chunks`)
+    → :func:`~neardup.text.prepare.shingle_documents` → :func:`~neardup.shingling.set_fingerprints`
+    → :func:`~neardup.pipeline.sign` → :func:`~neardup.lsh.band_keys`
+
+and each chunk's output is appended to files in a work directory: the CSR values
+of the shingle sets, the n × K signature matrix, one file of band keys per band.
+The chunk's texts are then dropped. :func:`~neardup.pipeline.find_sets` runs on
+the files, memory-mapped: identical sets are grouped from the fingerprints (kept
+in memory), each band's keys are loaded and sorted one band at a time
+(:func:`~neardup.lsh.candidate_pairs_by_band`), candidates are verified on the
+mapped CSR. Keys, signatures and sets are per-document functions, so the pairs,
+clusters and representatives are exactly those of the in-memory path.
+
+The limit bounds the process's anonymous memory (``RssAnon``: what the heap, numpy
+and numba allocate), which is what cannot be given back without swap. Pages of
+shared libraries and of the mapped spill files are file-backed and clean: they count
+in the resident set while touched, the kernel drops them under pressure, and the limit
+leaves them out (bench/bench_memory.py reports both). A limit is either kept or refused
+with the floor it is below; nothing is exceeded silently. Where the memory goes
+(:class:`MemoryCosts`, measured with bench/bench_memory.py on x86-64, Python 3.11):
+
+- fixed: the interpreter with numpy, pyarrow, numba and the compiled kernels loaded,
+  about 100 MB after a small run (``fixed`` = 128 MiB, lemmatizers included). The first
+  run after an install also compiles the kernels (about 210 MB, once: they are cached);
+- per document, for the whole run: its id (a Python string in a list and in the dict
+  that renames repeated ids), fingerprint, size, text length, the result columns, and
+  at the end the documents table as it is written, the peak of the run. Measured
+  (20-word documents, ids of 9 characters): 400k documents 265 MB (CSV) to 377 MB
+  (JSON Lines), 800k 468 to 584 MB; 38-character ids add 12 bytes a character. So
+  ``per_document`` + ``per_id_char`` × id length = 560 + 12 × c bytes (about 750 with
+  the 16 characters assumed until ids are read);
+- per chunk: its texts and the shingling temporaries, ``per_char`` bytes per character
+  of text: measured 14 for character 5-grams (32-bit hashes; 21 with 64-bit), 4.6 for
+  word shingles of ASCII text, 11 for Cyrillic, 15 for code tokens, 9 with cleaning
+  (all ≤ 16; a 20M-character document: 13.6, reading included); plus
+  ``per_chunk_document`` + K·4 + b·8 bytes per document (its objects, signature, keys);
+- reading a record (a line of a line file) holds its raw bytes, the joined block, the
+  decoded text and the split lines: ``read_per_byte`` = 4 bytes a byte of the record;
+- an input read from standard input or a pipe is kept whole (for the dedup copy).
+
+:meth:`ChunkPlan.for_run` counts the records first (the lines of line files, about
+1 GB/s, noting the longest; Parquet row counts from the metadata; a directory or a
+stream: unknown), then sizes a chunk to what is left: ``limit - fixed - per document ×
+records`` (half of ``limit - fixed`` when the records are unknown), 3/4 of it for text,
+1/4 for the documents' rows. A chunk closes between reads once it holds
+``chunk_chars``, so the record or block of lines that closes it must fit too: with only
+line files the text budget less the longest line and one block, else half of it.
+Below ``fixed + per document × records + min_chunk`` (or when the longest line cannot
+even be read) it refuses with that floor named, before reading: 400k documents of 200
+words need ~423 MiB (at 512M the run peaked at 294 MiB, at 1G at 492 MiB with larger
+chunks; BENCHMARKS.md, "memory").
+:meth:`ChunkPlan.admit` checks every chunk before it is shingled: a document whose text
+alone exceeds the chunk's text budget, or more documents (or longer ids) than the limit
+holds, end the run with a message naming the document or the floor, instead of
+exceeding the limit. Not counted: candidates and pairs (about 40 bytes each, for
+inputs with many duplicates), ``representative_field="id"`` (a fixed-width copy of the
+ids) and Parquet batches of large documents (8192 rows at a time).
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import lsh
+from ..minhash import DEFAULT_FAMILY, Signatures
+from ..shingling import ShingleSets
+
+CHUNK_SHARE = 0.5  # of the limit above ``fixed``, for a chunk, when the records are not counted
+TEXT_SHARE = 0.75  # of a chunk's budget, for its text; the rest for its documents' rows
+WORK_BYTES_PER_CHAR = 16
+MIN_CHUNK_CHARS = 1024
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SCAN_BLOCK = 1 << 23
+READ_BLOCK_CHARS = 1 << 16  # a line file is read a block of lines (LINE_BLOCK_BYTES) at a time
+
+
+@dataclass(frozen=True)
+class MemoryCosts:
+    """What a run costs in anonymous memory, in bytes (see the module docstring)."""
+
+    fixed: int = 128 << 20
+    per_document: int = 560
+    per_id_char: int = 12
+    assumed_id_chars: int = 16
+    per_char: int = WORK_BYTES_PER_CHAR
+    per_char_64: int = 24  # character shingles kept as 64-bit hashes
+    per_chunk_document: int = 512  # plus K·4 + b·8
+    read_per_byte: int = 4
+    min_chunk: int = 8 << 20
+
+    @classmethod
+    def chunks_only(cls) -> MemoryCosts:
+        """No fixed or per-document part: the limit only sizes the chunks (for tests that
+        want many small chunks of a small corpus; such a limit is not kept)."""
+        return cls(fixed=0, per_document=0, per_id_char=0, min_chunk=0)
+
+    def document(self, id_chars: float | None = None) -> int:
+        """Bytes a document holds for the whole run, with ids of ``id_chars`` characters."""
+        chars = self.assumed_id_chars if id_chars is None else id_chars
+        return int(self.per_document + self.per_id_char * chars)
+
+
+COSTS = MemoryCosts()
+BYTES_PER_DOCUMENT = COSTS.document()
+
+
+class MemoryLimitError(ValueError):
+    """The memory limit is below what the run needs (the message names the floor)."""
+
+
+def parse_size(value) -> int:
+    """Bytes from ``4G``, ``512M``, ``1.5GiB``, ``100k`` (powers of 1024) or an integer."""
+    if isinstance(value, bool):
+        value = None  # True is not a size
+    if isinstance(value, int) and value > 0:
+        return value
+    match = _SIZE.match(value) if isinstance(value, str) else None
+    size = int(float(match.group(1)) * _UNITS[match.group(2).lower()]) if match else 0
+    if size <= 0:
+        raise ValueError(f"memory_limit must be a positive size such as 4G, 512M or a "
+                         f"number of bytes, got {value!r}")
+    return size
+
+
+def format_size(size: float) -> str:
+    """``size`` bytes for a message: "415 MiB", "4.4 GiB"."""
+    if size >= 10 << 30:
+        return f"{size / (1 << 30):,.0f} GiB"
+    if size >= 1 << 30:
+        return f"{size / (1 << 30):.1f} GiB"
+    return f"{math.ceil(max(size, 0) / (1 << 20)):,} MiB"
+
+
+def as_option(size: float) -> str:
+    """The smallest ``--memory-limit`` value, rounded up, that is at least ``size`` bytes."""
+    if size > 1 << 30:
+        return f"{math.ceil(size / (1 << 30) * 10) / 10:g}G"
+    return f"{math.ceil(size / (1 << 20))}M"
+
+
+@dataclass(frozen=True)
+class InputSurvey:
+    """What the inputs hold before they are read, as far as it is cheap to know.
+
+    ``records``: an upper bound on the documents (non-empty lines of line files, rows of
+    Parquet files), None when an input cannot be counted (a directory, standard input, a
+    pipe); ``counted``: the documents of the inputs that could be. ``longest``: bytes of
+    the longest line, with ``where`` saying which; ``bounded``: every input is a line
+    file, so no document is longer than that (in characters).
+    """
+
+    records: int | None = None
+    counted: int = 0
+    longest: int = 0
+    where: str = ""
+    how: str = ""
+    bounded: bool = False
+
+
+def survey_inputs(paths: Sequence[str], fmt: str = "auto") -> InputSurvey:
+    """Count the records of ``paths`` (read as ``fmt``) and find the longest line."""
+    counted, unknown, longest, where, how = 0, False, 0, "", set()
+    bounded = bool(paths)
+    for path in paths:
+        kind = _survey_kind(path, fmt)
+        bounded = bounded and kind == "lines"
+        if kind == "parquet":
+            try:
+                import pyarrow.parquet as pq
+
+                counted += pq.read_metadata(path).num_rows
+                how.add("Parquet row counts")
+            except Exception:  # unreadable here: the reader says why
+                unknown = True
+        elif kind == "lines":
+            lines, line_longest, line_number = _scan_lines(path)
+            counted += lines
+            how.add("lines counted")
+            if line_longest > longest:
+                longest, where = line_longest, f"line {line_number:,} of {path}"
+        else:
+            unknown = True
+    return InputSurvey(None if unknown else counted, counted, longest, where,
+                       " and ".join(sorted(how)), bounded)
+
+
+def _survey_kind(path: str, fmt: str) -> str:
+    if path == "-" or fmt == "dir":
+        return "unknown"
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
+    except OSError:
+        return "unknown"  # the reader says why
+    if not stat.S_ISREG(mode):  # a directory, or a pipe read once by the reader
+        return "unknown"
+    if fmt == "parquet" or (fmt == "auto"
+                            and os.path.splitext(path)[1].lower() in (".parquet", ".pq")):
+        return "parquet"
+    return "lines"
+
+
+def _scan_lines(path: str) -> tuple[int, int, int]:
+    """(non-empty lines, bytes of the longest line, its 1-based number) of a file."""
+    count = longest = longest_at = 0
+    current = 0  # bytes of the line still open at the end of the last block
+    seen = 0  # lines ended before this block
+    buffer = bytearray(_SCAN_BLOCK)
+    with open(path, "rb", buffering=0) as f:
+        while got := f.readinto(buffer):
+            data = np.frombuffer(buffer, dtype=np.uint8, count=got)
+            ends = np.flatnonzero(data == 10)
+            if ends.size == 0:
+                current += got
+                continue
+            lengths = np.diff(ends) - 1
+            first = current + int(ends[0])
+            count += int(first > 0) + int(np.count_nonzero(lengths > 0))
+            if first > longest:
+                longest, longest_at = first, seen + 1
+            if lengths.size and int(lengths.max()) > longest:
+                k = int(np.argmax(lengths))
+                longest, longest_at = int(lengths[k]), seen + k + 2
+            seen += ends.size
+            current = got - int(ends[-1]) - 1
+    if current:
+        count += 1
+        if current > longest:
+            longest, longest_at = current, seen + 1
+    return count, longest, longest_at
+
+
+@dataclass
+class ChunkPlan:
+    """How many characters and documents of text one chunk holds under ``limit`` bytes.
+
+    ``budget``: bytes a chunk may use (:data:`TEXT_SHARE` of them for its text, at
+    ``per_char`` bytes a character); ``documents``: the records the plan was made for
+    (an upper bound; None when they could not be counted); ``floor``: the smallest
+    limit the plan would have accepted. :meth:`admit` checks each chunk as it is read.
+    """
+
+    limit: int
+    chunk_chars: int
+    chunk_docs: int
+    budget: int = 0
+    per_char: int = WORK_BYTES_PER_CHAR
+    documents: int | None = None
+    floor: int = 0
+    longest: int = 0  # bytes of the longest line of the counted inputs
+    bounded: bool = False  # no document is longer (see InputSurvey)
+    costs: MemoryCosts = field(default=COSTS, repr=False)
+    seen: int = 0  # documents admitted so far
+    id_chars: int = 0  # their ids' characters
+
+    @classmethod
+    def for_limit(cls, limit: int, num_perm: int, bands: int, *, documents: int | None = None,
+                  per_char: int | None = None, survey: InputSurvey | None = None,
+                  costs: MemoryCosts | None = None) -> ChunkPlan:
+        """The plan for ``documents`` records (None: unknown); refuses a limit below the floor.
+
+        ``survey`` (from :func:`survey_inputs`; it replaces ``documents``) gives the
+        records and the longest line.
+        """
+        costs = costs or COSTS
+        per_char = per_char or costs.per_char
+        survey = survey or InputSurvey(records=documents, counted=documents or 0)
+        documents = survey.records
+        held = costs.fixed + costs.document() * survey.counted
+        read = survey.longest * costs.read_per_byte
+        least = max(costs.min_chunk, read)  # the smallest chunk budget
+        if documents is None:
+            budget = int((limit - held) * CHUNK_SHARE)
+            floor = held + math.ceil(least / CHUNK_SHARE)
+        else:
+            budget = limit - held
+            floor = held + least
+        if budget < least:
+            raise MemoryLimitError(_floor_message(limit, floor, costs, survey, read, per_char))
+        text = budget * TEXT_SHARE
+        chars = int(text / per_char)
+        # a chunk closes once it holds chunk_chars, between reads: one record, or one
+        # block of lines; what closes it must fit too, and a counted input says how long
+        # a document can be (its line, at most)
+        slack = READ_BLOCK_CHARS
+        if survey.bounded and survey.longest + slack + MIN_CHUNK_CHARS <= chars:
+            chars -= survey.longest + slack  # no document is longer than its line
+        else:
+            chars = chars // 2 - slack
+        chars = max(MIN_CHUNK_CHARS, chars)  # shingled in this process (no workers)
+        docs = max(1, int((budget - text) / (costs.per_chunk_document + num_perm * 4
+                                             + bands * 8)))
+        return cls(limit, chars, docs, budget, per_char, documents, floor, survey.longest,
+                   survey.bounded, costs)
+
+    @classmethod
+    def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict
+                ) -> ChunkPlan:
+        """:meth:`for_limit` for ``config`` (a :class:`~neardup.config.FindConfig`) on
+        ``inputs``, their records counted first (:func:`survey_inputs`)."""
+        per_char = COSTS.per_char
+        if config.shingle_kind == "char" and config.hash_bits == 64:
+            per_char = COSTS.per_char_64
+        survey = survey_inputs(inputs, source_options.get("fmt", "auto"))
+        return cls.for_limit(limit, config.num_perm, config.band_plan().bands,
+                             per_char=per_char, survey=survey)
+
+    def admit(self, chunk) -> None:
+        """Check a chunk just read (a :class:`~neardup.sources.Documents`), before it is
+        shingled: its text must fit the chunk's budget, and the documents so far (with
+        their ids as long as they are) what the limit holds for the whole run."""
+        costs = self.costs
+        lengths = [len(text) for text in chunk.texts]
+        if sum(lengths) * self.per_char > self.budget * TEXT_SHARE:
+            raise MemoryLimitError(self._document_message(chunk, lengths))
+        self.seen += len(chunk)
+        self.id_chars += sum(map(len, chunk.ids))
+        per_doc = costs.document(self.id_chars / self.seen if self.seen else None)
+        kept = sum(len(src.data) for src in chunk.inputs if getattr(src, "data", None))
+        documents = max(self.seen, self.documents or 0)
+        need = costs.fixed + kept + per_doc * documents
+        reading = self.documents is None  # chunks to come get the budget set at the start
+        if reading:  # while reading, a document holds about half of what it does at the end
+            need = max(need, costs.fixed + kept + per_doc * documents // 2 + self.budget)
+        if need > self.limit:
+            raise MemoryLimitError(self._documents_message(need, per_doc, documents, kept))
+
+    def as_dict(self) -> dict:
+        return {"memory_limit": self.limit, "chunk_chars": self.chunk_chars,
+                "chunk_docs": self.chunk_docs, "chunk_budget": self.budget,
+                "floor": self.floor, "records_counted": self.documents}
+
+    def _document_message(self, chunk, lengths: list[int]) -> str:
+        costs, k = self.costs, int(np.argmax(lengths))
+        size, total = lengths[k], sum(lengths)
+        text_budget = self.budget * TEXT_SHARE
+        # a limit at which the document is admitted whatever chunk it closes: with the
+        # lines counted a chunk leaves room for the longest line, else it closes at half
+        longest = max(size, self.longest) if self.bounded else 2 * size
+        needed = (self.limit - self.budget + (longest + READ_BLOCK_CHARS + MIN_CHUNK_CHARS)
+                  * self.per_char / TEXT_SHARE)
+        what = f"document {chunk.ids[k]!r}{_locate(chunk, k)} has {size:,} characters"
+        if size * self.per_char * 2 <= text_budget:  # not one document: the chunk is too long
+            what = (f"a chunk of {len(lengths):,} documents holds {total:,} characters (the "
+                    f"longest: {chunk.ids[k]!r}{_locate(chunk, k)}, {size:,})")
+            size = total
+        return (f"{what}: shingling it takes about {format_size(size * self.per_char)} "
+                f"({self.per_char} bytes a character), more than the "
+                f"{format_size(text_budget)} of text a chunk may use under the memory limit "
+                f"of {format_size(self.limit)} (what is left after "
+                f"~{format_size(costs.fixed)} for the interpreter and its kernels and "
+                f"~{costs.document():,} bytes a document for the whole run); give "
+                f"--memory-limit {as_option(needed)} or more, or split the document")
+
+    def _documents_message(self, need: float, per_doc: int, documents: int, kept: int) -> str:
+        costs = self.costs
+        counted = (f"{documents:,} documents" if self.documents is None or
+                   self.seen > self.documents else
+                   f"~{documents:,} documents (records counted before reading)")
+        parts = [f"the interpreter and its kernels take ~{format_size(costs.fixed)}",
+                 f"each of the {counted} costs ~{per_doc:,} bytes for the whole run (ids of "
+                 f"~{self.id_chars / max(self.seen, 1):.0f} characters): "
+                 f"~{format_size(per_doc * documents)}"]
+        if kept:
+            parts.append(f"the input read from a stream is kept whole: {format_size(kept)}")
+        if self.documents is None:
+            parts.append(f"each chunk {format_size(self.budget)} while reading")
+        advice = (f"give --memory-limit {as_option(need)} or more"
+                  if self.documents is not None and self.seen <= self.documents else
+                  f"give --memory-limit above {as_option(need)} (more for the documents "
+                  f"still to come)")
+        return (f"after reading {self.seen:,} documents: the memory limit of "
+                f"{format_size(self.limit)} is below the floor of at least "
+                f"~{format_size(need)} this input needs: " + "; ".join(parts)
+                + f"; {advice}")
+
+
+def _locate(chunk, k: int) -> str:
+    """Where document ``k`` of ``chunk`` came from, for a message: " (line 3 of a.jsonl)"."""
+    try:
+        source = chunk.inputs[int(chunk.source[k])]
+        record = int(chunk.record[k])
+        if source.fmt == "dir" and record < len(source.entries):
+            return f" ({source.display}/{source.entries[record]})"
+        unit = "line" if source.fmt in ("lines", "jsonl") else "record"
+        return f" ({unit} {record + 1:,} of {source.display})"
+    except (AttributeError, IndexError, TypeError):
+        return ""
+
+
+def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurvey,
+                   read: int, per_char: int) -> str:
+    parts = [f"the interpreter and its kernels take ~{format_size(costs.fixed)}"]
+    documents = costs.document() * survey.counted
+    if documents >= 1 << 20:
+        counted = f"~{survey.counted:,} documents ({survey.how} in the input"
+        counted += "s that could be counted)" if survey.records is None else ")"
+        parts.append(f"each of the {counted} costs ~{costs.document():,} bytes for the whole "
+                     f"run: ~{format_size(documents)}")
+    advice = f"give --memory-limit {as_option(floor)} or more"
+    if read > costs.min_chunk:
+        # the longest line is read whole; if it is one document's text, it is shingled whole
+        text = math.ceil((survey.longest + READ_BLOCK_CHARS + MIN_CHUNK_CHARS)
+                         * per_char / TEXT_SHARE)
+        parts.append(f"the longest record ({survey.where}) is {format_size(survey.longest)}: "
+                     f"reading it takes ~{format_size(read)}, shingling it (if it is all "
+                     f"text) ~{format_size(survey.longest * per_char)} at {per_char} "
+                     f"bytes a character")
+        advice = (f"give --memory-limit {as_option(floor - read + max(read, text))} or more "
+                  f"for it, or split it")
+    else:
+        parts.append(f"a chunk needs at least {format_size(costs.min_chunk)}")
+    if survey.records is None:
+        parts.append("and chunks get half of what is left when the documents cannot be "
+                     "counted before reading")
+    return (f"the memory limit of {format_size(limit)} is below the floor of "
+            f"~{format_size(floor)} this input needs: " + "; ".join(parts) + f"; {advice}")
+
+
+@dataclass
+class Spilled:
+    """What the chunks produced, for :func:`~neardup.pipeline.find_sets`.
+
+    ``sets`` and ``signatures`` (row d: document d) are mapped from disk;
+    ``fingerprints`` are in memory (8 bytes per document).
+    """
+
+    sets: ShingleSets
+    signatures: Signatures
+    fingerprints: np.ndarray
+    band_paths: list[Path]
+
+    def band_columns(self, rows: np.ndarray):
+        """Each band's keys of the documents ``rows`` (uint64[rows.size]), one band at a time."""
+        for path in self.band_paths:
+            keys = np.fromfile(path, dtype=np.uint64)
+            yield keys[rows]
+            del keys
+
+
+class SpillWriter:
+    """Appends each chunk's shingle values, signatures and band keys to files in ``directory``."""
+
+    def __init__(self, directory: Path, bands: int, rows: int):
+        self.directory = directory
+        self.bands, self.rows = bands, rows
+        self.values_path = directory / "shingle_values.bin"
+        self.signatures_path = directory / "signatures.bin"
+        self.band_paths = [directory / f"band_{band:03d}.bin" for band in range(bands)]
+        self._values = open(self.values_path, "wb")
+        self._signatures = open(self.signatures_path, "wb")
+        self._bands = [open(path, "wb") for path in self.band_paths]
+        self.sizes: list[np.ndarray] = []
+        self.prints: list[np.ndarray] = []
+        self.values_dtype = None
+        self.signature_dtype = None
+        self.signature_params: dict | None = None
+
+    def append(self, sets: ShingleSets, signatures: Signatures, prints: np.ndarray) -> None:
+        keys = lsh.band_keys(signatures.matrix, self.bands, self.rows)
+        self.values_dtype = self.values_dtype or sets.values.dtype
+        self.signature_dtype = signatures.matrix.dtype
+        self.signature_params = signatures.params()
+        np.ascontiguousarray(sets.values, dtype=self.values_dtype).tofile(self._values)
+        np.ascontiguousarray(signatures.matrix).tofile(self._signatures)
+        for band, f in enumerate(self._bands):
+            np.ascontiguousarray(keys[:, band]).tofile(f)
+        self.sizes.append(sets.sizes)
+        self.prints.append(prints)
+
+    def finish(self) -> Spilled:
+        for f in (self._values, self._signatures, *self._bands):
+            f.close()
+        sizes = np.concatenate(self.sizes) if self.sizes else np.empty(0, dtype=np.int64)
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        values = _mapped(self.values_path, self.values_dtype or np.uint32, (int(offsets[-1]),))
+        params = self.signature_params or {"family": DEFAULT_FAMILY, "num_perm": 0, "seed": 0,
+                                           "bits": 32}
+        matrix = _mapped(self.signatures_path, self.signature_dtype or np.uint32,
+                         (sizes.size, params["num_perm"]))
+        prints = np.concatenate(self.prints) if self.prints else np.empty(0, dtype=np.uint64)
+        return Spilled(ShingleSets(offsets, values), Signatures(matrix, **params), prints,
+                       self.band_paths)
+
+
+def _mapped(path: Path, dtype, shape: tuple) -> np.ndarray:
+    """A read-only view of the file (a plain ndarray, so numba kernels take it)."""
+    if int(np.prod(shape)) == 0:
+        return np.empty(shape, dtype=dtype)
+    return np.asarray(np.memmap(path, dtype=dtype, mode="r", shape=shape))
+
+
+class WorkDirectory:
+    """A fresh directory for the spilled files, removed on exit (inside ``parent`` if given)."""
+
+    def __init__(self, parent: str | os.PathLike | None = None):
+        if parent is not None:
+            os.makedirs(parent, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix="neardup-spill-", dir=parent))
+
+    def __enter__(self) -> Path:
+        return self.path
+
+    def __exit__(self, *exc) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)

@@ -1,0 +1,336 @@
+"""Writing results: pairs and clusters as CSV, JSON Lines or Parquet, plus the summary.
+
+Files are deterministic: the same run writes the same bytes, whether a table arrives
+whole or in batches (Parquet row groups are cut at fixed row counts, not where batches
+end). Timings, which change from run to run, go to ``timings.json`` only.
+
+Every format is written column-wise by Arrow, batch by batch, so the pairs of a run
+(possibly hundreds of millions of rows) stream to disk in bounded memory; JSON Lines
+rows are assembled with Arrow string kernels, escaped as ``json.dumps`` escapes them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from ..pairs import PAIR_SCHEMA, too_many_pairs
+from .staging import file_sha256
+
+OUTPUT_FORMATS = ("csv", "jsonl", "parquet")
+ROW_GROUP_ROWS = 1 << 20
+
+
+def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None) -> Path:
+    """Write ``table`` as csv, jsonl or parquet (from the suffix when ``fmt`` is None)."""
+    return write_tables([table], path, fmt, schema=table.schema)[0]
+
+
+def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str | None = None,
+                 *, schema: pa.Schema, escape_formulas: bool = False) -> tuple[Path, int]:
+    """Write the rows of ``tables`` (each of ``schema``) as one file; returns (path, rows).
+
+    An I/O error names the file. ``escape_formulas`` (CSV only): see :func:`write_folder`.
+    """
+    try:
+        return _write_tables(tables, Path(path), fmt, schema, escape_formulas)
+    except OSError as exc:
+        if getattr(exc, "filename", None):
+            raise
+        raise OSError(getattr(exc, "errno", None), f"cannot write {path}: {exc}",
+                      os.fspath(path)) from exc
+
+
+def _write_tables(tables, path: Path, fmt, schema, escape_formulas) -> tuple[Path, int]:
+    fmt = fmt or path.suffix.lstrip(".").lower()
+    if fmt not in OUTPUT_FORMATS:
+        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = 0
+    if fmt == "csv":
+        rows = _write_csv(path, schema, tables, escape_formulas)
+    elif fmt == "parquet":
+        with pq.ParquetWriter(path, schema) as writer:
+            pending: list[pa.Table] = []
+            held = 0
+            for table in tables:
+                rows += table.num_rows
+                pending.append(table)
+                held += table.num_rows
+                while held >= ROW_GROUP_ROWS:  # fixed row groups: same bytes however batched
+                    whole = pa.concat_tables(pending)
+                    # one chunk per column: a page's bytes depend on where chunks end
+                    writer.write_table(whole.slice(0, ROW_GROUP_ROWS).combine_chunks(),
+                                       row_group_size=ROW_GROUP_ROWS)
+                    pending, held = [whole.slice(ROW_GROUP_ROWS)], held - ROW_GROUP_ROWS
+            if held or rows == 0:
+                last = pa.concat_tables(pending) if pending else schema.empty_table()
+                writer.write_table(last.combine_chunks(), row_group_size=ROW_GROUP_ROWS)
+    else:
+        with open(path, "wb") as f:
+            rows = _write_jsonl(f, tables)
+    return path, rows
+
+
+def _write_csv(sink, schema: pa.Schema, tables, escape_formulas: bool) -> int:
+    """CSV with a header to a path or a binary stream; returns the rows written."""
+    rows = 0
+    with pa_csv.CSVWriter(sink, schema) as writer:
+        for table in tables:
+            writer.write_table(_escape_formulas(table) if escape_formulas else table)
+            rows += table.num_rows
+    return rows
+
+
+def _write_jsonl(stream, tables) -> int:
+    """JSON Lines to a binary stream; returns the rows written."""
+    rows = 0
+    for table in tables:
+        for piece in _jsonl_buffers(table) if table.num_rows else []:
+            stream.write(piece)
+        rows += table.num_rows
+    return rows
+
+
+_FORMULA_START = "^[=+\\-@\\t\\r]"
+
+
+def _escape_formulas(table: pa.Table) -> pa.Table:
+    """String cells beginning with =, +, -, @, tab or CR, prefixed with ' (OWASP)."""
+    for k, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            column = table.column(k)
+            risky = pc.match_substring_regex(column, _FORMULA_START)
+            if pc.any(risky).as_py():
+                quoted = pc.binary_join_element_wise(pa.scalar("'", field.type), column,
+                                                     pa.scalar("", field.type))
+                table = table.set_column(k, field, pc.if_else(risky, quoted, column))
+    return table
+
+
+def _jsonl_buffers(table: pa.Table) -> list[pa.Buffer]:
+    """The rows of ``table`` as JSON Lines: ``{"name": value, ...}\n`` per row."""
+    pieces: list = []
+    for k, (name, column) in enumerate(zip(table.column_names, table.columns)):
+        pieces.append(_text(("{" if k == 0 else ", ") + json.dumps(name, ensure_ascii=False)
+                            + ": "))
+        pieces.append(_json_values(column.combine_chunks()))
+    pieces.append(_text("}\n"))
+    lines = pc.binary_join_element_wise(*pieces, _text(""))
+    lines = lines.cast(pa.large_string())
+    return [_text_buffer(chunk) for chunk in
+            (lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines])]
+
+
+def _text_buffer(chunk: pa.Array) -> pa.Buffer:
+    """The bytes of a large_string array's values, back to back (no nulls)."""
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)
+    start, end = int(offsets[chunk.offset]), int(offsets[chunk.offset + len(chunk)])
+    return chunk.buffers()[2].slice(start, end - start)
+
+
+def _text(value: str) -> pa.Scalar:
+    return pa.scalar(value, pa.large_string())
+
+
+_SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _json_values(values: pa.Array) -> pa.Array:
+    """Each value as JSON text (large_string): strings escaped as json.dumps does with
+    ensure_ascii=False, numbers as Arrow prints them, NaN, infinities and nulls as null."""
+    kind = values.type
+    if pa.types.is_dictionary(kind):
+        values = values.cast(kind.value_type)
+        kind = values.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        text = pc.replace_substring(values.cast(pa.large_string()), "\\", "\\\\")
+        text = pc.replace_substring(text, '"', '\\"')
+        if pc.any(pc.match_substring_regex(text, "[\\x00-\\x1f]")).as_py():
+            for code in range(32):
+                char = chr(code)
+                if pc.any(pc.match_substring(text, char)).as_py():
+                    text = pc.replace_substring(text, char,
+                                                _SHORT_ESCAPES.get(char, f"\\u{code:04x}"))
+        out = pc.binary_join_element_wise(_text('"'), text, _text('"'), _text(""))
+    elif pa.types.is_floating(kind):
+        out = pc.cast(values, pa.large_string())
+        out = pc.if_else(pc.is_finite(values), out, pa.scalar(None, pa.large_string()))
+    elif pa.types.is_boolean(kind) or pa.types.is_integer(kind):
+        out = pc.cast(values, pa.large_string())
+    else:  # anything else: Python's json, value by value
+        out = pa.array([json.dumps(v, ensure_ascii=False, default=_jsonable)
+                        for v in values.to_pylist()], pa.large_string())
+    return pc.fill_null(out.cast(pa.large_string()), "null")
+
+
+def write_json(obj, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=_jsonable) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+RESULT_TABLES = ("pairs", "set_pairs", "identical", "clusters", "documents", "candidates")
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+_RESULT_FILES = {f"{name}.{fmt}" for name in RESULT_TABLES for fmt in OUTPUT_FORMATS} | {
+    "summary.json", "timings.json", MANIFEST}
+
+
+def owned(name: str) -> bool:
+    """True for the file names a results folder may hold (what a run replaces)."""
+    return name in _RESULT_FILES
+
+
+def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
+                 escape_formulas: bool = True) -> dict[str, Path]:
+    """pairs (or set_pairs), identical, clusters, documents, candidates (.FMT),
+    summary.json, timings.json, manifest.json: one complete results folder.
+
+    With ``pairs="all"`` (the default) ``pairs.FMT`` lists every document pair, streamed
+    in batches; above ``max_pairs`` nothing is written and a ValueError says how many
+    pairs there are and which option to use. With ``pairs="groups"``, ``set_pairs.FMT``
+    holds the pairs of distinct sets and ``identical.FMT`` every copy's group
+    (:func:`neardup.pairs.expand` lists every pair from them). See :func:`write_folder`
+    for what is atomic.
+    """
+    config = result.config
+    if config.pairs == "all":
+        message = too_many_pairs(result.counts, config.max_pairs or None)
+        if message is not None:
+            raise ValueError(message)
+    tables = {}
+    if config.pairs == "all":
+        tables["pairs"] = (result.iter_pairs_tables(), _pairs_schema(result),
+                           result.counts["pairs"])
+    else:
+        table = result.set_pairs_table()
+        tables["set_pairs"] = ([table], table.schema, None)
+    for name in ("identical", "clusters", "documents", "candidates"):
+        table = getattr(result, f"{name}_table")()
+        tables[name] = ([table], table.schema, None)
+    return write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
+                        escape_formulas=escape_formulas)
+
+
+def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = True) -> int:
+    """Every document pair (or with ``pairs="groups"`` the pairs of distinct sets) as CSV
+    or JSON Lines to a binary ``stream`` (standard output), in batches; returns the rows."""
+    if fmt not in ("csv", "jsonl"):
+        raise ValueError(f"--out - writes the pairs as csv or jsonl, not {fmt!r}")
+    config = result.config
+    if config.pairs == "all":
+        message = too_many_pairs(result.counts, config.max_pairs or None)
+        if message is not None:
+            raise ValueError(message)
+        batches, schema = result.iter_pairs_tables(), _pairs_schema(result)
+    else:
+        table = result.set_pairs_table()
+        batches, schema = [table], table.schema
+    rows = (_write_csv(stream, schema, batches, escape_formulas) if fmt == "csv"
+            else _write_jsonl(stream, batches))
+    stream.flush()
+    return rows
+
+
+def _pairs_schema(result) -> pa.Schema:
+    """The pairs' columns: PAIR_SCHEMA, plus a containment column where it was measured."""
+    return getattr(result, "pairs_schema", PAIR_SCHEMA)
+
+
+def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: dict,
+                 seconds: dict, *, escape_formulas: bool = True) -> dict[str, Path]:
+    """Write a results folder all at once: ``tables`` maps a name to (batches, schema,
+    expected rows or None).
+
+    Everything is written into a hidden sibling, then swapped in for ``out_dir`` in one
+    step (:class:`~neardup.sinks.staging.StagedDirectory`): ``out_dir`` is always the previous
+    complete run or this one, and holds no file of an earlier run. ``manifest.json``,
+    written last, lists every file with its rows, bytes and SHA-256 (timings.json, which
+    changes between identical runs, by name only), the neardup version and the command.
+    A folder holding files neardup did not write is refused, not replaced.
+    ``escape_formulas``: CSV string cells that begin with =, +, -, @, tab or CR get a
+    leading ' so a spreadsheet shows them as text (OWASP's advice against CSV injection).
+    """
+    from .. import __version__
+    from .staging import StagedDirectory
+
+    if fmt not in OUTPUT_FORMATS:
+        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+    started = time.perf_counter()
+    final = Path(out_dir)
+    files = []
+    with StagedDirectory(out_dir, owned) as stage:
+        for name, (batches, schema, expected) in tables.items():
+            path, rows = write_tables(batches, stage / f"{name}.{fmt}", fmt, schema=schema,
+                                      escape_formulas=escape_formulas)
+            if expected is not None and rows != expected:  # the listing and the count agree
+                raise RuntimeError(f"wrote {rows:,} rows of {name} where {expected:,} were "
+                                   f"counted")
+            files.append((path, rows))
+        files.append((write_json(summary, stage / "summary.json"), None))
+        seconds["write"] = time.perf_counter() - started
+        timings = write_json({k: round(v, 4) for k, v in seconds.items()},
+                             stage / "timings.json")
+        manifest = {
+            "manifest_version": MANIFEST_VERSION, "neardup": __version__,
+            "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]] if sys.argv else [],
+            "output_format": fmt, "csv_formulas_escaped": escape_formulas and fmt == "csv",
+            "files": [_file_entry(path, rows) for path, rows in files]
+            + [{"name": timings.name, "note": "seconds per stage; not checksummed"}],
+        }
+        write_json(manifest, stage / MANIFEST)
+    return {path.stem: final / path.name
+            for path, _ in [*files, (timings, None), (Path(MANIFEST), None)]}
+
+
+def _file_entry(path: Path, rows: int | None) -> dict:
+    entry = {"name": path.name, "bytes": path.stat().st_size, "sha256": file_sha256(path)}
+    if rows is not None:
+        entry["rows"] = rows
+    return entry
+
+
+
+def read_manifest(out_dir: str | os.PathLike) -> dict:
+    """The manifest of a complete results folder, after checking every file against it;
+    ValueError naming what is missing or differs."""
+    out_dir = Path(out_dir)
+    path = out_dir / MANIFEST
+    if not path.is_file():
+        raise ValueError(f"{out_dir} is not a complete neardup results folder: no {MANIFEST} "
+                         f"(a run that did not finish, a folder of an older neardup, or not "
+                         f"one at all); run `neardup find ... --out {out_dir}` again")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        entries = [e for e in manifest["files"] if "sha256" in e]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a neardup manifest: {exc}") from None
+    for entry in entries:
+        file = out_dir / entry["name"]
+        if not file.is_file():
+            raise ValueError(f"{out_dir}: {entry['name']} is listed in {MANIFEST} but missing")
+        if file.stat().st_size != entry["bytes"] or file_sha256(file) != entry["sha256"]:
+            raise ValueError(f"{out_dir}: {entry['name']} differs from what the run wrote "
+                             f"(size or SHA-256 in {MANIFEST}); run find again")
+    return manifest
+
+
+def _jsonable(value):
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)

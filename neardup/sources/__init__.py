@@ -1,0 +1,560 @@
+"""Sources: inputs become :class:`Documents`; the dedup copy goes back out in each input's format.
+
+Formats (``fmt="auto"`` guesses from the path):
+
+========  =============================  =========================================
+fmt       a record is                    document id (several inputs: prefixed)
+========  =============================  =========================================
+dir       a file under the root          path relative to the root
+jsonl     a non-blank line (JSON object) ``id_field`` value, else line number
+json      an element of the top-level    ``id_field`` value, else the element's
+          array (a lone object: itself)  1-based position
+csv/tsv   a data row after the header    ``id_field`` value, else row number
+parquet   a row                          ``id_field`` value, else row number
+lines     a line                         line number
+========  =============================  =========================================
+
+This package's entry point (this module) checks the options, resolves each input's
+format and hands the input to its format's module, which reads it and writes its dedup
+copy:
+
+===============  ==========================================================
+module           reads and writes back
+===============  ==========================================================
+``directory``    directories (the walk, .gitignore rules, the file copy)
+``lines``        line files and JSON Lines (``jsonl``: Arrow's block parser)
+``jsonfile``     JSON files; the JSON object rule JSON Lines shares
+``delimited``    CSV and TSV (quote resync)
+``parquet``      Parquet
+``compression``  compressed streams in and out; copies written whole or not at all
+``documents``    what they fill: Documents, ReadReport, InputSource, the builder
+``frames``       data already in memory (DataFrames, Arrow, lists) as Documents
+``itemsets``     records that already are sets: (user, item) rows, list fields
+===============  ==========================================================
+
+Compressed files (``.gz``, ``.zst``/``.zstd``, ``.bz2``, ``.xz`` after the format's
+suffix: ``docs.jsonl.gz``) are read as a stream, record for record as the file they
+hold; a corrupt or truncated stream ends its file there, the rest one failed record
+(see :mod:`neardup.sources.compression`). Directories skip version-control folders and what
+the tree's ``.gitignore`` files ignore, each counted as skipped, unless
+``respect_ignore=False`` (see :mod:`neardup.sources.directory`).
+
+Guarantees:
+
+* Accounting is closed: every record read is exactly one of processed, skipped
+  (cannot be read as text, or has no text) or failed (malformed, unreadable);
+  :meth:`ReadReport.check` verifies ``records_seen == processed + skipped + failed``.
+* Order is deterministic: inputs in the order given, a directory's files sorted
+  by relative path, records in file order.
+* Nothing is dropped silently at the document level: a duplicate id is renamed
+  (``x#2``) and reported, never discarded.
+* A bad record costs itself only. A CSV/TSV quote left open fails its record
+  ("quote opened on line 3 is never closed") and reading goes on at the next
+  line, so the rows after it are read as rows, not merged into it (one that a
+  later quote closes just before a delimiter or line break looks like a field
+  over several lines, and is read as one). A JSON "\\ud800" escape
+  (a lone surrogate, which no output can hold) fails its record; a file name that
+  is not UTF-8 gets an id with its bytes escaped (``bad\\xff.txt``), noted.
+  A directory's named pipes, sockets and devices are skipped ("not a regular
+  file") without being opened.
+* :func:`write_deduplicated` removes exactly the documents whose ``keep`` is
+  False; skipped and failed records are written back. Lines and JSONL are copied
+  byte for byte, directories file for file, CSV/TSV rewritten by the csv module
+  in the input's delimiter and line ending (a row it cannot parse copied as it
+  is), JSON arrays element by element (each kept element's text as it was, the
+  array's layout kept; a malformed file copied whole), Parquet filtered as an
+  Arrow table. The copy is compressed as its name says (``out.jsonl.gz``: gzip),
+  standard output (``"-"``) takes it uncompressed. File inputs are read again for
+  the copy, and a file that changed since it was read is refused.
+
+Line-based formats (lines, jsonl, csv, tsv) need an ASCII-compatible encoding.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from .compression import _input_compression, _open_output, _zstandard, compression_of
+from .delimited import _read_table, _write_table
+from .directory import (
+    BINARY_PROBE_BYTES,
+    DEDUP_MARKER,
+    VCS_FOLDERS,
+    _read_bytes,
+    _read_dir,
+    _write_dir,
+)
+from .documents import (
+    IGNORED,
+    ROUTINE_SKIPS,
+    STDIN,
+    STDIN_NAME,
+    STDOUT,
+    VCS_FOLDER,
+    Documents,
+    InputSource,
+    Problem,
+    ReadReport,
+    _DocumentsBuilder,
+    _ReadContext,
+    as_text,
+    has_surrogates,
+    printable,
+    text_codec,
+)
+from .jsonfile import JSONL_FIELDS_NAMED, _read_json, _write_json, name_the_fields
+from .lines import LINE_BLOCK_BYTES, _read_jsonl, _read_lines, _write_lines, decode_line
+from .parquet import PARQUET_BATCH_ROWS, _read_parquet, _write_parquet, column_values
+
+# What this package gives users and the packages above it (spark reads with the same
+# rules), wherever it is defined. A constant is read where it is defined: patch
+# neardup.sources.lines.LINE_BLOCK_BYTES, not ours.
+__all__ = [
+    "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER", "VCS_FOLDERS",
+    "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
+    "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "Problem", "ReadReport",
+    "read_documents", "read_document_chunks", "write_deduplicated", "check_copy_target",
+    "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
+    "encoding_label", "has_surrogates", "name_the_fields", "printable", "resolve_format",
+    "text_codec", "unique_names",
+]
+
+FORMATS = ("auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines")
+_SUFFIX_FORMATS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+}
+_FORMAT_SUFFIX = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv",
+                  "parquet": ".parquet", "lines": ".txt"}
+_DEFAULT_DELIMITER = {"csv": ",", "tsv": "\t"}
+
+
+def read_documents(
+    inputs: Sequence[str | os.PathLike],
+    *,
+    fmt: str = "auto",
+    text_fields: Sequence[str] = ("text",),
+    id_field: str | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    delimiter: str | None = None,
+    encoding: str = "utf-8",
+    max_problems: int = 100,
+    progress: bool = False,
+    respect_ignore: bool = True,
+    extra_fields: Sequence[str] = (),
+) -> tuple[Documents, ReadReport]:
+    """Read every input into one :class:`Documents`, accounting for every record.
+
+    inputs: paths (files or directories); "-" reads standard input ("lines"
+        unless ``fmt`` says otherwise; at most once). A file whose name ends in
+        .gz, .zst/.zstd, .bz2 or .xz is decompressed as it is read.
+    fmt: one of FORMATS; "auto" guesses per input from the path (the suffix
+        before a compression suffix: ``docs.jsonl.gz`` is jsonl).
+    text_fields: fields/columns whose values, joined by "\\n", are the text (jsonl,
+        json, csv, tsv, parquet). A column missing from a table header is a ValueError.
+    id_field: field/column holding the document id; default: line or row number
+        (json: the element's position).
+    include, exclude: fnmatch globs for directories, matched against the path
+        relative to the root, that path prefixed by the root's name, and (for
+        patterns without "/") the basename. A directory matching an exclude
+        pattern is not entered. Filtered files are not records.
+    delimiter: csv/tsv field delimiter (default "," and tab).
+    encoding: text encoding; undecodable records are skipped as "not <ENCODING>".
+    max_problems: how many problems the report lists (all are counted).
+    progress: show a progress bar on stderr while reading directories.
+    respect_ignore: directories skip .git/.hg/.svn folders and what .gitignore
+        files in the tree ignore, each counted as skipped (see the module's
+        docstring); False reads everything.
+    extra_fields: fields/columns whose value each document keeps in
+        ``Documents.fields[name]`` (jsonl, json: the JSON value, None where absent
+        or null; csv/tsv: the cell, None where empty; parquet: the value), e.g. for
+        ``representative_field``. A column missing from a table header is a
+        ValueError; lines and directories have no fields (ValueError).
+
+    Directories: symlinked directories are never entered (no loops); files with
+    a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
+    sockets and devices as "not a regular file" (never opened); empty files are
+    documents. A named pipe given as an input is read once, like standard input.
+    Records with blank text in the other formats are skipped ("empty line",
+    "empty text").
+    """
+    report = ReadReport(max_problems=max_problems)
+    builder = _DocumentsBuilder(report, _field_names(extra_fields))
+    sources: list[InputSource] = []
+    for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
+                          encoding, max_problems, progress, builder, sources,
+                          respect_ignore):
+        pass
+    return builder.build(sources), report
+
+
+def read_document_chunks(
+    inputs: Sequence[str | os.PathLike],
+    *,
+    chunk_chars: int,
+    chunk_docs: int | None = None,
+    fmt: str = "auto",
+    text_fields: Sequence[str] = ("text",),
+    id_field: str | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    delimiter: str | None = None,
+    encoding: str = "utf-8",
+    max_problems: int = 100,
+    progress: bool = False,
+    respect_ignore: bool = True,
+    extra_fields: Sequence[str] = (),
+) -> tuple[Iterator[Documents], ReadReport, list[InputSource]]:
+    """:func:`read_documents` a chunk at a time: (chunks, report, inputs).
+
+    Each chunk is a :class:`Documents` of consecutive documents holding at least
+    ``chunk_chars`` characters of text or ``chunk_docs`` documents, whichever comes
+    first (the last chunk less); ``chunk.start`` is its
+    first document number. Concatenated, the chunks' ids, texts, sources and records
+    are exactly those :func:`read_documents` returns (same renames of repeated ids,
+    which needs every id so far in memory), and ``report`` is the same once the
+    chunks are exhausted (then checked); ``inputs`` fills as the inputs are opened.
+    Options are checked here, before any read.
+    Memory: one chunk's texts plus one block of the input (a line block of
+    ``read_lines.LINE_BLOCK_BYTES``, a JSON Lines block of ``jsonl.BLOCK_BYTES``, a Parquet
+    batch of ``read_parquet.PARQUET_BATCH_ROWS`` rows, one file of a directory, one CSV
+    row; a JSON file is read whole).
+    """
+    if not isinstance(chunk_chars, int) or chunk_chars < 1:
+        raise ValueError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
+    if chunk_docs is not None and (not isinstance(chunk_docs, int) or chunk_docs < 1):
+        raise ValueError(f"chunk_docs must be a positive integer or None, got {chunk_docs!r}")
+    max_docs = chunk_docs or sys.maxsize
+    report = ReadReport(max_problems=max_problems)
+    builder = _DocumentsBuilder(report, _field_names(extra_fields))
+    builder.chunk_chars, builder.chunk_docs = chunk_chars, max_docs
+    sources: list[InputSource] = []
+    records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
+                           encoding, max_problems, progress, builder, sources,
+                           respect_ignore)
+    next(records)  # runs the checks now, not at the first chunk
+
+    def chunks() -> Iterator[Documents]:
+        for _ in records:
+            if builder.pending_chars >= chunk_chars or len(builder.texts) >= max_docs:
+                yield builder.take(sources)
+        if builder.texts:
+            yield builder.take(sources)
+
+    return chunks(), report, sources
+
+
+def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter, encoding,
+                 max_problems, progress, builder, sources,
+                 respect_ignore=True) -> Iterator[None]:
+    """Read every input into ``builder``, yielding between records (where a chunk may end).
+
+    The first yield comes after the options are checked, before any record is read.
+    """
+    paths = [os.fspath(p) for p in inputs]
+    check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems)
+    if not isinstance(respect_ignore, bool):
+        raise ValueError(f"respect_ignore must be True or False, got {respect_ignore!r}")
+    text_fields = list(text_fields)
+    codec = text_codec(encoding)
+    not_decodable = f"not {encoding_label(encoding)}"
+
+    resolved = [resolve_format(p, fmt) for p in paths]
+    compressions = [_input_compression(p, f) for p, f in zip(paths, resolved, strict=True)]
+    extra_fields = list(builder.fields)
+    if extra_fields:
+        for path, path_fmt in zip(paths, resolved, strict=True):
+            if path_fmt in ("lines", "dir"):
+                shown = STDIN_NAME if path == STDIN else printable(path)
+                raise ValueError(f"{shown}: a {'line file' if path_fmt == 'lines' else 'directory'}"
+                                 f" has no fields to keep {extra_fields}")
+    names = unique_names(paths, resolved)
+    several = len(paths) > 1
+    report = builder.report
+    yield
+    for index, (path, path_fmt, name) in enumerate(zip(paths, resolved, names, strict=True)):
+        src = InputSource(
+            given=path, fmt=path_fmt, name=name, encoding=encoding,
+            delimiter=delimiter or _DEFAULT_DELIMITER.get(path_fmt),
+            compression=compressions[index],
+        )
+        sources.append(src)
+        if path == STDIN:
+            src.data = _read_stdin(encoding)
+        elif path_fmt != "dir":
+            st = os.stat(path)
+            if stat.S_ISREG(st.st_mode):
+                src.stat = (st.st_size, st.st_mtime_ns)
+            else:  # a named pipe given by name is a stream: read once and kept, like stdin
+                src.data = _read_bytes(path)
+        shown_name = printable(name)
+        context = _ReadContext(
+            index=index, src=src, builder=builder, report=report, codec=codec,
+            not_decodable=not_decodable, text_fields=text_fields, id_field=id_field,
+            id_prefix=((f"{shown_name}/" if path_fmt == "dir" else f"{shown_name}:")
+                       if several else ""),
+            extra_fields=extra_fields,
+        )
+        if path_fmt == "dir":
+            yield from _read_dir(context, include, exclude, progress, respect_ignore)
+        elif path_fmt == "lines":
+            yield from _read_lines(context)
+        elif path_fmt == "jsonl":
+            yield from _read_jsonl(context)
+        elif path_fmt == "json":
+            yield from _read_json(context)
+        elif path_fmt in ("csv", "tsv"):
+            yield from _read_table(context)
+        else:
+            yield from _read_parquet(context)
+        if src.damaged is not None:  # the stream broke: the rest of the file is one record
+            report.records_seen += 1
+            report._fail(src.display, "", src.damaged)
+    report.check()
+
+
+# ---------------------------------------------------------------- validation, naming
+
+
+def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
+                         max_problems) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+    if not paths:
+        raise ValueError("no inputs given")
+    if paths.count(STDIN) > 1:
+        raise ValueError("standard input ('-') can be read only once")
+    if isinstance(text_fields, str) or not text_fields or not all(
+        isinstance(f, str) and f for f in text_fields
+    ):
+        raise ValueError(f"text_fields must be a non-empty list of names, got {text_fields!r}")
+    if id_field is not None and (not isinstance(id_field, str) or not id_field):
+        raise ValueError(f"id_field must be a non-empty name or None, got {id_field!r}")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r}") from None
+    if max_problems < 0:
+        raise ValueError(f"max_problems must be >= 0, got {max_problems!r}")
+    for path in paths:
+        if path != STDIN and not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+
+
+def resolve_format(path: str, fmt: str) -> str:
+    if path == STDIN:
+        if fmt == "dir":
+            raise ValueError("standard input ('-') cannot be read as a directory")
+        return "lines" if fmt == "auto" else fmt
+    is_dir = os.path.isdir(path)
+    if fmt == "auto":
+        if is_dir:
+            return "dir"
+        stem = os.path.splitext(path)[0] if compression_of(path) else path
+        return _SUFFIX_FORMATS.get(os.path.splitext(stem)[1].lower(), "lines")
+    if is_dir != (fmt == "dir"):
+        kind = "a directory" if is_dir else "not a directory"
+        raise ValueError(f"{path} is {kind}; it cannot be read as fmt={fmt!r}")
+    return fmt
+
+
+def _field_names(extra_fields: Sequence[str]) -> list[str]:
+    if isinstance(extra_fields, str) or not all(isinstance(f, str) and f for f in extra_fields):
+        raise ValueError(f"extra_fields must be a list of names, got {extra_fields!r}")
+    return list(dict.fromkeys(extra_fields))
+
+
+def unique_names(paths: Sequence[str], formats: Sequence[str]) -> list[str]:
+    """Each input's basename, made unique deterministically: 'a.txt', 'a-2.txt', ..."""
+    bases = []
+    for path, path_fmt in zip(paths, formats, strict=True):
+        if path == STDIN:
+            bases.append("stdin" + _FORMAT_SUFFIX[path_fmt])
+        else:
+            bases.append(os.path.basename(os.path.abspath(path)) or "root")
+    taken = set(bases)
+    names: list[str] = []
+    for base in bases:
+        name = base
+        if name in names:
+            stem, suffix = os.path.splitext(base)
+            copy = 2
+            while (name := f"{stem}-{copy}{suffix}") in taken:
+                copy += 1
+            taken.add(name)
+        names.append(name)
+    return names
+
+
+def encoding_label(encoding: str) -> str:
+    name = codecs.lookup(encoding).name
+    return "UTF-8" if name == "utf-8" else name
+
+
+def _read_stdin(encoding: str) -> bytes:
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return buffer.read()
+    return sys.stdin.read().encode(encoding)  # a text stream without bytes (tests, notebooks)
+
+
+# ---------------------------------------------------------------- the dedup copy
+
+
+def write_deduplicated(
+    documents: Documents,
+    keep: np.ndarray,
+    inputs: Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+) -> dict:
+    """Write the inputs minus the documents whose ``keep[d]`` is False, each in its format.
+
+    One input: ``out`` is the output file (a directory for a directory input);
+    "-" writes it to standard output, uncompressed (one file input only).
+    Several inputs: ``out`` is a directory holding one output per input, named
+    after the input's unique basename (``Documents.inputs[i].name``).
+    A file copy is compressed as its name says (``.gz``, ``.zst``, ``.bz2``,
+    ``.xz``; none: plain), whatever the input's compression; several inputs' copies
+    keep their input's names, so their compression too.
+    Only documents are ever removed: skipped and failed records are written back
+    (a directory copy leaves out only files that could not be read or that the
+    scan skipped as ignored; the rest of a compressed file past a break cannot be
+    copied). File inputs are read again; one that changed since
+    :func:`read_documents` is refused.
+
+    Returns ``{"written": records written, "removed": documents removed,
+    "outputs": [{"input", "output", "format", "written", "removed", "not_copied"}]}``.
+    """
+    given = [os.fspath(p) for p in inputs]
+    if given != [src.given for src in documents.inputs]:
+        raise ValueError(
+            f"inputs {given} are not the inputs the documents were read from "
+            f"{[src.given for src in documents.inputs]}"
+        )
+    check_copy_target(given, out, documents.inputs[0].fmt if len(given) == 1 else "auto")
+    keep = np.asarray(keep)
+    if keep.dtype != np.bool_ or keep.shape != (len(documents),):
+        raise ValueError(
+            f"keep must be a bool array of shape ({len(documents)},), "
+            f"got {keep.dtype} {keep.shape}"
+        )
+    out = os.fspath(out)
+    single = len(documents.inputs) == 1
+    targets = [out if single else os.path.join(out, src.name) for src in documents.inputs]
+    for src, target in zip(documents.inputs, targets):
+        if target != STDOUT:
+            _refuse_overwriting_input(src, target)
+    if single and documents.inputs[0].fmt != "dir":
+        return _write_copies(documents, keep, targets, targets)
+    # a folder of copies is replaced whole: a second run leaves exactly its own files
+    from ..sinks.staging import StagedDirectory
+
+    marked = os.path.isfile(os.path.join(out, DEDUP_MARKER))
+    with StagedDirectory(out, lambda name: marked, option="--out") as stage:
+        staged = [str(stage) if single else os.path.join(stage, src.name)
+                  for src in documents.inputs]
+        written = _write_copies(documents, keep, staged, targets)
+        with open(os.path.join(stage, DEDUP_MARKER), "w", encoding="utf-8") as f:
+            json.dump({"written by": "neardup dedup", "inputs": [src.display for src in
+                                                                 documents.inputs],
+                       "written": written["written"], "removed": written["removed"]}, f)
+    return written
+
+
+def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLike,
+                      fmt: str = "auto") -> None:
+    """ValueError where ``out`` cannot take the dedup copy of ``inputs`` read as ``fmt``,
+    checked before any read: standard output ("-") takes one file's records, and a
+    copy's compression suffix needs a format it can wrap (not Parquet) and, for zstd,
+    its package."""
+    paths = [os.fspath(p) for p in inputs]
+    out = os.fspath(out)
+    formats = [resolve_format(p, fmt) for p in paths]
+    if out == STDOUT:
+        if len(paths) != 1:
+            raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
+                             f"only, got {len(paths)}; give a directory for several")
+        if formats[0] == "dir":
+            raise ValueError(f"{paths[0]} is a directory: its dedup copy is a directory of "
+                             f"files and cannot go to standard output (-o -); give -o DIR")
+        return
+    if len(paths) != 1 or formats[0] == "dir":
+        return  # copies named after their inputs, which were read: they can be written
+    compression = compression_of(out)
+    if compression is not None and formats[0] == "parquet":
+        raise ValueError(f"{out}: Parquet compresses its own columns; name the copy "
+                         f".parquet, without the .{out.rsplit('.', 1)[-1]}")
+    if compression == "zstd":
+        _zstandard(out)
+
+
+def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
+                  shown: list[str]) -> dict:
+    """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``)."""
+    source = np.asarray(documents.source)
+    outputs = []
+    for index, (src, path, target) in enumerate(zip(documents.inputs, paths, shown)):
+        removed = set(documents.record[(source == index) & ~keep].tolist())
+        if src.fmt == "dir":
+            counts = _write_dir(src, removed, path)
+        else:
+            _check_unchanged(src)
+            with _open_output(path) as out:
+                counts = _WRITERS[src.fmt](src, removed, out)
+        outputs.append({"input": src.display, "output": target, "format": src.fmt,
+                        "written": counts[0], "removed": len(removed),
+                        "not_copied": counts[1]})
+    return {
+        "written": sum(o["written"] for o in outputs),
+        "removed": sum(o["removed"] for o in outputs),
+        "outputs": outputs,
+    }
+
+
+def _refuse_overwriting_input(src: InputSource, target: str) -> None:
+    if src.given == STDIN:
+        return
+    source_path, target_path = os.path.realpath(src.given), os.path.realpath(target)
+    inside = src.fmt == "dir" and os.path.commonpath([source_path, target_path]) == source_path
+    if source_path == target_path or inside:
+        raise ValueError(f"the dedup copy {target} would overwrite or sit inside its input "
+                         f"{src.given}")
+    if src.fmt != "dir" and os.path.isdir(target):
+        raise ValueError(f"{target} is a directory; the dedup copy of {src.given} is a file")
+
+
+def _check_unchanged(src: InputSource) -> None:
+    if src.stat is None:
+        return
+    st = os.stat(src.given)
+    if (st.st_size, st.st_mtime_ns) != src.stat:
+        raise RuntimeError(f"{src.given} changed since it was read; read it again")
+
+
+# a file format's writer: (input, removed record indices, binary stream) -> (written, not
+# copied); the stream is opened, compressed and closed by _write_copies
+_WRITERS = {
+    "lines": _write_lines,
+    "jsonl": _write_lines,
+    "json": _write_json,
+    "csv": _write_table,
+    "tsv": _write_table,
+    "parquet": _write_parquet,
+}

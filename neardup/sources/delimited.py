@@ -1,0 +1,226 @@
+"""CSV and TSV: a record is a data row after the header; the dedup copy is the kept
+rows, written back by the csv module.
+
+The header names the columns; a text or id column missing from it is a ValueError
+before any row is read. A row's text is its text columns joined by "\\n", its id the
+``id_field`` cell, else the row number (the header is row 0; blank lines are not rows).
+A row with a field count other than the header's fails; undecodable bytes cost their
+row only (skipped as "not UTF-8", or the encoding given).
+
+A bad record costs itself only: a quote left open fails its record ("quote opened on
+line 3 is never closed") and reading goes on at the next line, so the rows after it are
+read as rows, not merged into it (one that a later quote closes just before a delimiter
+or line break looks like a field over several lines, and is read as one).
+
+The dedup copy (:func:`_write_table`) is rewritten in the input's delimiter and line
+ending; a row the csv module cannot parse is copied as it is. Needs an
+ASCII-compatible encoding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import itertools
+import re
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Iterator
+
+from .compression import _open_binary
+from .documents import InputSource, _ReadContext, text_codec
+
+
+def _read_table(ctx: _ReadContext) -> Iterator[None]:
+    src = ctx.src
+    with _open_binary(src) as f:  # opened twice: a decompressing stream cannot seek back
+        first_line = f.readline()
+    src.line_terminator = "\r\n" if first_line.endswith(b"\r\n") else "\n"
+    with _open_binary(src) as f, contextlib.closing(_csv_rows(f, ctx.codec,
+                                                             src.delimiter)) as rows:
+        yield from _read_table_rows(ctx, rows)
+
+
+def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
+    report, display = ctx.report, ctx.src.display
+    header = next(rows, None)
+    if header is None:
+        report._note(display, "", "empty file: no header row, no records")
+        return
+    header_row = header[2]
+    if header_row is None:
+        raise ValueError(f"{display}: cannot parse the header row: {header[3]}")
+    text_columns = [_column_index(header_row, name, display) for name in ctx.text_fields]
+    id_column = (_column_index(header_row, ctx.id_field, display)
+                 if ctx.id_field is not None else None)
+    extra_columns = [_column_index(header_row, name, display) for name in ctx.extra_fields]
+    width = len(header_row)
+    for record, (row_number, line_number, row, error, _) in enumerate(rows):
+        yield
+        report.records_seen += 1
+        location = f"row {row_number} (line {line_number})"
+        if row is None:
+            report._fail(display, location, error)
+            continue
+        if len(row) != width:
+            report._fail(display, location, f"row has {len(row)} fields, header has {width}")
+            continue
+        text = "\n".join(row[c] for c in text_columns)
+        doc_id = row[id_column] if id_column is not None else f"{ctx.id_prefix}{row_number}"
+        ctx.add_row(record, doc_id, text, location, row_number,
+                    [row[c] if row[c].strip() else None for c in extra_columns])
+
+
+def _csv_rows(binary, codec: str, delimiter: str
+              ) -> Iterator[tuple[int, int, list | None, str, str]]:
+    """(row number, first line number, fields or None, why None, the row's text if None)
+    for the header and each row.
+
+    The header is row 0; blank lines are not rows. Undecodable bytes come through
+    as lone surrogates ("surrogateescape"), so one bad byte costs one row, not the
+    file. Reading and writing the dedup copy share this, so row numbers agree.
+
+    A quote left open would swallow every line after it into one field (the csv
+    module says nothing), so a row spanning lines is checked (:func:`_runaway_quote`):
+    a quoted field that runs to the end of the file, or closes only lines later
+    with text after the closing quote (a stray quote closed it), fails that record
+    alone, its lines up to the one the quote opened on. Reading goes on at the next
+    line, so the rows it would have swallowed are read as rows.
+    """
+    stream = io.TextIOWrapper(binary, encoding=codec, errors="surrogateescape", newline="")
+    previous_limit = csv.field_size_limit(2**31 - 1)  # documents can be long; restored below
+    pending: deque[str] = deque()  # lines to read again after a quote left open
+    consumed: list[str] = []  # the lines of the row being parsed
+    at_end: list[bool] = [False]  # the row being parsed ran into the end of the file
+
+    def lines() -> Iterator[str]:  # a new one after each resync, which fills pending
+        keep = consumed.append
+        while pending:
+            line = pending.popleft()
+            keep(line)
+            yield line
+        for line in stream:
+            keep(line)
+            yield line
+        at_end[0] = True
+
+    field_end = re.compile(f"[{re.escape(delimiter)}\r\n]")
+    try:
+        reader = csv.reader(lines(), delimiter=delimiter)
+        row_number, next_line = 0, 1
+        while True:
+            consumed.clear()
+            try:
+                row, error = next(reader), ""
+            except StopIteration:
+                return
+            except csv.Error as err:
+                row, error = None, f"malformed row: {err}"
+            if row and (len(consumed) > 1 or at_end[0]):
+                quote = _runaway_quote(consumed, field_end, at_end[0])
+                if quote is not None:
+                    opened, closed = quote
+                    row = None
+                    error = f"quote opened on line {next_line + opened} " + (
+                        "is never closed" if closed is None else
+                        f"closes mid-field on line {next_line + closed}")
+                    pending.extendleft(reversed(consumed[opened + 1:]))  # read them again
+                    del consumed[opened + 1:]
+                    at_end[0] = False
+                    reader = csv.reader(lines(), delimiter=delimiter)
+            first_line = next_line
+            next_line += len(consumed)
+            if row is not None and not row:
+                continue
+            yield row_number, first_line, row, error, "" if row is not None else "".join(consumed)
+            row_number += 1
+    finally:
+        csv.field_size_limit(previous_limit)
+        stream.detach()
+
+
+def _runaway_quote(lines: list[str], field_end: re.Pattern,
+                   at_end: bool) -> tuple[int, int | None] | None:
+    """(line index where a quoted field opens, line index where it closes or None) for the
+    first quoted field of a row that runs to the end of the file (``at_end``) or that
+    closes on a later line than it opened with text after the closing quote.
+
+    The csv module's grammar for a field: it is quoted if it starts with '"'; inside,
+    '""' is a quote and a lone '"' closes it; text after the closing quote joins the
+    field (the lenient default); anywhere else a '"' is text. ``field_end`` matches
+    what ends a field: the delimiter or a line break.
+    """
+    text = "".join(lines)
+
+    def line_of(pos: int) -> int:
+        starts = list(itertools.accumulate((len(line) for line in lines[:-1]), initial=0))
+        return bisect_right(starts, pos) - 1
+
+    pos, end = 0, len(text)
+    while pos < end:
+        if text[pos] == '"':  # a quoted field: find its closing quote
+            opened = pos
+            close = text.find('"', pos + 1)
+            while close >= 0 and text.startswith('"', close + 1):
+                close = text.find('"', close + 2)
+            if close < 0:
+                return (line_of(opened), None) if at_end else None
+            pos = close + 1
+            if pos < end and not field_end.match(text, pos):
+                if "\n" in text[opened:close] or "\r" in text[opened:close]:
+                    return line_of(opened), line_of(close)
+                match = field_end.search(text, pos)  # the rest of the field is text
+                pos = match.start() if match else end
+        else:
+            match = field_end.search(text, pos)
+            pos = match.start() if match else end
+        pos += 1  # past the delimiter or line break: the next field starts
+    return None
+
+
+def _column_index(header: list[str], name: str, display: str) -> int:
+    try:
+        return header.index(name)
+    except ValueError:
+        raise ValueError(
+            f"{display}: no column {name!r}; the columns are {header}"
+        ) from None
+
+
+def _write_table(src: InputSource, removed: set[int], out) -> tuple[int, int]:
+    """Rewrite the kept rows with the csv module; a row it cannot parse is copied as it is."""
+    written = 0
+    codec = text_codec(src.encoding)
+    text_out = io.TextIOWrapper(out, encoding=src.encoding, errors="surrogateescape",
+                                newline="")
+    try:
+        writer = csv.writer(text_out, delimiter=src.delimiter,
+                            lineterminator=src.line_terminator)
+        # the csv module quotes a field holding "\r" only where the line terminator has
+        # one; unquoted, it would end the row when read again
+        quoting = csv.writer(text_out, delimiter=src.delimiter,
+                             lineterminator=src.line_terminator, quoting=csv.QUOTE_ALL)
+        bare_cr = "\r" not in src.line_terminator
+
+        def write_row(row: list[str]) -> None:
+            cr = bare_cr and any("\r" in value for value in row)
+            (quoting if cr else writer).writerow(row)
+
+        with _open_binary(src) as f, contextlib.closing(_csv_rows(f, codec,
+                                                                 src.delimiter)) as rows:
+            header = next(rows, None)
+            if header is not None:
+                write_row(header[2])
+            for record, (_, _, row, _, text) in enumerate(rows):
+                if record in removed:
+                    continue
+                if row is None:  # not parsed, so not rewritten: its lines, byte for byte
+                    text_out.write(text)
+                else:
+                    write_row(row)
+                written += 1
+        text_out.flush()
+    finally:
+        text_out.detach()  # the stream is the caller's to close
+    return written, int(src.damaged is not None)

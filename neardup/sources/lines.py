@@ -1,0 +1,196 @@
+"""Line files and JSON Lines: a record is a line; the dedup copy is the input's lines
+byte for byte, minus the removed ones.
+
+Lines (``fmt="lines"``): every line is a record, a blank one skipped ("empty line"),
+its id the line number. Lines are read and decoded a block of ``LINE_BLOCK_BYTES`` at
+a time; a byte the encoding cannot decode costs its line only (skipped as "not
+UTF-8", or the encoding given).
+
+JSON Lines: a non-blank line is a record (a blank line is none), a JSON object whose
+text fields make the text (:func:`neardup.sources.jsonfile._add_json_object`); its id is the
+``id_field`` value, else the line number. A block of lines goes through Arrow's parser
+when that gives the answer reading line by line would (:mod:`neardup.sources.jsonl`), else line
+by line, so a malformed line fails itself only ("malformed JSON", "not a JSON object").
+
+Both need an ASCII-compatible encoding: a line ends at the byte ``b"\\n"``.
+:func:`_write_lines` copies the lines that are not removed as they are, blank lines,
+failed and skipped records included.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Iterator
+
+import numpy as np
+
+from . import jsonl
+from .compression import _open_binary
+from .documents import InputSource, _ReadContext, has_surrogates
+from .jsonfile import _add_json_object, name_the_fields
+
+LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
+
+
+def _read_lines(ctx: _ReadContext) -> Iterator[None]:
+    """Lines in blocks of about LINE_BLOCK_BYTES: one decode per block when it is clean,
+    per line when not (a bad byte costs its line only)."""
+    src, report, display = ctx.src, ctx.report, ctx.src.display
+    first = 0  # record number of the block's first line
+    with _open_binary(src) as f:
+        while raws := f.readlines(LINE_BLOCK_BYTES):
+            # b"\n" ends a line; it never occurs inside a character of an ASCII-compatible
+            # encoding, so a block decodes as its lines do
+            raws = [raw[:-1] if raw.endswith(b"\n") else raw for raw in raws]
+            try:
+                block: str | None = b"\n".join(raws).decode(src.encoding)
+            except UnicodeDecodeError:
+                block = None
+            if block is not None and not has_surrogates(block):  # utf-7 can make them
+                lines: list[str | None] = block.split("\n")
+                if first == 0:
+                    lines[0] = lines[0].removeprefix("\ufeff")
+            else:
+                lines = [_decode_line_or_none(raw, first + k, src.encoding)
+                         for k, raw in enumerate(raws)]
+            report.records_seen += len(lines)
+            records, texts = [], []
+            for record, line in enumerate(lines, start=first):
+                if line is None:
+                    report._skip(display, f"line {record + 1}", ctx.not_decodable)
+                    continue
+                if line.endswith("\r"):
+                    line = line[:-1]
+                if not line or line.isspace():
+                    report._skip(display, f"line {record + 1}", "empty line")
+                    continue
+                records.append(record)
+                texts.append(line)
+            ids = [f"{ctx.id_prefix}{record + 1}" for record in records]
+            ctx.builder.extend(ctx.index, records, ids, texts, display, "line")
+            first += len(raws)
+            yield
+
+
+def _decode_line_or_none(raw: bytes, record: int, encoding: str) -> str | None:
+    try:
+        line = decode_line(raw, record, encoding)
+    except UnicodeDecodeError:
+        return None
+    return None if has_surrogates(line) else line
+
+
+def decode_line(raw: bytes, record: int, encoding: str) -> str:
+    text = raw.decode(encoding)
+    return text.removeprefix("\ufeff") if record == 0 else text  # byte-order mark
+
+
+def _read_jsonl(ctx: _ReadContext) -> Iterator[None]:
+    report = ctx.report
+    missing: dict[str, int] = {}  # "missing field 'text'": records of this file failed so
+    fields: dict[str, None] = {}  # the names those records have, first seen first
+    first_problem = len(report.problems)
+    objects = yield from _read_jsonl_records(ctx, missing, fields)
+    if missing and sum(missing.values()) == objects:
+        name_the_fields(report, ctx.src.display, missing, fields, first_problem)
+
+
+def _read_jsonl_records(ctx: _ReadContext, missing: dict[str, int],
+                        fields: dict[str, None]) -> Iterator[None]:
+    """Read the records; return how many were JSON objects.
+
+    A block of lines goes through Arrow's parser when that gives the answer reading
+    line by line would (see :mod:`neardup.sources.jsonl`), else line by line."""
+    utf8 = codecs.lookup(ctx.src.encoding).name == "utf-8"
+    objects = 0
+    first = 0  # line number of the block's first line
+    with _open_binary(ctx.src) as f:
+        for block in jsonl.line_blocks(f):
+            parsed = jsonl.parse_block(block, first, ctx.text_fields, ctx.id_field,
+                                       ctx.extra_fields, utf8)
+            if parsed is not None:
+                objects += yield from _add_parsed_block(ctx, parsed)
+            else:
+                for offset, raw in enumerate(block.split(b"\n")[:jsonl.block_lines(block)]):
+                    yield
+                    objects += _read_jsonl_line(ctx, raw, first + offset, missing, fields)
+            first += jsonl.block_lines(block)
+    return objects
+
+
+def _read_jsonl_line(ctx: _ReadContext, raw: bytes, record: int, missing: dict[str, int],
+                     fields: dict[str, None]) -> int:
+    """One line (0-based number ``record``); 1 if it was a JSON object, else 0."""
+    report, display = ctx.report, ctx.src.display
+    if not raw.strip():
+        return 0  # a blank line is not a record
+    report.records_seen += 1
+    location = f"line {record + 1}"
+    try:
+        line = decode_line(raw, record, ctx.src.encoding)
+    except UnicodeDecodeError:
+        report._skip(display, location, ctx.not_decodable)
+        return 0
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        report._fail(display, location, "malformed JSON")
+        return 0
+    if not isinstance(obj, dict):
+        report._fail(display, location, "not a JSON object")
+        return 0
+    _add_json_object(ctx, obj, record, f"{ctx.id_prefix}{record + 1}", "line",
+                     record + 1, missing, fields)
+    return 1
+
+
+def _add_parsed_block(ctx: _ReadContext, block: jsonl.Block) -> Iterator[None]:
+    """The records of a block Arrow parsed, as :func:`_add_json_object` adds each: an
+    empty text is skipped, the rest are documents. Read in chunks, it yields where the
+    chunk fills (where reading line by line would let it close); returns the block's
+    record count."""
+    lines = block.lines.tolist()
+    ids = block.ids if block.ids is not None else [f"{ctx.id_prefix}{line + 1}"
+                                                   for line in lines]
+    kept = np.fromiter((bool(text.strip()) for text in block.texts), dtype=bool,
+                       count=len(lines))
+    chars = np.cumsum(np.fromiter(map(len, block.texts), dtype=np.int64, count=len(lines))
+                      * kept)
+    docs = np.cumsum(kept)
+    lo = 0
+    while lo < len(lines):
+        hi = ctx.builder.records_until_full(chars, docs, lo)
+        _add_parsed_records(ctx, block, lines, ids, kept, lo, hi)
+        yield
+        lo = hi
+    return len(lines)
+
+
+def _add_parsed_records(ctx: _ReadContext, block: jsonl.Block, lines: list[int],
+                        ids: list[str], kept: np.ndarray, lo: int, hi: int) -> None:
+    ctx.report.records_seen += hi - lo
+    if kept[lo:hi].all():
+        ctx.builder.extend(ctx.index, lines[lo:hi], ids[lo:hi], block.texts[lo:hi],
+                           ctx.src.display, "line",
+                           {name: column[lo:hi] for name, column in block.fields.items()})
+        return
+    for k in range(lo, hi):  # one by one: problems stay in line order
+        if not kept[k]:
+            ctx.report._skip(ctx.src.display, f"line {lines[k] + 1}", "empty text")
+            continue
+        ctx.add(lines[k], ids[k], block.texts[k], "line", lines[k] + 1,
+                [block.fields[name][k] for name in ctx.extra_fields])
+
+
+def _write_lines(src: InputSource, removed: set[int], out) -> tuple[int, int]:
+    """Copy the input's lines byte for byte, leaving out removed records (line indices)."""
+    written = 0
+    with _open_binary(src) as f:
+        for record, raw in enumerate(f):
+            if record in removed:
+                continue
+            out.write(raw)
+            if src.fmt == "lines" or raw.strip():  # jsonl blank lines are not records
+                written += 1
+    return written, int(src.damaged is not None)

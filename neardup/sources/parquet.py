@@ -1,0 +1,129 @@
+"""Parquet: a record is a row; the dedup copy is the table minus the removed rows.
+
+Rows are read a batch of ``PARQUET_BATCH_ROWS`` at a time, only the columns asked for;
+one missing from the schema is a ValueError before any row is read. A row's text is its
+text columns joined by "\\n" (binary columns decoded in the input's encoding), its id the
+``id_field`` value, else the row number. A null text is skipped ("null text"), a null
+id fails its row; a string value whose bytes are not UTF-8 (Parquet does not check)
+costs its row only. Parquet compresses its own columns: it is never read from, or
+written to, a compressed stream.
+
+The dedup copy (:func:`_write_parquet`) is the input read again as an Arrow table and
+filtered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from .documents import InputSource, _ReadContext, as_text
+
+PARQUET_BATCH_ROWS = 8192
+
+
+def _parquet_file(src: InputSource):
+    import pyarrow as pa
+
+    return pa.BufferReader(src.data) if src.data is not None else src.given
+
+
+def _read_parquet_table(src: InputSource, columns: list[str] | None = None):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(_parquet_file(src), columns=columns)
+    except (pa.ArrowInvalid, OSError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise ValueError(f"{src.display}: cannot read as Parquet: {err}") from err
+
+
+def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src, report, display = ctx.src, ctx.report, ctx.src.display
+    try:
+        parquet = pq.ParquetFile(_parquet_file(src))
+    except Exception as err:
+        raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
+    schema_names = parquet.schema_arrow.names
+    wanted = (ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
+              + ctx.extra_fields)
+    for name in wanted:
+        if name not in schema_names:
+            raise ValueError(f"{display}: no column {name!r}; the columns are {schema_names}")
+    to_text = _parquet_value_decoder(ctx)
+    batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS,
+                                   columns=list(dict.fromkeys(wanted)))
+    record = 0
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
+        if batch is None:
+            return
+        text_columns = [column_values(batch.column(name)) for name in ctx.text_fields]
+        ids = column_values(batch.column(ctx.id_field)) if ctx.id_field is not None else None
+        extra_columns = [column_values(batch.column(name)) for name in ctx.extra_fields]
+        for row in range(batch.num_rows):
+            yield
+            report.records_seen += 1
+            location = f"row {record + 1}"
+            values = [column[row] for column in text_columns]
+            doc_id = ids[row] if ids is not None else None
+            record += 1
+            if any(v is None for v in values):
+                report._skip(display, location, "null text")
+                continue
+            if ids is not None and doc_id is None:
+                report._fail(display, location, f"null id in column {ctx.id_field!r}")
+                continue
+            try:
+                text = "\n".join(to_text(v) for v in values)
+                doc_id = to_text(doc_id) if ids is not None else f"{ctx.id_prefix}{record}"
+            except UnicodeDecodeError:
+                report._skip(display, location, ctx.not_decodable)
+                continue
+            ctx.add_row(record - 1, doc_id, text, location, record,
+                        [column[row] for column in extra_columns])
+
+
+def column_values(column) -> list:
+    """A batch column as Python values; a string column holding bytes that are not
+    UTF-8 (Parquet does not check) gives its values with those bytes escaped as
+    lone surrogates, so the bad values alone are skipped."""
+    try:
+        return column.to_pylist()
+    except UnicodeDecodeError:
+        import pyarrow as pa
+
+        as_bytes = pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary()
+        return [None if value is None else value.decode("utf-8", "surrogateescape")
+                for value in column.cast(as_bytes).to_pylist()]
+
+
+def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:
+    def to_text(value) -> str:
+        if isinstance(value, bytes):  # binary columns hold encoded text
+            return value.decode(ctx.codec)
+        return as_text(value)
+
+    return to_text
+
+
+def _write_parquet(src: InputSource, removed: set[int], out) -> tuple[int, int]:
+    import pyarrow.parquet as pq
+
+    from .._core import columns
+
+    table = _read_parquet_table(src)
+    mask = np.ones(table.num_rows, dtype=bool)
+    mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
+    kept = table.filter(columns.numbers(mask))
+    pq.write_table(kept, out)
+    return kept.num_rows, 0

@@ -1,0 +1,443 @@
+"""The Spark engine: the local pipeline's stage functions, run on partitions of a DataFrame.
+
+Only the plumbing differs from :mod:`neardup.pipeline`: per partition (``mapInArrow``)
+the same functions run on the same arrays, document by document (or pair by pair), so
+a partition's output is bit-identical to the corresponding rows of a local run; what
+crosses documents (identical sets, LSH buckets or the SimHash search, candidate pairs,
+connected components, representatives) is done with DataFrame operations.
+
+Results are the local engine's, row for row: the same pairs (ids, exact Jaccard,
+estimate), the same cluster labels (smallest document index) and representatives,
+given the same document numbering (``order_col``, or the DataFrame's order), and the
+same counts, keys in the same order.
+
+Pairs are document pairs, as in :mod:`neardup.pairs`: LSH and verification run on the
+heads of identical groups (one per distinct set), then joins list every document pair:
+the members of a group among themselves (J = 1), and every member of A's group with
+every member of B's for each verified pair of distinct sets (A, B). Counts come from
+the group sizes, not from the listing.
+
+This module holds the entry points and what they report: :func:`find`,
+:func:`evaluate`, :func:`find_sources` and :func:`evaluate_sources` (read, find,
+write), the options the Spark engine refuses, and the counts. The rest:
+
+=====================  ==========================================================
+module                 holds
+=====================  ==========================================================
+``spark_stages``       the stages: per-partition ``mapInArrow`` bodies (sign,
+                       verify) and the DataFrame steps between them (identical
+                       groups, LSH buckets, the SimHash search, document pairs)
+``spark_components``   connected components (large-star / small-star)
+``spark_read``         the inputs read by Spark as the local readers read them,
+                       with the same read report
+``spark_write``        a result written as the local engine writes it, byte for
+                       byte (DataFrames collected as Arrow)
+``spark_session``      the pyspark guard and the session the engine starts or joins
+=====================  ==========================================================
+
+pyspark is optional (extra ``spark``): each of these modules imports it in a ``try``,
+so ``import neardup.spark`` works without it and an entry point says what to install.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .. import lsh, simhash
+from ..config import FindConfig
+from ..evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
+from .components import connected_components
+from .read import _read, read_documents, read_sources
+from .session import _require_spark, _session
+from .stages import (
+    _checked,
+    _document_pairs,
+    _identical_groups,
+    _jaccard_at_least,
+    _lsh_stages,
+    _numbered,
+    _pair_counts,
+    _with_ids,
+)
+from .write import write_result
+
+try:  # pyspark is an optional dependency (extra "spark")
+    from pyspark.sql import DataFrame, Window
+    from pyspark.sql import functions as F
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    DataFrame = Window = F = None
+
+__all__ = ["SparkFindResult", "connected_components", "evaluate", "evaluate_sources", "find",
+           "find_sources", "read_documents", "read_sources", "write_result"]
+
+
+@dataclass
+class SparkFindResult:
+    """What a Spark run found, as DataFrames with the columns of the local tables.
+
+    pairs: every document pair: id_a, id_b, jaccard, estimate, doc_a, doc_b, sorted by
+        (doc_a, doc_b) (as ``FindResult.pairs_table``)
+    set_pairs: pairs of distinct sets (doc_a, doc_b: their heads), the same columns
+        (``set_pairs_table``)
+    identical: group, id, group_size, doc, head_doc: every document in an identical group
+        of two or more (``identical_table``)
+    clusters: cluster, id, cluster_size, representative, shingles, doc (``clusters_table``)
+    documents: doc, id, shingles, status, cluster, representative (``documents_table``)
+    candidates: doc_a, doc_b, jaccard, estimate, verified (``candidates_table``)
+    counts: the local engine's counts, same keys in the same order.
+    """
+
+    pairs: DataFrame
+    set_pairs: DataFrame
+    identical: DataFrame
+    clusters: DataFrame
+    documents: DataFrame
+    candidates: DataFrame
+    labels: DataFrame  # doc, label (smallest document index in the cluster)
+    config: FindConfig
+    plan: lsh.BandPlan
+    counts: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    read_report: dict | None = None
+
+    def summary(self) -> dict:
+        return {"counts": self.counts, "config": self.config.as_dict(),
+                "plan": self.plan.as_dict(), "read": self.read_report}
+
+
+# ---------------------------------------------------------------- the pipeline
+
+
+def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
+         order_col: str | None = None, config: FindConfig | None = None,
+         normalize=None, tokenize=None, **options) -> SparkFindResult:
+    """Near-duplicate pairs and clusters among the rows of ``df`` (as ``find_texts``).
+
+    Document numbering (what "smallest index" and "first" mean): ``order_col``, a
+    0-based index column, if given; else the DataFrame's order (``zipWithIndex``).
+    ``id_col`` None (or absent from ``df``) numbers ids "1", "2", ... as the local engine.
+    ``options`` are :class:`~neardup.config.FindConfig` fields; ``normalize`` and
+    ``tokenize`` plug in as in ``find_texts`` (they must be picklable).
+    """
+    config = _run_config(df, text_col, order_col, config, options, _check_find_config)
+    plan = config.band_plan()
+    seconds: dict[str, float] = {}
+    docs = _numbered(df, text_col, id_col, order_col).persist()
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds)
+    signed, heads, copies, candidates = (stages.signed, stages.heads, stages.copies,
+                                         stages.candidates)
+    started = time.perf_counter()
+    search_stats = _search_stats(stages.entries, config)
+    seconds[stages.search] += time.perf_counter() - started
+
+    # verification: both sets and signatures joined to each candidate
+    started = time.perf_counter()
+    checked = _checked(heads, candidates, config).persist()
+    verified = checked.where(F.col("jaccard") >= config.threshold) if config.verify else checked
+    seconds["verify"] = time.perf_counter() - started
+
+    # clusters: connected components of the set pairs and each copy's edge to its head,
+    # which are those of every document pair (listing them all is not needed here)
+    started = time.perf_counter()
+    set_pair_docs = verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
+                                    F.col("estimate_6").alias("estimate")).persist()
+    components = connected_components(set_pair_docs.select("doc_a", "doc_b").union(copies),
+                                      "doc_a", "doc_b")
+    labels = (docs.select("doc").join(components.withColumnRenamed("node", "doc"), "doc",
+                                      "left")
+              .select("doc", F.coalesce("label", "doc").alias("label")))
+    info = labels.join(signed.select("doc", "size", "text_length"), "doc")
+    info = info.withColumn("cluster_size", F.count("*").over(Window.partitionBy("label")))
+    rank = {"first": [F.col("doc")],
+            "longest": [F.col("text_length").desc(), F.col("doc")],
+            "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
+    info = info.withColumn("representative", F.row_number().over(
+        Window.partitionBy("label").orderBy(*rank)) == 1).persist()
+    seconds["cluster"] = time.perf_counter() - started
+
+    ids = docs.select("doc", "id")
+    label_ids = ids.select(F.col("doc").alias("label"), F.col("id").alias("cluster"))
+    documents = (info.join(ids, "doc").join(label_ids, "label")
+                 .select("doc", "id", F.col("size").alias("shingles"),
+                         F.when(F.col("size") >= config.min_shingles, F.lit("ok"))
+                         .otherwise(F.lit("too few shingles")).alias("status"),
+                         "cluster", "representative")
+                 .orderBy("doc"))
+    clusters = (info.where(F.col("cluster_size") > 1).join(ids, "doc").join(label_ids, "label")
+                .orderBy(F.col("cluster_size").desc(), "label", "doc")
+                .select("cluster", "id", "cluster_size", "representative",
+                        F.col("size").alias("shingles"), "doc"))
+    group_sizes, members = _identical_groups(copies)
+    identical = (members.join(ids, "doc")
+                 .join(ids.select(F.col("doc").alias("head_doc"), F.col("id").alias("group")),
+                       "head_doc")
+                 .orderBy("head_doc", "doc")
+                 .select("group", "id", "group_size", "doc", "head_doc"))
+    pairs = _with_ids(_document_pairs(members, set_pair_docs), ids)
+    set_pairs = _with_ids(set_pair_docs, ids)
+    candidate_table = checked.select(
+        "doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
+        F.col("estimate_6").alias("estimate"),
+        (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
+
+    started = time.perf_counter()
+    counts = _counts(signed, heads, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
+                     info, config, search_stats)
+    seconds["count"] = time.perf_counter() - started
+    return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
+                           clusters=clusters, documents=documents, candidates=candidate_table,
+                           labels=info.select("doc", "label"), config=config, plan=plan,
+                           counts=counts, seconds=seconds)
+
+
+def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
+             order_col: str | None = None, config: FindConfig | None = None,
+             normalize=None, tokenize=None, max_documents: int = BRUTE_MAX_DOCUMENTS,
+             **options) -> Evaluation:
+    """LSH against the truth on Spark, in document pairs: the counts and metrics of
+    :func:`neardup.evaluate.evaluate_sets` with ``truth="brute"`` (and "exact", which
+    counts the same) on the same documents and options.
+
+    LSH: the candidates :func:`find` computes (identical sets grouped, LSH buckets, or
+    with ``sketch="simhash"`` the Hamming search, over the heads, before verification),
+    in document pairs: g(g - 1)/2 per identical group,
+    g_A * g_B per candidate pair of distinct sets. Truth: a cartesian join of the
+    documents' shingle arrays (a < b), the exact Jaccard of every pair
+    (:func:`~neardup.verify.exact_jaccard` in ``mapInArrow``), kept where J >= t; O(n^2),
+    so more than ``max_documents`` documents (of at least ``min_shingles`` shingles) are
+    refused. No empirical S-curve and no sweep: ``curve`` and ``sweep`` are empty, as
+    ``notes`` says. Arguments as :func:`find`'s.
+    """
+    config = _run_config(df, text_col, order_col, config, options,
+                         _check_sketch_and_measure)
+    plan = config.band_plan()
+    t = config.threshold
+    docs = _numbered(df, text_col, id_col, order_col).persist()
+
+    started = time.perf_counter()
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, {})
+    documents = stages.usable.count()
+    if documents > max_documents:
+        raise ValueError(f"evaluate on Spark compares every pair of documents (a cartesian "
+                         f"join): {documents:,} documents are over its limit of "
+                         f"{max_documents:,}; use the local engine (truth 'exact': every "
+                         f"pair >= t, same counts)")
+    group_sizes, members = _identical_groups(stages.copies)
+    lsh_counts = _pair_counts(group_sizes, stages.candidates)  # candidates, document pairs
+    set_false_positives = (_checked(stages.heads, stages.candidates, config)
+                           .where(F.col("jaccard") < t).count())
+    sets = stages.heads.count()
+    lsh_seconds = time.perf_counter() - started
+
+    started = time.perf_counter()
+    side = stages.usable.select("doc", "shingles")
+    product = (side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias("shingles_a"))
+               .crossJoin(side.select(F.col("doc").alias("doc_b"),
+                                      F.col("shingles").alias("shingles_b")))
+               .where(F.col("doc_a") < F.col("doc_b")))
+    truth = product.mapInArrow(_jaccard_at_least(t, config.hash_bits),
+                               "doc_a long, doc_b long, jaccard double")
+    # each document's head (itself unless a copy); a true pair is found when both are in
+    # one identical group, or their heads' pair is a candidate
+    head_of = (stages.usable.select("doc")
+               .join(stages.copies.select(F.col("doc_b").alias("doc"),
+                                          F.col("doc_a").alias("head")), "doc", "left")
+               .select("doc", F.coalesce("head", "doc").alias("head")))
+    marked = (truth.join(head_of.select(F.col("doc").alias("doc_a"),
+                                        F.col("head").alias("head_a")), "doc_a")
+              .join(head_of.select(F.col("doc").alias("doc_b"),
+                                   F.col("head").alias("head_b")), "doc_b")
+              .select(F.least("head_a", "head_b").alias("x"),
+                      F.greatest("head_a", "head_b").alias("y"),
+                      (F.col("head_a") == F.col("head_b")).alias("same_group"),
+                      ((F.col("doc_a") == F.col("head_a")) & (F.col("doc_b") == F.col("head_b")))
+                      .alias("between_heads"))
+              .join(stages.candidates.select(F.col("doc_a").alias("x"),
+                                             F.col("doc_b").alias("y"),
+                                             F.lit(True).alias("candidate")), ["x", "y"], "left"))
+    hit = F.col("same_group") | F.col("candidate").isNotNull()
+    row = marked.agg(
+        F.count("*").alias("true_pairs"),
+        F.sum(F.when(hit, 1).otherwise(0)).alias("found"),
+        F.sum(F.when(F.col("between_heads"), 1).otherwise(0)).alias("set_true_pairs"),
+        F.sum(F.when(F.col("between_heads") & F.col("candidate").isNotNull(), 1).otherwise(0))
+        .alias("set_found")).first()
+    truth_seconds = time.perf_counter() - started
+    for frame in (docs, stages.signed, stages.copies, stages.entries, stages.candidates,
+                  group_sizes, members):
+        frame.unpersist()
+
+    metrics = document_pair_metrics(
+        truth="brute", documents=int(documents), sets=int(sets),
+        identical_pairs=lsh_counts["identical_pairs"], true_pairs=int(row["true_pairs"]),
+        candidates=lsh_counts["pairs"], found=int(row["found"] or 0),
+        set_true_pairs=int(row["set_true_pairs"] or 0), set_candidates=lsh_counts["set_pairs"],
+        set_found=int(row["set_found"] or 0), set_false_positives=int(set_false_positives),
+        lsh_seconds=lsh_seconds, truth_seconds=truth_seconds)
+    notes = [f"Spark engine: the truth is a cartesian join of the {documents:,} documents "
+             f"(at most {max_documents:,}); no empirical S-curve or sweep (the local engine "
+             f"computes them)"]
+    simhash_run = config.sketch == "simhash"
+    return Evaluation(t, plan.bands, plan.rows, metrics, [], [], notes, sketch=config.sketch,
+                      distance=config.hamming_distance() if simhash_run else None)
+
+
+def _run_config(df, text_col: str, order_col: str | None, config: FindConfig | None,
+                options: dict, check) -> FindConfig:
+    """The run's config (from ``options`` unless given), checked by ``check`` for what
+    Spark runs, and the named columns checked against ``df``."""
+    _require_spark()
+    config = config or FindConfig.from_options(**options)
+    check(config)
+    for name in (text_col, order_col):
+        if name is not None and name not in df.columns:
+            raise ValueError(f"no column {name!r}; the columns are {df.columns}")
+    return config
+
+
+def _check_find_config(config: FindConfig) -> None:
+    if config.representative == "field":
+        raise ValueError("representative='field' is not supported by the Spark engine; "
+                         "use first, longest or shortest")
+    if config.method == "exact":
+        raise ValueError("method='exact' is not supported by the Spark engine, which runs "
+                         "MinHash + LSH; use the local engine for the exact join")
+    if config.clusters != "components":
+        raise ValueError(f"clusters={config.clusters!r} is not supported by the Spark engine, "
+                         f"which computes connected components; use the local engine")
+    _check_sketch_and_measure(config)
+
+
+def _check_sketch_and_measure(config: FindConfig) -> None:
+    """Spark runs MinHash + LSH or the SimHash search, on Jaccard only (find and evaluate)."""
+    if config.measure != "jaccard":
+        raise ValueError(f"measure={config.measure!r} is not supported by the Spark engine, "
+                         f"which runs MinHash + LSH or SimHash; use the local engine (the "
+                         f"exact join)")
+
+
+# ---------------------------------------------------------------- counts
+
+
+def _search_stats(entries: DataFrame, config: FindConfig) -> dict:
+    """The counts of the candidate search: LSH's bucket stats, or with SimHash the local
+    search's (:class:`~neardup.simhash.SearchStats`) and LSH's left at zero, as locally."""
+    if config.sketch != "simhash":
+        return {"buckets": _bucket_stats(entries, config)}
+    k = config.hamming_distance()
+    row = (entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
+           .agg(F.coalesce(F.sum(F.col("m") * (F.col("m") - 1)), F.lit(0)).alias("twice"),
+                F.coalesce(F.max("m"), F.lit(0)).alias("largest")).first())
+    stats = simhash.SearchStats(k, k + 1, int(row["twice"]) // 2, int(row["largest"]))
+    return {"buckets": lsh.CandidateStats().as_dict(), "simhash": stats.as_dict()}
+
+
+def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
+    sizes = entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
+    big = F.col("m") > config.max_bucket
+    kept = (F.col("m") - 1) if config.bucket_policy == "star" else F.lit(0)
+    row = sizes.agg(
+        F.coalesce(F.max("m"), F.lit(0)).alias("largest"),
+        F.sum(F.when(big, 1).otherwise(0)).alias("over"),
+        F.sum(F.when(big, F.col("m") * (F.col("m") - 1) / 2 - kept).otherwise(0))
+        .alias("avoided")).first()
+    return {"buckets_over_limit": int(row["over"] or 0), "largest_bucket": int(row["largest"]),
+            "pairs_avoided": int(row["avoided"] or 0)}
+
+
+def _counts(signed, heads, copies, candidates, pair_counts, info, config, search) -> dict:
+    """The local engine's counts, keys in its order (``pair_counts``:
+    :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`)."""
+    doc_row = signed.agg(
+        F.count("*").alias("n"),
+        F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
+        F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
+        .alias("shingles")).first()
+    n, usable = int(doc_row["n"]), int(doc_row["usable"] or 0)
+    n_copies = copies.count()
+    cluster_row = info.agg(
+        F.sum(F.when(F.col("cluster_size") > 1, 1).otherwise(0)).alias("in_clusters"),
+        F.sum(F.when((F.col("cluster_size") > 1) & F.col("representative"), 1).otherwise(0))
+        .alias("clusters"),
+        F.sum(F.when(F.col("representative"), 0).otherwise(1)).alias("removable")).first()
+    return {
+        "documents": n,
+        "too_few_shingles": n - usable,
+        "shingled": usable,
+        "shingles": int(doc_row["shingles"] or 0),
+        "distinct_sets": heads.count(),
+        "identical_copies": n_copies,
+        "candidates": candidates.count(),
+        **pair_counts,
+        "clusters": int(cluster_row["clusters"] or 0),
+        "documents_in_clusters": int(cluster_row["in_clusters"] or 0),
+        "removable": int(cluster_row["removable"] or 0),
+        **search,
+        **_method_counts(config),
+    }
+
+
+def _method_counts(config: FindConfig) -> dict:
+    """method and method_choice as the local engine reports them (Spark never plans)."""
+    if config.sketch == "simhash":
+        return {"method": "simhash",
+                "method_choice": {"method": "simhash", "reason": "chosen by the user"
+                                  if config.method == "lsh" else
+                                  "sketch simhash: its search, chosen by the user"}}
+    return {"method": "lsh",
+            "method_choice": {"method": "lsh", "reason": "chosen by the user"
+                              if config.method == "lsh" else "the Spark engine runs MinHash + LSH"}}
+
+
+# ---------------------------------------------------------------- from inputs
+
+
+def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
+                 text_fields: Sequence[str] = ("text",), id_field: str | None = None,
+                 fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
+                 encoding: str = "utf-8", normalize=None, tokenize=None,
+                 respect_ignore: bool = True, escape_formulas: bool = True,
+                 **options) -> SparkFindResult:
+    """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
+
+    ``result.read_report`` is the read report of
+    :func:`~neardup.spark.read.read_documents`."""
+    _require_spark()
+    config = FindConfig.from_options(**options)  # checked before any reading
+    _check_find_config(config)
+    if spark is None:
+        spark = _session()
+    read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
+                 respect_ignore=respect_ignore)
+    report = read.report()
+    result = find(read.documents, order_col="doc", id_col="id", config=config,
+                  normalize=normalize, tokenize=tokenize)
+    result.read_report = report
+    if out is not None:
+        write_result(result, out, output_format, escape_formulas=escape_formulas)
+    read.release()
+    return result
+
+
+def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text",),
+                     id_field: str | None = None, fmt: str = "auto",
+                     delimiter: str | None = None, include=(), exclude=(),
+                     encoding: str = "utf-8", normalize=None, tokenize=None,
+                     max_documents: int = BRUTE_MAX_DOCUMENTS, **options) -> Evaluation:
+    """``neardup evaluate --engine spark``: read ``inputs`` with Spark (as
+    :func:`find_sources`), then :func:`evaluate`; ``read_report`` says how they were read."""
+    _require_spark()
+    config = FindConfig.from_options(**options)  # checked before any reading
+    if spark is None:
+        spark = _session()
+    read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding)
+    report = read.report()
+    evaluation = evaluate(read.documents, order_col="doc", id_col="id", config=config,
+                          normalize=normalize, tokenize=tokenize, max_documents=max_documents)
+    evaluation.read_report = report
+    read.release()
+    return evaluation

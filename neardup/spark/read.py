@@ -1,0 +1,444 @@
+"""The Spark readers: inputs read by Spark as the local readers (:mod:`neardup.sources`)
+read them, with the same read report.
+
+Against :func:`neardup.sources.read_documents` on the same inputs: the same documents,
+ids and numbering (``doc``: the record's position over the inputs, counted in the JVM
+by :func:`_positioned`, no row through Python) and the same report
+(``ReadReport.as_dict()``: every record read is one of processed, skipped or failed,
+checked by :meth:`~neardup.sources.documents.ReadReport.check`; the same reasons and problems),
+except where its ``notes`` say otherwise: CSV/TSV as Spark's parser splits it,
+repeated ids kept as they are.
+
+Spark reads JSON Lines, CSV, TSV and Parquet files; Python on the executors sorts each
+record (processed, skipped or failed, and why) with the local reader's helpers, in the
+``mapInArrow`` bodies :func:`_jsonl_records`, :func:`_csv_records` and
+:func:`_parquet_records`, one row per record (``_RECORD_SCHEMA``); the report is a few
+aggregations over those rows. When an input is anything else (a directory, a line or
+JSON file, standard input, a compressed or non-regular file), the local reader reads
+them all on the driver (its report) and hands the documents to Spark.
+
+Executors import this module to run the record bodies: :mod:`neardup.sources` is
+imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from .session import _require_spark
+
+try:  # pyspark is an optional dependency (extra "spark")
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    DataFrame = SparkSession = F = T = None
+
+
+_SPARK_FORMATS = ("jsonl", "csv", "tsv", "parquet")
+_CORRUPT = "_corrupt_record"
+# one row per record read: what became of it (processed, skipped, failed) and why
+_RECORD_SCHEMA = ("source int, record long, id string, text string, outcome string, "
+                  "reason string, object boolean, fields array<string>")
+
+
+def read_sources(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
+                 fmt: str = "auto", text_fields: Sequence[str] = ("text",),
+                 id_field: str | None = None, delimiter: str | None = None,
+                 **source_options) -> DataFrame:
+    """(doc, id, text) for ``inputs``, numbered as :func:`~neardup.sources.read_documents`
+    does; :func:`read_documents` also gives the read report."""
+    return _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, **source_options).documents
+
+
+def read_documents(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
+                   fmt: str = "auto", text_fields: Sequence[str] = ("text",),
+                   id_field: str | None = None, delimiter: str | None = None,
+                   **source_options) -> tuple[DataFrame, dict]:
+    """(doc, id, text) for ``inputs`` and the read report, as
+    :func:`~neardup.sources.read_documents` gives them: the same documents, ids and
+    numbering, the report's keys (``ReadReport.as_dict()``: records_seen, processed,
+    skipped and failed by reason, problems, problems_total) plus ``inputs``, and
+    ``notes`` where there is something the Spark readers do not account for.
+
+    JSON Lines: Spark reads the lines (``spark.read.text``, raw bytes, split at "\\n" only);
+    each is decoded and parsed by Python's json on the executors, as the local reader
+    does: blank lines are not records, a malformed line, a non-object or a record without
+    a text field fails, a blank text is skipped, the id is the line number. (Spark's
+    JSON reader is not used: it numbers no lines, accepts single quotes and trailing
+    text, and makes an array line several rows.) CSV/TSV: Spark's CSV parser
+    (multi-line quoted fields; PERMISSIVE with a corrupt-record column, so a row whose
+    number of fields differs from the header's fails); see the note it leaves. Parquet:
+    Spark reads the rows; nulls, ids and text as the local reader. Directories, line
+    files, standard input and non-regular files are read on the driver by the local
+    reader (its own report) and handed to Spark. Repeated ids are not renamed (x#2)
+    on Spark; a note counts them.
+    """
+    read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
+                 delimiter=delimiter, **source_options)
+    return read.documents, read.report()
+
+
+@dataclass
+class _Read:
+    documents: DataFrame  # doc, id, text
+    records: DataFrame | None  # _RECORD_SCHEMA, persisted; None when read on the driver
+    inputs: list[dict]  # path, format, name, prefixed (as the local engine's summary)
+    displays: list[str] = field(default_factory=list)  # each input as problems name it
+    units: list[str] = field(default_factory=list)  # "line" or "row"
+    notes: list[str] = field(default_factory=list)
+    max_problems: int = 100
+    local_report: dict | None = None  # the driver's ReadReport.as_dict()
+
+    def report(self) -> dict:
+        """The ReadReport the local reader would give, from ``records`` (a few jobs)."""
+        if self.local_report is not None:
+            return self.local_report
+        from .. import sources
+
+        records = self.records
+        routine = sorted(sources.ROUTINE_SKIPS)
+        report = sources.ReadReport(max_problems=self.max_problems)
+        objects: dict[int, int] = {}
+        missing: dict[int, dict[str, int]] = {}
+        for row in (records.groupBy("source", "outcome", "reason")
+                    .agg(F.count("*").alias("n"),
+                         F.sum(F.col("object").cast("long")).alias("objects")).collect()):
+            source, outcome, reason, n = row["source"], row["outcome"], row["reason"], row["n"]
+            report.records_seen += n
+            objects[source] = objects.get(source, 0) + int(row["objects"] or 0)
+            if outcome == "processed":
+                report.processed += n
+                continue
+            kind = report.skipped if outcome == "skipped" else report.failed
+            kind[reason] = kind.get(reason, 0) + n
+            if not (outcome == "skipped" and reason in routine):
+                report.problems_total += n
+            if outcome == "failed" and reason.startswith("missing field "):
+                missing.setdefault(source, {})[reason] = n
+        is_problem = (F.col("outcome") != "processed") & ~(
+            (F.col("outcome") == "skipped") & F.col("reason").isin(routine))
+        listed = (records.where(is_problem).orderBy("source", "record")
+                  .select("source", "record", "reason").limit(self.max_problems).collect()
+                  if self.max_problems and report.problems_total else [])
+        for source, display in enumerate(self.displays):
+            first = len(report.problems)
+            report.problems += [sources.Problem(display, f"{self.units[source]} {r['record'] + 1}",
+                                                r["reason"])
+                                for r in listed if r["source"] == source]
+            reasons = missing.get(source)
+            if reasons and sum(reasons.values()) == objects.get(source, 0):
+                # no JSON object has a field asked for: the reasons name the fields they have
+                sources.name_the_fields(report, display, reasons,
+                                         self._fields_of(source), first)
+        report.check()
+        out = report.as_dict()
+        out["inputs"] = self.inputs
+        notes = list(self.notes)
+        repeated = (self.documents.groupBy("id").count().where(F.col("count") > 1)
+                    .agg(F.sum(F.col("count") - 1)).first()[0])
+        if repeated:
+            notes.append(f"{int(repeated):,} documents have an id an earlier document has: the "
+                         f"local reader renames them (id#2, id#3, ...) and lists each as a "
+                         f"problem; the Spark reader keeps the ids as they are")
+        if notes:
+            out["notes"] = notes
+        return out
+
+    def _fields_of(self, source: int) -> dict[str, None]:
+        """The first field names of the records that miss a field, first seen first
+        (at most one more than a reason names, so it can say "...")."""
+        from ..sources import JSONL_FIELDS_NAMED
+
+        named = (self.records.where((F.col("source") == source)
+                                    & F.col("fields").isNotNull())
+                 .select("record", F.posexplode("fields").alias("pos", "name"))
+                 .groupBy("name").agg(F.min(F.struct("record", "pos")).alias("at"))
+                 .orderBy("at").limit(JSONL_FIELDS_NAMED + 1).collect())
+        return dict.fromkeys(r["name"] for r in named)
+
+    def release(self) -> None:
+        if self.records is not None:
+            self.records.unpersist()
+
+
+def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
+          text_fields: Sequence[str] = ("text",), id_field: str | None = None,
+          delimiter: str | None = None, include: Sequence[str] = (),
+          exclude: Sequence[str] = (), encoding: str = "utf-8",
+          max_problems: int = 100, respect_ignore: bool = True) -> _Read:
+    from .. import sources
+
+    _require_spark()
+    paths = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike))
+                                    else inputs)]
+    sources.check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
+                                 max_problems)
+    text_fields = list(text_fields)
+    formats = [sources.resolve_format(p, fmt) for p in paths]
+    names = sources.unique_names(paths, formats)
+    several = len(paths) > 1
+    described = [{"path": os.path.abspath(p), "format": f, "name": n, "prefixed": several}
+                 for p, f, n in zip(paths, formats, names)]
+    if not all(f in _SPARK_FORMATS and p != sources.STDIN and os.path.isfile(p)
+               and not sources.compression_of(p) for p, f in zip(paths, formats)):
+        # directories, line files, stdin and compressed files: read here, handed to Spark
+        documents, report = sources.read_documents(
+            paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
+            exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems,
+            respect_ignore=respect_ignore)
+        rows = list(zip(range(len(documents)), documents.ids, documents.texts))
+        local = report.as_dict()
+        local["inputs"] = [{"path": src.given if src.given == sources.STDIN
+                            else os.path.abspath(src.given), "format": src.fmt,
+                            "name": src.name, "prefixed": several} for src in documents.inputs]
+        return _Read(spark.createDataFrame(rows, "doc long, id string, text string"), None,
+                     local["inputs"], local_report=local)
+
+    not_decodable = f"not {sources.encoding_label(encoding)}"
+    codec = sources.text_codec(encoding)
+    read = _Read(None, None, described, max_problems=max_problems)
+    parts = []
+    for index, (path, path_fmt, name) in enumerate(zip(paths, formats, names)):
+        prefix = f"{sources.printable(name)}:" if several else ""
+        read.displays.append(sources.printable(path))
+        read.units.append("line" if path_fmt == "jsonl" else "row")
+        if path_fmt == "jsonl":
+            lines = spark.read.text(path, lineSep="\n").select(
+                F.col("value").cast("binary").alias("raw"))
+            body = _jsonl_records(index, encoding, not_decodable, text_fields, id_field, prefix)
+            parts.append(_positioned(lines, "record").mapInArrow(body, _RECORD_SCHEMA))
+            continue
+        if path_fmt == "parquet":
+            frame, corrupt = spark.read.parquet(path), None
+        else:
+            sep = delimiter or ("\t" if path_fmt == "tsv" else ",")
+            # ISO-8859-1: one character a byte, so the executors get the bytes back and
+            # decode them as the local reader does (undecodable rows skipped, not U+FFFD);
+            # the delimiter, quotes and line breaks are ASCII, the same bytes in any
+            # ASCII-compatible encoding
+            options = dict(header=True, multiLine=True, escape='"', sep=sep,
+                           encoding="ISO-8859-1")
+            header = spark.read.csv(path, inferSchema=False, enforceSchema=False, **options)
+            schema = T.StructType([*header.schema.fields,
+                                   T.StructField(_CORRUPT, T.StringType())])
+            frame = spark.read.csv(path, schema=schema, mode="PERMISSIVE",
+                                   columnNameOfCorruptRecord=_CORRUPT, **options)
+            corrupt, width = frame[_CORRUPT], len(header.columns)
+        spark_names = [c for c in frame.columns if c != _CORRUPT]
+        columns = (spark_names if corrupt is None else
+                   [c.encode("latin-1").decode(codec, "surrogateescape") for c in spark_names])
+        for column in text_fields + ([id_field] if id_field else []):
+            if column not in columns:
+                raise ValueError(f"{path}: no column {column!r}; the columns are {columns}")
+        spark_name = dict(zip(columns, spark_names))
+        selected = frame.select(
+            *[frame[spark_name[c]].alias(f"_t{k}") for k, c in enumerate(text_fields)],
+            (frame[spark_name[id_field]] if id_field else F.lit(None).cast("string"))
+            .alias("_id"),
+            *([corrupt.alias("_corrupt")] if corrupt is not None else []))
+        if path_fmt == "parquet":
+            body = _parquet_records(index, codec, not_decodable, len(text_fields), id_field,
+                                    prefix)
+        else:
+            body = _csv_records(index, sep, width, len(text_fields), id_field, prefix,
+                                encoding, not_decodable)
+            if not any("CSV" in note for note in read.notes):
+                read.notes.append(_csv_note())
+        parts.append(_positioned(selected, "record").mapInArrow(body, _RECORD_SCHEMA))
+    records = parts[0]
+    for part in parts[1:]:
+        records = records.union(part)
+    read.records = records.persist()
+    processed = read.records.where(F.col("outcome") == "processed").select("id", "text")
+    read.documents = _positioned(processed, "doc").select("doc", "id", "text")
+    return read
+
+
+def _csv_note() -> str:
+    return ("CSV/TSV read by Spark's CSV parser: a row fails only when its number of fields "
+            "differs from the header's; a quote left open (or closed mid-field) is parsed "
+            "as Spark parses it, where the local reader fails that row and reads on; text "
+            "after a closing quote keeps its quotes (\"x\"y is \"x\"y, locally xy); "
+            "problems name the row, not its line")
+
+
+def _positioned(df: DataFrame, name: str) -> DataFrame:
+    """``df`` with ``name``: each row's 0-based position in partition order, as
+    ``zipWithIndex`` numbers them but in the JVM (no row goes through Python).
+
+    A first job counts the rows of each partition; the position is then the partition's
+    offset plus the row's rank in it (``monotonically_increasing_id``, whose low 33 bits
+    are that rank). ``df`` must give the same partitions each time (a file scan, a
+    persisted frame); the count reads every column, so Spark parses the rows as the
+    second job does (a CSV count without columns may skip the parser).
+    """
+    part = F.spark_partition_id()
+    sizes = dict(df.groupBy(part.alias("p"))
+                 .agg(F.count(F.struct(*[df[c] for c in df.columns])).alias("n")).collect())
+    if not sizes:
+        return df.withColumn(name, F.lit(None).cast("long"))
+    offsets, total = [], 0
+    for p in range(max(sizes) + 1):
+        offsets += [F.lit(p), F.lit(total)]
+        total += sizes.get(p, 0)
+    rank = F.monotonically_increasing_id() - F.shiftleft(part.cast("long"), 33)
+    return df.withColumn(name, (F.create_map(*offsets)[part] + rank).cast("long"))
+
+
+class _RecordRows:
+    """The rows of one batch of records (``_RECORD_SCHEMA``)."""
+
+    def __init__(self, source: int):
+        self.source = source
+        self.columns: dict[str, list] = {k: [] for k in ("record", "id", "text", "outcome",
+                                                          "reason", "object", "fields")}
+
+    def add(self, record: int, outcome: str, reason: str | None = None, *,
+            doc_id: str | None = None, text: str | None = None, is_object: bool = False,
+            fields: list[str] | None = None) -> None:
+        for key, value in (("record", record), ("id", doc_id), ("text", text),
+                           ("outcome", outcome), ("reason", reason), ("object", is_object),
+                           ("fields", fields)):
+            self.columns[key].append(value)
+
+    def add_text(self, record: int, doc_id: str, text: str, not_decodable: str) -> None:
+        """A record with its text: processed, or skipped as the local readers skip it."""
+        from ..sources import has_surrogates  # executors import this module: sources lazily
+
+        if has_surrogates(text) or has_surrogates(doc_id):
+            self.add(record, "skipped", not_decodable)
+        elif not text.strip():
+            self.add(record, "skipped", "empty text")
+        else:
+            self.add(record, "processed", doc_id=doc_id, text=text)
+
+    def batch(self) -> pa.RecordBatch:
+        c = self.columns
+        n = len(c["record"])
+        return pa.RecordBatch.from_arrays([
+            pa.array(np.full(n, self.source, dtype=np.int32)),
+            pa.array(c["record"], pa.int64()), pa.array(c["id"], pa.string()),
+            pa.array(c["text"], pa.string()), pa.array(c["outcome"], pa.string()),
+            pa.array(c["reason"], pa.string()), pa.array(c["object"], pa.bool_()),
+            pa.array(c["fields"], pa.list_(pa.string())),
+        ], names=["source", "record", "id", "text", "outcome", "reason", "object", "fields"])
+
+
+def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: list[str],
+                   id_field: str | None, prefix: str):
+    """mapInArrow body: (raw line, record) → records, as the local JSONL reader sorts them."""
+    from ..sources import JSONL_FIELDS_NAMED, as_text, decode_line, has_surrogates, printable
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = _RecordRows(source)
+            for raw, record in zip(batch.column("raw").to_pylist(),
+                                   batch.column("record").to_pylist()):
+                if raw is None or not raw.strip():
+                    continue  # a blank line is not a record
+                try:
+                    line = decode_line(raw, record, encoding)
+                except UnicodeDecodeError:
+                    rows.add(record, "skipped", not_decodable)
+                    continue
+                try:
+                    obj = json.loads(line)
+                except (ValueError, RecursionError):
+                    rows.add(record, "failed", "malformed JSON")
+                    continue
+                if not isinstance(obj, dict):
+                    rows.add(record, "failed", "not a JSON object")
+                    continue
+                absent = next((name for name in text_fields if obj.get(name) is None), None)
+                if absent is None and id_field is not None and obj.get(id_field) is None:
+                    absent = id_field
+                if absent is not None:
+                    rows.add(record, "failed", f"missing field {absent!r}", is_object=True,
+                             fields=[printable(k) for k in list(obj)[:JSONL_FIELDS_NAMED + 1]])
+                    continue
+                text = "\n".join(as_text(obj[name]) for name in text_fields)
+                doc_id = (as_text(obj[id_field]) if id_field is not None
+                          else f"{prefix}{record + 1}")
+                if has_surrogates(text) or has_surrogates(doc_id):
+                    rows.add(record, "failed", "lone surrogate escape: not valid Unicode",
+                             is_object=True)
+                elif not text.strip():
+                    rows.add(record, "skipped", "empty text", is_object=True)
+                else:
+                    rows.add(record, "processed", doc_id=doc_id, text=text, is_object=True)
+            yield rows.batch()
+    return run
+
+
+def _csv_records(source: int, sep: str, width: int, n_text: int, id_field: str | None,
+                 prefix: str, encoding: str, not_decodable: str):
+    """mapInArrow body: Spark's CSV rows (_t0.., _id, _corrupt, record; read as
+    ISO-8859-1, a character a byte) → records, the bytes decoded as the local reader
+    does (undecodable ones as lone surrogates, so the row is skipped)."""
+    def decoded(value: str | None) -> str:  # CSV has no nulls: Spark's null is ""
+        return "" if value is None else value.encode("latin-1").decode(encoding,
+                                                                       "surrogateescape")
+
+    def fields_in(row_text: str) -> int:
+        return len(next(csv.reader(io.StringIO(decoded(row_text), newline=""),
+                                   delimiter=sep), []))
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = _RecordRows(source)
+            texts = [batch.column(f"_t{k}").to_pylist() for k in range(n_text)]
+            ids = batch.column("_id").to_pylist()
+            for k, (record, corrupt) in enumerate(zip(batch.column("record").to_pylist(),
+                                                      batch.column("_corrupt").to_pylist())):
+                if corrupt is not None:
+                    n = fields_in(corrupt)
+                    rows.add(record, "failed", f"row has {n} fields, header has {width}"
+                             if n != width else "malformed row")
+                    continue
+                text = "\n".join(decoded(column[k]) for column in texts)
+                doc_id = decoded(ids[k]) if id_field is not None else f"{prefix}{record + 1}"
+                rows.add_text(record, doc_id, text, not_decodable)
+            yield rows.batch()
+    return run
+
+
+def _parquet_records(source: int, codec: str, not_decodable: str, n_text: int,
+                     id_field: str | None, prefix: str):
+    """mapInArrow body: Parquet rows (_t0.., _id, record) → records, as the local reader."""
+    from ..sources import as_text, column_values
+
+    def to_text(value) -> str:
+        return value.decode(codec) if isinstance(value, bytes) else as_text(value)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = _RecordRows(source)
+            texts = [column_values(batch.column(f"_t{k}")) for k in range(n_text)]
+            ids = column_values(batch.column("_id"))
+            for k, record in enumerate(batch.column("record").to_pylist()):
+                values = [column[k] for column in texts]
+                if any(v is None for v in values):
+                    rows.add(record, "skipped", "null text")
+                    continue
+                if id_field is not None and ids[k] is None:
+                    rows.add(record, "failed", f"null id in column {id_field!r}")
+                    continue
+                try:
+                    text = "\n".join(to_text(v) for v in values)
+                    doc_id = to_text(ids[k]) if id_field is not None else f"{prefix}{record + 1}"
+                except UnicodeDecodeError:
+                    rows.add(record, "skipped", not_decodable)
+                    continue
+                rows.add_text(record, doc_id, text, not_decodable)
+            yield rows.batch()
+    return run

@@ -1,0 +1,400 @@
+"""The Spark engine's stages: per-partition bodies and the DataFrame steps between them.
+
+Per partition (``mapInArrow``) the local stage functions run on the same arrays:
+:func:`~neardup.shingling.shingle`, :func:`~neardup.shingling.set_fingerprints`,
+:func:`~neardup.minhash.minhash`, :func:`~neardup.lsh.band_keys`,
+:func:`~neardup.verify.exact_jaccard` and :meth:`~neardup.minhash.Signatures.estimate`.
+Every one of them works document by document (or pair by pair), so a partition's
+output is bit-identical to the corresponding rows of a local run. Shingle arrays travel
+as ``array<long>`` (uint32 widened, uint64 reinterpreted) and come back to the CSR
+(:class:`~neardup.shingling.ShingleSets`) the stage functions take; signatures as
+``binary`` rows of K values.
+
+What crosses documents is done with DataFrame operations: identical sets grouped by
+fingerprint and confirmed on the arrays (head: the smallest doc), LSH buckets (doc,
+band, key) over the heads with pairs inside each (star or skip past ``max_bucket``),
+the verification join, document pairs expanded from identical groups, and pair counts
+from the group sizes.
+
+With ``sketch="simhash"`` the partitions compute :func:`~neardup.simhash.fingerprints`
+and :func:`~neardup.simhash.block_keys` instead of signatures and band keys, and the
+Hamming search is a join: documents grouped by (block, block value), every pair inside
+a group kept when popcount(xor) <= k and this block is the first the two agree on, as
+:func:`~neardup.simhash.hamming_pairs` does, so each pair comes once. Its cost is the
+pairs inside the groups (a group is not cut at ``max_bucket``, as locally).
+
+Memory: a document's shingle array (4 or 8 bytes a shingle) travels with it to the
+verification join; a signature is K x 4 bytes (K x 1 or 2 with ``bits``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from .. import lsh, simhash, verify
+from ..config import FindConfig
+from ..minhash import Signatures, minhash
+from ..shingling import ShingleSets, set_fingerprints, shingle
+
+try:  # pyspark is an optional dependency (extra "spark")
+    from pyspark.sql import DataFrame, Window
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    DataFrame = Window = F = T = None
+
+
+# ---------------------------------------------------------------- per-partition stages
+
+
+def _as_int64(values: np.ndarray) -> np.ndarray:
+    """Shingle hashes as Spark longs: uint32 widened, uint64 reinterpreted (view back later)."""
+    return values.view(np.int64) if values.dtype == np.uint64 else values.astype(np.int64)
+
+
+def _from_int64(values: np.ndarray, hash_bits: int) -> np.ndarray:
+    return values.view(np.uint64) if hash_bits == 64 else values.astype(np.uint32)
+
+
+def _list_column(values: np.ndarray, offsets: np.ndarray, type_) -> pa.Array:
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values, type_))
+
+
+def _csr(column: pa.Array, hash_bits: int) -> ShingleSets:
+    """A list<long> column back to the CSR the stage functions take."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = column.flatten().to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return ShingleSets(offsets, _from_int64(values, hash_bits))
+
+
+def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
+    dtype = np.uint32 if bits == 32 else (np.uint8 if bits <= 8 else np.uint16)
+    raw = b"".join(column.to_pylist())
+    return np.frombuffer(raw, dtype=dtype).reshape(-1, num_perm)
+
+
+def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
+    """mapInArrow body: (doc, text) → (doc, text_length, shingles, size, fingerprint,
+    signature, keys, simhash). Documents below ``min_shingles`` get no sketch and no keys.
+    MinHash: the signature and its band keys (simhash null); SimHash: the fingerprint
+    (simhash, as a long) and its block keys (signature null)."""
+    plugins = {"tokenize": tokenize}
+    if normalize is not None:
+        plugins["normalize"] = normalize
+    options = config.shingle_options(**plugins)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            texts = batch.column("text").to_pylist()
+            texts = ["" if t is None else t for t in texts]
+            sets = shingle(texts, options)
+            sizes = sets.sizes
+            set_prints = set_fingerprints(sets, config.seed)
+            usable = np.flatnonzero(sizes >= config.min_shingles)
+            n = sets.n
+            sig_rows: list[bytes | None] = [None] * n
+            key_rows: list[list[int] | None] = [None] * n
+            simhash_rows: list[int | None] = [None] * n
+            if config.sketch == "simhash":
+                prints = simhash.fingerprints(sets.subset(usable), config.seed)
+                keys = simhash.block_keys(prints, config.hamming_distance())
+                for row, d in enumerate(usable.tolist()):
+                    simhash_rows[d] = int(prints[row].view(np.int64))
+                    key_rows[d] = keys[row].view(np.int64).tolist()
+            else:
+                signatures = minhash(sets.subset(usable), config.num_perm, config.seed,
+                                     config.family)
+                if config.bits is not None:
+                    signatures = signatures.b_bit(config.bits)
+                keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+                for row, d in enumerate(usable.tolist()):
+                    sig_rows[d] = signatures.matrix[row].tobytes()
+                    key_rows[d] = keys[row].view(np.int64).tolist()
+            yield pa.RecordBatch.from_arrays([
+                batch.column("doc"),
+                pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
+                _list_column(_as_int64(sets.values), sets.offsets, pa.int64()),
+                pa.array(sizes.astype(np.int64)),
+                pa.array(set_prints.view(np.int64)),
+                pa.array(sig_rows, pa.binary()),
+                pa.array(key_rows, pa.list_(pa.int64())),
+                pa.array(simhash_rows, pa.int64()),
+            ], names=["doc", "text_length", "shingles", "size", "fingerprint", "signature",
+                      "keys", "simhash"])
+    return run
+
+
+_SIGNED_SCHEMA = ("doc long, text_length long, shingles array<long>, size long, "
+                  "fingerprint long, signature binary, keys array<long>, simhash long")
+
+
+def _verify_batches(config: FindConfig):
+    """mapInArrow body: candidate pairs with both sets and sketches → exact J, estimate
+    (MinHash: from the signatures; SimHash: the J of the fingerprints' Hamming distance)."""
+    bits = config.bits or 32
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            m = batch.num_rows
+            if m == 0:
+                continue
+            sets = ShingleSets.concat([_csr(batch.column("shingles_a"), config.hash_bits),
+                                       _csr(batch.column("shingles_b"), config.hash_bits)])
+            i = np.arange(m, dtype=np.int64)
+            j = i + m
+            jaccard = verify.exact_jaccard(sets, i, j)
+            if config.sketch == "simhash":
+                prints_a, prints_b = (batch.column(name).to_numpy().view(np.uint64)
+                                      for name in ("signature_a", "signature_b"))
+                estimate = simhash.jaccard_estimate(simhash.popcounts(prints_a ^ prints_b))
+            else:
+                matrix = np.concatenate([
+                    _signature_matrix(batch.column("signature_a"), config.num_perm, bits),
+                    _signature_matrix(batch.column("signature_b"), config.num_perm, bits)])
+                estimate = Signatures(matrix, config.family, config.num_perm, config.seed,
+                                      bits).estimate(i, j)
+            yield pa.RecordBatch.from_arrays([
+                batch.column("doc_a"), batch.column("doc_b"),
+                pa.array(jaccard), pa.array(estimate),
+                pa.array(jaccard.round(6)), pa.array(estimate.round(6)),
+            ], names=["doc_a", "doc_b", "jaccard", "estimate", "jaccard_6", "estimate_6"])
+    return run
+
+
+_VERIFIED_SCHEMA = ("doc_a long, doc_b long, jaccard double, estimate double, "
+                    "jaccard_6 double, estimate_6 double")
+
+
+def _jaccard_at_least(threshold: float, hash_bits: int):
+    """mapInArrow body: pairs with both shingle arrays → (doc_a, doc_b, jaccard), J >= t."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            m = batch.num_rows
+            if m == 0:
+                continue
+            sets = ShingleSets.concat([_csr(batch.column("shingles_a"), hash_bits),
+                                       _csr(batch.column("shingles_b"), hash_bits)])
+            i = np.arange(m, dtype=np.int64)
+            jaccard = verify.exact_jaccard(sets, i, i + m)
+            keep = pa.array(jaccard >= threshold)
+            yield pa.RecordBatch.from_arrays([
+                batch.column("doc_a").filter(keep), batch.column("doc_b").filter(keep),
+                pa.array(jaccard).filter(keep)], names=["doc_a", "doc_b", "jaccard"])
+    return run
+
+
+# ---------------------------------------------------------------- across documents
+
+
+@dataclass
+class _Stages:
+    """What :func:`~neardup.spark.find` and :func:`~neardup.spark.evaluate` share, all
+    lazy: signed documents, identical groups (``copies``: head doc_a, copy doc_b), the
+    heads, the bucket entries (LSH buckets or SimHash blocks: doc, band, key, bucket_size)
+    and the candidates (heads doc_a < doc_b, before verification); ``search``: the
+    timing's name for the search."""
+
+    signed: DataFrame
+    usable: DataFrame
+    copies: DataFrame
+    heads: DataFrame
+    entries: DataFrame
+    candidates: DataFrame
+    search: str = "lsh"
+
+
+def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
+                seconds: dict) -> _Stages:
+    """Sign (doc, text), group identical sets, LSH buckets, candidate pairs of heads."""
+    started = time.perf_counter()
+    signed = docs.select("doc", "text").mapInArrow(
+        _sign_batches(config, plan, normalize, tokenize), _SIGNED_SCHEMA).persist()
+    usable = signed.where(F.col("size") >= config.min_shingles)
+    seconds["sign"] = time.perf_counter() - started
+
+    # identical sets: grouped by fingerprint, confirmed on the arrays, head = smallest doc
+    started = time.perf_counter()
+    heads_by_print = usable.groupBy("fingerprint").agg(F.min("doc").alias("head"))
+    head_sets = usable.select(F.col("doc").alias("head"), F.col("shingles").alias("head_set"))
+    copies = (usable.join(heads_by_print, "fingerprint").where(F.col("doc") != F.col("head"))
+              .join(head_sets, "head").where(F.col("shingles") == F.col("head_set"))
+              .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
+    heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
+    seconds["group identical sets"] = time.perf_counter() - started
+
+    if config.sketch == "simhash":
+        started = time.perf_counter()
+        entries, candidates = _hamming_search(heads, config.hamming_distance())
+        seconds["hamming search"] = time.perf_counter() - started
+        return _Stages(signed, usable, copies, heads, entries, candidates, "hamming search")
+
+    # LSH: (band, key, doc) for heads; pairs inside each bucket, star/skip for big ones
+    started = time.perf_counter()
+    entries = heads.select("doc", F.posexplode("keys").alias("band", "key"))
+    bucket = Window.partitionBy("band", "key")
+    entries = (entries.withColumn("bucket_size", F.count("*").over(bucket))
+               .withColumn("hub", F.min("doc").over(bucket))
+               .where(F.col("bucket_size") > 1)).persist()
+    small = entries.where(F.col("bucket_size") <= config.max_bucket)
+    a, b = small.alias("a"), small.alias("b")
+    full_pairs = a.join(b, (F.col("a.band") == F.col("b.band"))
+                        & (F.col("a.key") == F.col("b.key"))
+                        & (F.col("a.doc") < F.col("b.doc"))).select(
+        F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
+    candidates = full_pairs
+    if config.bucket_policy == "star":
+        star_pairs = entries.where((F.col("bucket_size") > config.max_bucket)
+                                   & (F.col("doc") != F.col("hub"))).select(
+            F.col("hub").alias("doc_a"), F.col("doc").alias("doc_b"))
+        candidates = candidates.union(star_pairs)
+    candidates = candidates.distinct().persist()
+    seconds["lsh"] = time.perf_counter() - started
+    return _Stages(signed, usable, copies, heads, entries, candidates)
+
+
+def _hamming_search(heads: DataFrame, k: int) -> tuple[DataFrame, DataFrame]:
+    """Every pair of heads (doc_a < doc_b) whose SimHash fingerprints are within Hamming
+    distance ``k``, each once: :func:`~neardup.simhash.hamming_pairs` as a join.
+
+    The heads' ``keys`` are their k + 1 blocks (:func:`~neardup.simhash.block_keys`);
+    heads are grouped by (block, value) and every pair inside a group of two or more is
+    a comparison (the cost: the pairs inside the groups, about
+    (k + 1) · n² / 2^(64 / (k + 1)) / 2 for uniform fingerprints, all of them, however
+    large a group is). A pair is kept when popcount(xor) <= k and the group's block is
+    the first the two agree on, so one agreeing on several blocks comes once.
+    Returns (entries: doc, simhash, band, key, bucket_size for groups of two or more;
+    candidates), both persisted.
+    """
+    shifts, masks = simhash.blocks(k)
+    entries = heads.select("doc", "simhash", F.posexplode("keys").alias("band", "key"))
+    entries = (entries.withColumn("bucket_size", F.count("*").over(
+        Window.partitionBy("band", "key"))).where(F.col("bucket_size") > 1)).persist()
+    a, b = entries.alias("a"), entries.alias("b")
+    diff = F.col("a.simhash").bitwiseXOR(F.col("b.simhash"))
+    # block q of the xor is 0 where the two agree on it; least() skips the nulls
+    first_agreeing = F.least(*[F.when(F.shiftrightunsigned(diff, int(shift))
+                                      .bitwiseAND(F.lit(int(mask.view(np.int64)))) == 0,
+                                      F.lit(q))
+                               for q, (shift, mask) in enumerate(zip(shifts, masks))],
+                             F.lit(None).cast("int"))
+    candidates = (a.join(b, (F.col("a.band") == F.col("b.band"))
+                         & (F.col("a.key") == F.col("b.key"))
+                         & (F.col("a.doc") < F.col("b.doc")))
+                  .where((F.bit_count(diff) <= k) & (first_agreeing == F.col("a.band")))
+                  .select(F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
+                  .persist())
+    return entries, candidates
+
+
+def _checked(heads: DataFrame, candidates: DataFrame, config: FindConfig) -> DataFrame:
+    """Each candidate with both sets and sketches joined: exact J and the estimate
+    (doc_a, doc_b, jaccard, estimate, jaccard_6, estimate_6)."""
+    sketch = "simhash" if config.sketch == "simhash" else "signature"
+    side = heads.select("doc", "shingles", F.col(sketch).alias("signature"))
+    joined = (candidates
+              .join(side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias(
+                  "shingles_a"), F.col("signature").alias("signature_a")), "doc_a")
+              .join(side.select(F.col("doc").alias("doc_b"), F.col("shingles").alias(
+                  "shingles_b"), F.col("signature").alias("signature_b")), "doc_b"))
+    return joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA)
+
+
+def _identical_groups(copies: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """The identical groups of two or more, from ``copies`` (doc_a: head, doc_b: a copy).
+
+    Returns (group_sizes, members): (head_doc, group_size) one row per group, and
+    (head_doc, doc, group_size) one row per document of a group, its head included.
+    A head with no copies is in neither: it stands for itself alone.
+    """
+    group_sizes = (copies.groupBy(F.col("doc_a").alias("head_doc"))
+                   .agg((F.count("*") + 1).alias("group_size"))).persist()
+    members = (copies.select(F.col("doc_a").alias("head_doc"), F.col("doc_b").alias("doc"))
+               .union(group_sizes.select("head_doc", F.col("head_doc").alias("doc")))
+               .join(group_sizes, "head_doc")).persist()
+    return group_sizes, members
+
+
+def _document_pairs(members: DataFrame, set_pairs: DataFrame) -> DataFrame:
+    """Every document pair (doc_a < doc_b, jaccard, estimate), unordered.
+
+    Inside an identical group: each two members, J = estimate = 1 (a self-join on the
+    head). Across a pair of distinct sets (A, B) (``set_pairs``: heads doc_a < doc_b,
+    jaccard, estimate): every member of A's group with every member of B's, at the set
+    pair's J and estimate; a member of B's group may come before one of A's, hence
+    least/greatest. No pair comes twice: a document is in one group only.
+    """
+    a, b = members.alias("a"), members.alias("b")
+    one = F.lit(1.0).cast("double")
+    inside = (a.join(b, (F.col("a.head_doc") == F.col("b.head_doc"))
+                     & (F.col("a.doc") < F.col("b.doc")))
+              .select(F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"),
+                      one.alias("jaccard"), one.alias("estimate")))
+
+    def side(name: str) -> DataFrame:
+        return members.select(F.col("head_doc").alias(f"doc_{name}"),
+                              F.col("doc").alias(f"member_{name}"))
+
+    # a head with no copies has no members row: the left join keeps it as itself
+    across = (set_pairs.join(side("a"), "doc_a", "left").join(side("b"), "doc_b", "left")
+              .select(F.coalesce("member_a", "doc_a").alias("x"),
+                      F.coalesce("member_b", "doc_b").alias("y"), "jaccard", "estimate")
+              .select(F.least("x", "y").alias("doc_a"), F.greatest("x", "y").alias("doc_b"),
+                      "jaccard", "estimate"))
+    return inside.unionByName(across)
+
+
+def _with_ids(pairs: DataFrame, ids: DataFrame) -> DataFrame:
+    """The pairs table's rows: id_a, id_b, jaccard, estimate, doc_a, doc_b, sorted."""
+    return (pairs.join(ids.select(F.col("doc").alias("doc_a"), F.col("id").alias("id_a")),
+                       "doc_a")
+            .join(ids.select(F.col("doc").alias("doc_b"), F.col("id").alias("id_b")), "doc_b")
+            .orderBy("doc_a", "doc_b")
+            .select("id_a", "id_b", "jaccard", "estimate", "doc_a", "doc_b"))
+
+
+def _pair_counts(group_sizes: DataFrame, set_pairs: DataFrame) -> dict:
+    """Document-pair counts from group sizes, as :meth:`neardup.pairs.PairSet.counts`:
+    g(g - 1)/2 per identical group, g_A * g_B per pair of distinct sets (nothing listed)."""
+    twice_identical = group_sizes.agg(
+        F.sum(F.col("group_size") * (F.col("group_size") - 1))).first()[0] or 0
+
+    def sizes(name: str) -> DataFrame:
+        return group_sizes.select(F.col("head_doc").alias(f"doc_{name}"),
+                                  F.col("group_size").alias(f"size_{name}"))
+
+    row = (set_pairs.join(sizes("a"), "doc_a", "left").join(sizes("b"), "doc_b", "left")
+           .agg(F.count("*").alias("set_pairs"),  # a head with no copies: a group of one
+                F.sum(F.coalesce("size_a", F.lit(1)) * F.coalesce("size_b", F.lit(1)))
+                .alias("between"))).first()
+    identical, between = int(twice_identical) // 2, int(row["between"] or 0)
+    return {"pairs": identical + between, "identical_pairs": identical,
+            "near_duplicate_pairs": between, "set_pairs": int(row["set_pairs"])}
+
+
+def _numbered(df: DataFrame, text_col: str, id_col: str | None,
+              order_col: str | None) -> DataFrame:
+    """(doc, id, text): doc from ``order_col`` or the row's position; id defaults to doc + 1."""
+    has_id = id_col is not None and id_col in df.columns
+    text = F.col(text_col).cast("string")
+    if order_col is not None:
+        numbered = df.select(F.col(order_col).cast("long").alias("doc"), text.alias("text"),
+                             *( [F.col(id_col).cast("string").alias("id")] if has_id else []))
+    else:
+        selected = df.select(text.alias("text"),
+                             *([F.col(id_col).cast("string").alias("id")] if has_id else []))
+        schema = T.StructType([T.StructField("doc", T.LongType(), False),
+                               *selected.schema.fields])
+        rows = selected.rdd.zipWithIndex().map(lambda pair: (pair[1], *pair[0]))
+        numbered = df.sparkSession.createDataFrame(rows, schema)
+    if not has_id:
+        numbered = numbered.withColumn("id", (F.col("doc") + 1).cast("string"))
+    return numbered.select("doc", "id", "text")
