@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install Debian's chromium for the report's browser test (tests/test_report.py looks
+# Install Debian's chromium for the report's browser test (tests/report/test_report.py looks
 # for /usr/bin/chromium and skips without it). Idempotent: does nothing when present.
 # Needs root (or sudo) and apt-get; CI runs it before `make test`.
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""Helpers shared by test modules (pytest puts this folder on sys.path)."""
+"""Helpers shared by test modules."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import pytest
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
 
 
-from conftest import java_works  # noqa: E402
+from tests.conftest import java_works  # noqa: E402
 
 if not java_works():
     pytest.skip("Spark needs Java, and no working java was found", allow_module_level=True)

@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - without the spark extra
     pyspark = None
 
 
-from conftest import java_works  # noqa: E402
+from tests.conftest import java_works  # noqa: E402
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent if pyspark else None
 SPARK_SUBMIT = SPARK_HOME / "bin" / "spark-submit" if SPARK_HOME else None
@@ -45,7 +45,7 @@ def _missing() -> str | None:
 
 MISSING = _missing()
 needs_spark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = dict(shingle_kind="word", shingle_size=2, threshold=0.7, method="lsh")
 
 JOB = """\
