@@ -2,12 +2,14 @@
 #   make demo   - virtual environment, install, find near-duplicates in the Python standard library
 #   make test   - virtual environment, install with test extras, Chromium (Debian) for the
 #                 report's browser test, ruff, the whole pytest suite
+#   make test-fast - the inner loop: ruff, then pytest without the slow, Spark and browser
+#                    tests (markers in pyproject.toml)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STDLIB := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['stdlib'])")
 
-.PHONY: venv demo test lint browser bench clean
+.PHONY: venv demo test test-fast lint browser bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +31,9 @@ browser:
 
 test: lint browser
 	$(PY) -m pytest -q
+
+test-fast: lint
+	$(PY) -m pytest -q -m "not slow and not spark and not browser"
 
 bench: venv
 	$(PY) -m pip install --quiet -e ".[bench]"

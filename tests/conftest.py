@@ -1,10 +1,18 @@
-"""Helpers shared by test modules."""
+"""Fixtures and hooks shared by every test package.
+
+Markers (registered in pyproject.toml): ``spark`` tests skip here where pyspark or a
+working Java runtime is missing, whichever folder they live in; ``browser`` and ``slow``
+only select (``make test-fast`` leaves all three out)."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import subprocess
+
+import pytest
 
 
 def java_works() -> bool:
@@ -17,3 +25,20 @@ def java_works() -> bool:
         return subprocess.run([java, "-version"], capture_output=True, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+@functools.cache
+def spark_missing() -> str | None:
+    """Why the Spark tests cannot run here, or None (asked once a session)."""
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (extra 'spark')"
+    if not java_works():
+        return "Spark needs Java, and no working java was found"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A test marked ``spark`` skips before its fixtures (a Spark session) are set up."""
+    if item.get_closest_marker("spark") is not None and (why := spark_missing()):
+        pytest.skip(why)

@@ -2,8 +2,10 @@
 
 import csv
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -12,6 +14,7 @@ import neardup
 from neardup.cli import main
 from neardup.synthetic import planted_corpus
 
+ROOT = Path(__file__).resolve().parents[2]
 AD = ("Senior Python developer wanted for a fast growing fintech company in Milan. "
       "You will design data pipelines, review code and mentor two junior engineers. ")
 
@@ -154,3 +157,21 @@ def test_family_option_reaches_the_library(jsonl_corpus, tmp_path, family):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["config"]["family"] == family
     assert summary["counts"]["pairs"] == library.counts["pairs"] >= 40
+
+
+def test_the_docs_the_help_names_exist():
+    from neardup import cli
+
+    named = re.findall(r"docs/[\w.-]+\.md", cli.build_parser().format_help()
+                       + " ".join(a.format_help() for a in _subparsers(cli.build_parser())))
+    assert "docs/spark.md" in named
+    for path in named:
+        assert (ROOT / path).is_file(), path
+
+
+def _subparsers(parser):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            yield from action.choices.values()

@@ -161,6 +161,7 @@ def _console_errors(stderr: str, page) -> list[str]:
             and ("Uncaught" in line or "ERROR:CONSOLE" in line or "Refused" in line)]
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_chromium_renders_the_report_without_console_errors(injected, tmp_path):
     result, texts = injected

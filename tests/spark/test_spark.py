@@ -12,11 +12,7 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
 
-
-from tests.conftest import java_works  # noqa: E402
-
-if not java_works():
-    pytest.skip("Spark needs Java, and no working java was found", allow_module_level=True)
+pytestmark = pytest.mark.spark  # every test here needs pyspark and Java (skipped without)
 
 import neardup  # noqa: E402
 from neardup import cli, sinks  # noqa: E402

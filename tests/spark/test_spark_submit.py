@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import site
 import subprocess
@@ -25,26 +24,14 @@ try:
 except ImportError:  # pragma: no cover - without the spark extra
     pyspark = None
 
-
-from tests.conftest import java_works  # noqa: E402
-
 SPARK_HOME = Path(pyspark.__file__).resolve().parent if pyspark else None
 SPARK_SUBMIT = SPARK_HOME / "bin" / "spark-submit" if SPARK_HOME else None
 
 
-def _missing() -> str | None:
-    """Why the Spark tests cannot run here, or None."""
-    if pyspark is None:
-        return "pyspark is not installed (extra 'spark')"
-    if not java_works():
-        return "Spark needs Java, and no working java was found"
-    if not os.access(SPARK_SUBMIT, os.X_OK):
-        return f"no spark-submit at {SPARK_SUBMIT}"
-    return None
-
-
-MISSING = _missing()
-needs_spark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+# pyspark and Java: the spark marker (tests/conftest.py); spark-submit itself: here
+needs_spark_submit = pytest.mark.skipif(
+    pyspark is not None and not os.access(SPARK_SUBMIT, os.X_OK),
+    reason=f"no spark-submit at {SPARK_SUBMIT}")
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = dict(shingle_kind="word", shingle_size=2, threshold=0.7, method="lsh")
 
@@ -106,7 +93,8 @@ def dependencies_only(where: Path) -> Path:
     return python
 
 
-@needs_spark
+@pytest.mark.spark
+@needs_spark_submit
 def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(tmp_path):
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q",
@@ -146,7 +134,8 @@ def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(tmp_path):
                                                 table.column("id_b").to_pylist())))
 
 
-@needs_spark
+@pytest.mark.spark
+@needs_spark_submit
 def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path):
     """``--engine spark -q`` in local mode: neither Spark's log (WARN lines, the log4j
     profile and log level banners) nor the JVM's incubator-module warning reaches stderr."""
@@ -163,21 +152,3 @@ def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stderr == ""
     assert "pairs 15 document pairs" in run.stdout, run.stdout
-
-
-def test_the_docs_the_help_names_exist():
-    from neardup import cli
-
-    named = re.findall(r"docs/[\w.-]+\.md", cli.build_parser().format_help()
-                       + " ".join(a.format_help() for a in _subparsers(cli.build_parser())))
-    assert "docs/spark.md" in named
-    for path in named:
-        assert (ROOT / path).is_file(), path
-
-
-def _subparsers(parser):
-    import argparse
-
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            yield from action.choices.values()
