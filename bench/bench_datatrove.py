@@ -143,7 +143,7 @@ def generated_corpus(path, n: int) -> None:
 
 def go_jsonl(path) -> str:
     """Write Go's source files (bench_e2e's selection) as one JSONL file; their root."""
-    from bench_core import go_corpus
+    from common import go_corpus
 
     root, texts, ids, _ = go_corpus()
     tmp = path.with_suffix(".partial")
@@ -253,7 +253,7 @@ def time_command(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS in MiB) of one fresh process."""
     import subprocess
 
-    from measure import run_timed
+    from common import run_timed
 
     _, wall, peak_mib = run_timed(argv, stdout=subprocess.DEVNULL)
     return wall, peak_mib
@@ -303,7 +303,7 @@ def bench_corpus(name: str, in_path, repeats: int, workers: int) -> dict:
 def machine_lines() -> list[str]:
     from importlib.metadata import version
 
-    from bench_core import machine_lines as core_lines
+    from common import machine_lines as core_lines
 
     lines = [line for line in core_lines() if "reproduce" not in line]
     return [line.replace("rensa", f"datatrove {version('datatrove')}, spacy "
@@ -350,7 +350,7 @@ def main(argv=None) -> int:
     text = render(results, machine, command, args.workers)
     print(text)
     if not args.no_write:
-        from sections import update_section
+        from common import update_section
 
         update_section("datatrove", text)
     return 0

@@ -175,7 +175,7 @@ def time_command(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS in MiB) of one fresh process."""
     import subprocess
 
-    from measure import run_timed
+    from common import run_timed
 
     _, wall, peak_mib = run_timed(argv, stdout=subprocess.DEVNULL)
     return wall, peak_mib
@@ -191,7 +191,7 @@ def read_pairs(path: str) -> set:
 
 def truth_pairs(threshold: float) -> tuple[set, int]:
     import numpy as np
-    from bench_core import go_corpus
+    from common import go_corpus
 
     from neardup.evaluate import brute_force_document_pairs
     from neardup.shingling import ShingleOptions, shingle
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.8, 0.5])
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
-    from bench_core import fetch_go_tree, machine_lines
+    from common import fetch_go_tree, machine_lines
 
     root = fetch_go_tree()
     results = []
@@ -252,7 +252,7 @@ def main(argv=None) -> int:
     text = render(results, machine_lines(), args.repeats)
     print(text)
     if not args.no_write:
-        from sections import BENCHMARKS, update_section
+        from common import BENCHMARKS, update_section
 
         current = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else ""
         if "<!-- begin e2e -->" not in current:  # first time: the section leads the file

@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure import run_timed
+from common import run_timed
 
 HERE = Path(__file__).resolve().parent
 SMALL = "a b c d e f g h i j\na b c d e f g h i k\nsomething else entirely here now ok\n"
@@ -38,7 +38,7 @@ SMALL = "a b c d e f g h i j\na b c d e f g h i k\nsomething else entirely here 
 
 def commands(work: Path) -> dict[str, list[str]]:
     sys.path.insert(0, str(HERE))
-    from bench_core import fetch_go_tree
+    from common import fetch_go_tree
 
     small = work / "small.txt"
     small.write_text(SMALL)
@@ -81,7 +81,7 @@ def main() -> int:
     text = table(rows, args.repeats)
     print(text)
     if not args.no_write:
-        from sections import update_section
+        from common import update_section
 
         update_section("first-run", text)
     return 0

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-from measure import run_timed
+from common import run_timed
 
 HERE = Path(__file__).resolve().parent
 WORDS = 200
@@ -331,7 +331,7 @@ def main() -> int:
 
 def write_section(runs: list[dict], command: str, total_s: float, generate_s: float) -> None:
     """The "index" section of BENCHMARKS.md from the rows of one run."""
-    from sections import update_section
+    from common import update_section
 
     corpus = (f"corpus generated in {generate_s:.0f} s" if generate_s
               else "corpus read from the cache")

@@ -60,7 +60,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from measure import run_timed
+from common import run_timed
 
 HERE = Path(__file__).resolve().parent
 WORDS = 100
@@ -353,7 +353,7 @@ def publish(command: str, results: dict, total: float, load: tuple[float, float]
     print(text)
     if not no_write:
         sys.path.insert(0, str(HERE))
-        from sections import update_section
+        from common import update_section
 
         update_section("pairs", text)
     return 0

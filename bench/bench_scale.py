@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-from measure import run_timed
+from common import run_timed
 
 HERE = Path(__file__).resolve().parent
 WORDS = 200
@@ -155,7 +155,7 @@ def main() -> int:
     print(table(results))
     if not args.no_write:
         sys.path.insert(0, str(HERE))
-        from sections import update_section
+        from common import update_section
 
         command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
         update_section("scale", "## Scale: time and peak memory from 10k to 1M documents\n\n"

