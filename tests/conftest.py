@@ -8,11 +8,51 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
+
+
+@pytest.fixture(scope="session")
+def write_lines():
+    """``write_lines(path, texts)``: one text a line, each line ended; the path."""
+
+    def write(path, texts):
+        path.write_text("\n".join(texts) + "\n")
+        return path
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def write_jsonl():
+    """``write_jsonl(path, texts, ids=None)``: one ``{"id", "text"}`` record a line (ids
+    ``d0``, ``d1``, ... unless given, UTF-8 unescaped); the path as a string."""
+
+    def write(path, texts, ids=None) -> str:
+        with open(path, "w", encoding="utf-8") as f:
+            for k, text in enumerate(texts):
+                f.write(json.dumps({"id": ids[k] if ids else f"d{k}", "text": text},
+                                   ensure_ascii=False) + "\n")
+        return str(path)
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def run_cli():
+    """``run_cli(*args, **options)``: ``python -m neardup ARGS`` in a fresh process, its
+    output captured as text (``options`` go to ``subprocess.run``: input, env, ...)."""
+
+    def run(*args: str, **options) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "neardup", *args], capture_output=True,
+                              text=True, **options)
+
+    return run
 
 
 def java_works() -> bool:

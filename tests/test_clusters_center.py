@@ -174,9 +174,9 @@ def test_the_option_is_checked_and_refused_where_unsupported():
         spark._check_find_config(FindConfig(clusters="center"))
 
 
-def test_cli_center_reports_the_lowest_member_similarity(tmp_path, capsys):
+def test_cli_center_reports_the_lowest_member_similarity(tmp_path, capsys, write_lines):
     path = tmp_path / "versions.txt"
-    path.write_text("\n".join(chain_of_versions(seed=5)) + "\n")
+    write_lines(path, chain_of_versions(seed=5))
     out = tmp_path / "out"
     code = main(["find", str(path), "--shingle", "word", "--ngram", "1", "-t", "0.8",
                  "--clusters", "center", "--out", str(out), "-q"])

@@ -130,17 +130,17 @@ def test_the_option_is_checked_at_the_door_and_refused_where_unsound():
         spark._check_find_config(FindConfig(measure="containment"))
 
 
-def test_memory_limit_is_refused(tmp_path):
+def test_memory_limit_is_refused(tmp_path, write_lines):
     path = tmp_path / "docs.txt"
-    path.write_text("\n".join(corpus_with_quotes()) + "\n")
+    write_lines(path, corpus_with_quotes())
     with pytest.raises(ValueError, match="containment' holds every set in memory"):
         neardup.find(path, measure="containment", memory_limit="64M")
 
 
-def test_cli_writes_the_containment_column(tmp_path):
+def test_cli_writes_the_containment_column(tmp_path, write_lines):
     path = tmp_path / "docs.txt"
     texts = corpus_with_quotes(seed=1)
-    path.write_text("\n".join(texts) + "\n")
+    write_lines(path, texts)
     out = tmp_path / "out"
     code = main(["find", str(path), "--shingle", "word", "--ngram", "1", "-t", "0.9",
                  "--measure", "containment", "--out", str(out), "-q"])
@@ -263,9 +263,9 @@ def test_lsh_path_is_deterministic():
     assert np.array_equal(runs[0].candidates["j"], runs[1].candidates["j"])
 
 
-def test_cli_method_lsh_mirrors_the_library(tmp_path, capsys):
+def test_cli_method_lsh_mirrors_the_library(tmp_path, capsys, write_lines):
     path = tmp_path / "docs.txt"
-    path.write_text("\n".join(pasted_corpus(seed=2)) + "\n")
+    write_lines(path, pasted_corpus(seed=2))
     out = tmp_path / "out"
     assert main(["find", str(path), "--shingle", "word", "--ngram", "3", "-t", "0.8",
                  "--measure", "containment", "--method", "lsh", "--out", str(out)]) == 0

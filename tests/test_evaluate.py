@@ -33,10 +33,10 @@ def test_default_sweep_is_the_course_projects_at_k_100():
     assert {(10, 10), (20, 5), (25, 4), (50, 2)} <= set(default_sweep(100))
 
 
-def test_evaluate_cli_writes_json_and_plot(tmp_path, capsys):
+def test_evaluate_cli_writes_json_and_plot(tmp_path, capsys, write_lines):
     corpus = planted_corpus(600, dup_fraction=0.1, similarity=(0.6, 1.0), seed=1)
     path = tmp_path / "docs.txt"
-    path.write_text("\n".join(corpus.texts) + "\n")
+    write_lines(path, corpus.texts)
     code = main(["evaluate", str(path), "--shingle", "word", "--ngram", "1", "-t", "0.8",
                  "--json", str(tmp_path / "ev.json"), "--plot", str(tmp_path / "curve.png"),
                  "--quiet"])

@@ -170,11 +170,11 @@ def test_the_options_are_checked_at_the_door():
         spark._check_find_config(FindConfig(measure="containment"))
 
 
-def test_cli_simhash_with_a_chosen_distance(tmp_path, capsys):
+def test_cli_simhash_with_a_chosen_distance(tmp_path, capsys, write_lines):
     corpus = planted_corpus(300, doc_words=80, dup_fraction=0.2, similarity=(0.9, 1.0),
                             seed=3)
     path = tmp_path / "docs.txt"
-    path.write_text("\n".join(corpus.texts) + "\n")
+    write_lines(path, corpus.texts)
     out = tmp_path / "out"
     code = main(["find", str(path), "--shingle", "word", "--ngram", "3", "-t", "0.9",
                  "--sketch", "simhash", "--simhash-distance", "6", "--out", str(out), "-q"])
@@ -189,7 +189,7 @@ def test_cli_simhash_with_a_chosen_distance(tmp_path, capsys):
     assert "simhash_distance applies" in capsys.readouterr().err
 
 
-def test_compare_sketches_counts_each_against_the_same_truth(tmp_path, capsys):
+def test_compare_sketches_counts_each_against_the_same_truth(tmp_path, capsys, write_lines):
     from neardup.evaluate import brute_force_document_pairs, evaluate_sets
     from neardup.pipeline import shingle_in_batches
 
@@ -219,7 +219,7 @@ def test_compare_sketches_counts_each_against_the_same_truth(tmp_path, capsys):
         evaluate_sets(sets, FindConfig(sketch="simhash"), sweep=True)
 
     path = tmp_path / "docs.txt"
-    path.write_text("\n".join(corpus.texts) + "\n")
+    write_lines(path, corpus.texts)
     code = main(["evaluate", str(path), "--shingle", "word", "--ngram", "2", "-t", "0.8",
                  "--compare-sketches", "--json", str(tmp_path / "e.json"), "-q"])
     assert code == 0

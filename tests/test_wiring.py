@@ -22,20 +22,12 @@ ITALIAN = [
 ]
 
 
-def write_jsonl(path, texts, ids=None):
-    with open(path, "w", encoding="utf-8") as f:
-        for k, text in enumerate(texts):
-            f.write(json.dumps({"id": ids[k] if ids else f"d{k}", "text": text},
-                               ensure_ascii=False) + "\n")
-    return path
-
-
 def pair_ids(result):
     table = result.pairs_table()
     return set(zip(table.column("id_a").to_pylist(), table.column("id_b").to_pylist()))
 
 
-def test_cli_and_library_agree_on_cleaning_with_stems(tmp_path):
+def test_cli_and_library_agree_on_cleaning_with_stems(tmp_path, write_jsonl):
     path = write_jsonl(tmp_path / "it.jsonl", ITALIAN)
     options = dict(id_field="id", shingle_kind="word", shingle_size=1, threshold=0.6)
     stemmed = neardup.find(path, clean="text", stem=True, language="it", **options)
@@ -53,7 +45,8 @@ def test_cli_and_library_agree_on_cleaning_with_stems(tmp_path):
     assert len(lines) == 1 + stemmed.counts["pairs"] and lines[1].startswith('"d0","d1",')
 
 
-def test_unknown_clean_preset_and_type2_without_code_are_usage_errors(tmp_path, capsys):
+def test_unknown_clean_preset_and_type2_without_code_are_usage_errors(tmp_path, capsys,
+                                                                     write_jsonl):
     path = write_jsonl(tmp_path / "it.jsonl", ITALIAN)
     with pytest.raises(ValueError, match="clean must be one of"):
         neardup.find(path, clean="heavy")
@@ -171,7 +164,7 @@ CHINESE = [
 ]
 
 
-def test_chinese_falls_back_to_character_shingles_with_a_warning(tmp_path):
+def test_chinese_falls_back_to_character_shingles_with_a_warning(tmp_path, write_jsonl):
     path = write_jsonl(tmp_path / "zh.jsonl", CHINESE + ITALIAN[2:])
     with pytest.warns(UserWarning, match="without spaces"):
         result = neardup.find(path, id_field="id", shingle_kind="word", threshold=0.7)
@@ -182,7 +175,7 @@ def test_chinese_falls_back_to_character_shingles_with_a_warning(tmp_path):
         assert pair_ids(neardup.find(path, id_field="id", threshold=0.7)) == {("d0", "d1")}
 
 
-def test_explain_lists_each_cleaning_step_and_the_first_shingles(tmp_path, capsys):
+def test_explain_lists_each_cleaning_step_and_the_first_shingles(tmp_path, capsys, write_jsonl):
     html = "<p>Caf&eacute; <b>OPEN</b> 24 hours!</p><script>var x = 1;</script> Come in"
     path = write_jsonl(tmp_path / "web.jsonl", [html, ITALIAN[0]])
     explained = explain(path, "d0", id_field="id", clean="web", shingle_kind="word",

@@ -23,9 +23,8 @@ def lines(tmp_path):
     return path
 
 
-def test_pairs_to_stdout_read_by_a_csv_reader_and_by_head(lines):
-    run = subprocess.run([sys.executable, "-m", "neardup", "find", str(lines), "--out", "-"],
-                         capture_output=True, text=True)
+def test_pairs_to_stdout_read_by_a_csv_reader_and_by_head(lines, run_cli):
+    run = run_cli("find", str(lines), "--out", "-")
     assert run.returncode == 0
     rows = list(csv.DictReader(io.StringIO(run.stdout)))
     library = neardup.find(str(lines))
@@ -39,9 +38,8 @@ def test_pairs_to_stdout_read_by_a_csv_reader_and_by_head(lines):
     assert "Traceback" not in head.stderr and "Broken" not in head.stderr
 
 
-def test_version_python_m_and_help_with_examples(capsys):
-    version = subprocess.run([sys.executable, "-m", "neardup", "--version"],
-                             capture_output=True, text=True)
+def test_version_python_m_and_help_with_examples(capsys, run_cli):
+    version = run_cli("--version")
     assert version.returncode == 0 and version.stdout.strip() == f"neardup {neardup.__version__}"
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices

@@ -168,16 +168,15 @@ def test_dedup_against_keeps_exactly_the_new_documents_without_duplicates(tmp_pa
 
 @pytest.mark.parametrize("point", ["segment-half-written", "segment-written",
                                    "manifest-written"])
-def test_an_add_killed_at_any_step_leaves_the_previous_version(tmp_path, point):
+def test_an_add_killed_at_any_step_leaves_the_previous_version(tmp_path, point, run_cli):
     records = corpus(7, n=200)
     Index.build(records[:100], tmp_path / "idx", id="id", **WORDS)
     before = Index(tmp_path / "idx").info()
     more = tmp_path / "more.jsonl"
     more.write_text("".join(json.dumps(r) + "\n" for r in records[100:]))
     env = {**os.environ, CRASH_ENV: point}
-    done = subprocess.run([sys.executable, "-m", "neardup", "index", "add",
-                           str(tmp_path / "idx"), str(more), "--id-field", "id", "-q"],
-                          env=env, capture_output=True, text=True)
+    done = run_cli("index", "add", str(tmp_path / "idx"), str(more), "--id-field", "id", "-q",
+                   env=env)
     assert done.returncode == -9, done.stderr
     index = Index(tmp_path / "idx")
     assert index.info(verify=True)["corrupt_files"] == []
@@ -216,13 +215,12 @@ def test_an_add_killed_at_random_times_leaves_one_version_or_the_next(tmp_path):
     assert index.add(more, id_field="id")["version"] == max(versions) + 1
 
 
-def test_a_compaction_killed_before_its_manifest_keeps_the_segments(tmp_path):
+def test_a_compaction_killed_before_its_manifest_keeps_the_segments(tmp_path, run_cli):
     records = corpus(13, n=200)
     index = Index.build(records[:100], tmp_path / "idx", id="id", **WORDS)
     index.add(records[100:], id="id")
     env = {**os.environ, CRASH_ENV: "manifest-written"}
-    done = subprocess.run([sys.executable, "-m", "neardup", "index", "compact",
-                           str(tmp_path / "idx")], env=env, capture_output=True, text=True)
+    done = run_cli("index", "compact", str(tmp_path / "idx"), env=env)
     assert done.returncode == -9, done.stderr
     again = Index(tmp_path / "idx")
     assert len(again.segments) == 2 and again.n == 200

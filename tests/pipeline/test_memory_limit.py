@@ -40,18 +40,12 @@ def corpus():
     return list(corpus.texts), list(corpus.ids)
 
 
-def write_jsonl(path, texts, ids):
-    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n"
-                            for i, t in zip(ids, texts)))
-    return str(path)
-
-
 def suggested(message: str) -> int:
     """The --memory-limit a refusal suggests, in bytes."""
     return parse_size(re.search(r"--memory-limit (\d+(?:\.\d+)?[MG])", message)[1])
 
 
-def test_below_the_floor_the_library_refuses_naming_it(corpus, tmp_path):
+def test_below_the_floor_the_library_refuses_naming_it(corpus, tmp_path, write_jsonl):
     path = write_jsonl(tmp_path / "docs.jsonl", *corpus)
     work = tmp_path / "work"
     with pytest.raises(MemoryLimitError) as refused:
@@ -69,7 +63,7 @@ def test_below_the_floor_the_library_refuses_naming_it(corpus, tmp_path):
     assert result.counts["chunks"]["floor"] <= suggested(message)  # the suggestion is kept
 
 
-def test_below_the_floor_the_cli_exits_2_naming_it(corpus, tmp_path, capsys):
+def test_below_the_floor_the_cli_exits_2_naming_it(corpus, tmp_path, capsys, write_jsonl):
     path = write_jsonl(tmp_path / "docs.jsonl", *corpus)
     code = main(["find", path, "--id-field", "id", "--memory-limit", "64M", "-q",
                  "--out", str(tmp_path / "out")])
@@ -205,7 +199,7 @@ def test_an_input_read_from_a_stream_counts_whole(corpus, monkeypatch):
         neardup.find("-", fmt="jsonl", id_field="id", memory_limit=len(data), **SHINGLES)
 
 
-def test_results_under_a_limit_equal_results_without(corpus, tmp_path, monkeypatch):
+def test_results_under_a_limit_equal_results_without(corpus, tmp_path, monkeypatch, write_jsonl):
     path = write_jsonl(tmp_path / "docs.jsonl", *corpus)
     whole = neardup.find(path, id_field="id", **SHINGLES)
     kept = neardup.find(path, id_field="id", memory_limit="512M", **SHINGLES)
@@ -240,7 +234,7 @@ def anon_peak(command: list[str]) -> tuple[int, int]:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
-def test_a_run_stays_under_its_limit(tmp_path):
+def test_a_run_stays_under_its_limit(tmp_path, write_jsonl):
     """The whole run, interpreter included, in a fresh process (generous: the model's
     figures are upper bounds; a small run takes about 110 MB of a 200M limit)."""
     corpus = planted_corpus(20_000, doc_words=60, dup_fraction=0.02, vocabulary=30_000,

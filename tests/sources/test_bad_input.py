@@ -28,18 +28,6 @@ from neardup.sources import DEDUP_MARKER, read_documents, write_deduplicated
 FOX = "the quick brown fox jumps over the lazy dog near the river bank"
 
 
-def write(path, data: bytes | str) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    return str(path)
-
-
-def read(inputs, **options):
-    documents, report = read_documents([str(p) for p in inputs], **options)
-    report.check()
-    return documents, report
-
-
 def utf8_clean(value: str) -> bool:
     try:
         value.encode("utf-8")
@@ -68,7 +56,8 @@ def no_hang():
 
 
 @pytest.mark.parametrize("sep, ext", [(",", "csv"), ("\t", "tsv")])
-def test_open_quote_fails_its_record_and_the_rows_after_it_are_read(tmp_path, sep, ext):
+def test_open_quote_fails_its_record_and_the_rows_after_it_are_read(tmp_path, sep, ext, write,
+                                                                    read):
     """Rows 3-5 were merged into row 2 (then dropped as a near copy of row 1); now row 2
     alone fails, naming the line its quote opened on, and rows 3-5 are documents."""
     path = write(tmp_path / f"s.{ext}",
@@ -84,7 +73,7 @@ def test_open_quote_fails_its_record_and_the_rows_after_it_are_read(tmp_path, se
         ("row 2 (line 3)", "quote opened on line 3 is never closed")]
 
 
-def test_dedup_with_an_open_quote_keeps_the_unique_rows_and_says_why(tmp_path, capsys):
+def test_dedup_with_an_open_quote_keeps_the_unique_rows_and_says_why(tmp_path, capsys, write, read):
     """The CLI repro: `neardup dedup s.csv -o out.csv` deleted unique rows 3-5. Row 4 is
     a copy of row 3 here, so the copy also shows reading and writing number rows alike."""
     path = write(tmp_path / "s.csv",
@@ -104,7 +93,7 @@ def test_dedup_with_an_open_quote_keeps_the_unique_rows_and_says_why(tmp_path, c
     assert copy_report.failed == {"quote opened on line 3 is never closed": 1}
 
 
-def test_stray_quote_closing_lines_later_fails_the_record_it_opened(tmp_path):
+def test_stray_quote_closing_lines_later_fails_the_record_it_opened(tmp_path, write, read):
     """A quote that closes lines later with text after it (a stray quote closed it) is
     an open quote too; the rows between are read as rows."""
     path = write(tmp_path / "s.csv",
@@ -115,7 +104,7 @@ def test_stray_quote_closing_lines_later_fails_the_record_it_opened(tmp_path):
     assert report.failed == {"quote opened on line 2 closes mid-field on line 4": 1}
 
 
-def test_quoted_fields_over_several_lines_still_read_as_one_field(tmp_path):
+def test_quoted_fields_over_several_lines_still_read_as_one_field(tmp_path, write, read):
     path = write(tmp_path / "s.csv",
                  'id,text\r\n1,"two\r\nlines, ""quoted"""\r\n2,"a ""b""\n\nc"\r\n'
                  '3,"x"y\r\n4,"last\nline"')
@@ -125,7 +114,7 @@ def test_quoted_fields_over_several_lines_still_read_as_one_field(tmp_path):
     assert report.failed == {} and report.problems == []
 
 
-def test_open_quote_in_the_header_is_a_usage_error(tmp_path):
+def test_open_quote_in_the_header_is_a_usage_error(tmp_path, write):
     path = write(tmp_path / "s.csv", 'id,"text\n1,a\n2,b\n')
     assert main(["find", path, "-q"]) == 2
     with pytest.raises(ValueError, match=r"s\.csv: cannot parse the header row: "
@@ -136,7 +125,7 @@ def test_open_quote_in_the_header_is_a_usage_error(tmp_path):
 # ---------------------------------------------------------------- 2. text no output can hold
 
 
-def test_jsonl_lone_surrogate_fails_its_record_and_the_run_writes_its_output(tmp_path):
+def test_jsonl_lone_surrogate_fails_its_record_and_the_run_writes_its_output(tmp_path, write):
     path = write(tmp_path / "d.jsonl",
                  '{"id": "a", "text": "bad \\ud800 here, and some more words"}\n'
                  '{"id": "\\udfff", "text": "a bad id, and some more words"}\n'
@@ -154,7 +143,7 @@ def test_jsonl_lone_surrogate_fails_its_record_and_the_run_writes_its_output(tmp
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX file names are bytes")
-def test_file_name_that_is_not_utf8_gets_an_escaped_id_and_the_run_completes(tmp_path):
+def test_file_name_that_is_not_utf8_gets_an_escaped_id_and_the_run_completes(tmp_path, write, read):
     root = tmp_path / "in"
     root.mkdir()
     try:
@@ -178,7 +167,7 @@ def test_file_name_that_is_not_utf8_gets_an_escaped_id_and_the_run_completes(tmp
         os.fsencode(DEDUP_MARKER), b"bad\xff.txt", b"ok.txt"]
 
 
-def test_no_reader_lets_a_lone_surrogate_into_ids_or_texts(tmp_path):
+def test_no_reader_lets_a_lone_surrogate_into_ids_or_texts(tmp_path, write, read):
     """Each format with records no UTF-8 output can hold: each is skipped or failed,
     counted, and every id, text and problem left can be written out."""
     lone = "+2AA-"  # utf-7 for a lone surrogate
@@ -207,7 +196,7 @@ def test_no_reader_lets_a_lone_surrogate_into_ids_or_texts(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_named_pipe_in_a_directory_is_skipped_never_opened(tmp_path, no_hang, capsys):
+def test_named_pipe_in_a_directory_is_skipped_never_opened(tmp_path, no_hang, capsys, write, read):
     root = tmp_path / "in"
     write(root / "a.txt", FOX)
     write(root / "b.txt", "another document entirely, with other words")
@@ -225,7 +214,7 @@ def test_named_pipe_in_a_directory_is_skipped_never_opened(tmp_path, no_hang, ca
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_named_pipe_given_as_input_is_read_as_a_stream(tmp_path, no_hang):
+def test_named_pipe_given_as_input_is_read_as_a_stream(tmp_path, no_hang, read):
     pipe = tmp_path / "docs.jsonl"
     os.mkfifo(pipe)
     records = "".join(json.dumps({"id": i, "text": t}) + "\n"
@@ -244,7 +233,7 @@ def test_named_pipe_given_as_input_is_read_as_a_stream(tmp_path, no_hang):
 # ---------------------------------------------------------------- 4. zero documents
 
 
-def test_wrong_text_field_names_the_fields_the_records_have(tmp_path, capsys):
+def test_wrong_text_field_names_the_fields_the_records_have(tmp_path, capsys, write, read):
     path = write(tmp_path / "d.jsonl", '{"id": 1, "body": "x"}\n{"id": 2, "body": "y", '
                                        '"lang": "en"}\nnot json\n')
     documents, report = read([path])
@@ -264,7 +253,7 @@ def test_wrong_text_field_names_the_fields_the_records_have(tmp_path, capsys):
     assert report.failed == {"missing field 'text'": 1}
 
 
-def test_wrong_column_is_a_usage_error_naming_the_columns(tmp_path, capsys):
+def test_wrong_column_is_a_usage_error_naming_the_columns(tmp_path, capsys, write):
     path = write(tmp_path / "d.csv", "id,body\n1,x\n")
     assert main(["find", path, "-q"]) == 2
     assert "d.csv: no column 'text'; the columns are ['id', 'body']" in capsys.readouterr().err
@@ -272,7 +261,7 @@ def test_wrong_column_is_a_usage_error_naming_the_columns(tmp_path, capsys):
 
 @pytest.mark.parametrize("name, data", [("empty.txt", ""), ("header.csv", "id,text\n"),
                                         ("blank.jsonl", "\n\n")])
-def test_inputs_without_records_read_as_zero_documents(tmp_path, name, data):
+def test_inputs_without_records_read_as_zero_documents(tmp_path, name, data, write, read):
     path = write(tmp_path / name, data)
     documents, report = read([path])
     assert len(documents) == 0 and report.records_seen == 0
@@ -334,7 +323,7 @@ letters = st.text(alphabet="ab", min_size=1, max_size=3)
 
 
 @pytest.mark.parametrize("sep", [",", "\t"])
-def test_one_open_quote_costs_one_record_wherever_it_is(tmp_path_factory, sep):
+def test_one_open_quote_costs_one_record_wherever_it_is(tmp_path_factory, sep, read):
     """Rows the csv module wrote, with one line whose quote never closes put among them:
     every written row is a document, the bad line alone fails. (A field that starts
     with a letter: a stray quote closing the open one then has text after it.)"""
@@ -367,7 +356,7 @@ def test_one_open_quote_costs_one_record_wherever_it_is(tmp_path_factory, sep):
 
 
 @pytest.mark.parametrize("sep", [",", "\t"])
-def test_rows_the_csv_module_writes_read_back_exactly(tmp_path_factory, sep):
+def test_rows_the_csv_module_writes_read_back_exactly(tmp_path_factory, sep, read):
     """No open quote is seen where there is none: any text the csv module writes,
     quotes, delimiters and line breaks included, reads back as the same rows."""
     work = tmp_path_factory.mktemp("written")
@@ -391,7 +380,7 @@ def test_rows_the_csv_module_writes_read_back_exactly(tmp_path_factory, sep):
     check()
 
 
-def test_dedup_copy_quotes_a_carriage_return_inside_a_field(tmp_path):
+def test_dedup_copy_quotes_a_carriage_return_inside_a_field(tmp_path, write, read):
     """The csv module would write "a\\r" unquoted in a file of "\\n" lines; read again,
     the "\\r" would end the row."""
     path = write(tmp_path / "in.csv", f'id,text\n0,"a\r"\n1,{FOX}\n2,{FOX}\n3,"b\rc"\n')

@@ -333,14 +333,14 @@ def test_exclude_applies_before_gitignore_and_include_still_selects(repo):
 
 
 @pytest.fixture
-def many_lines(tmp_path):
+def many_lines(tmp_path, write_lines):
     """20,000 distinct lines (more than a pipe holds) and a few copies."""
     rng = np.random.default_rng(1)
     letters = np.array(list("abcdefghijklmnop "))
     lines = ["".join(rng.choice(letters, 40)) for _ in range(20_000)]
     lines[10:10] = [AD] * 3
     path = tmp_path / "many.txt"
-    path.write_text("\n".join(lines) + "\n")
+    write_lines(path, lines)
     return path
 
 
@@ -348,7 +348,7 @@ def neardup_command(*args: str) -> str:
     return " ".join([sys.executable, "-m", "neardup", *args])
 
 
-def test_dedup_to_stdout_piped_into_head_exits_quietly(many_lines, tmp_path):
+def test_dedup_to_stdout_piped_into_head_exits_quietly(many_lines, tmp_path, run_cli):
     run = subprocess.run(neardup_command("dedup", str(many_lines), "-q", "-o", "-") + " | head -3",
                          shell=True, capture_output=True, text=True,
                          executable="/bin/bash")
@@ -359,8 +359,7 @@ def test_dedup_to_stdout_piped_into_head_exits_quietly(many_lines, tmp_path):
                             + " | head -1 >/dev/null; echo ${PIPESTATUS[0]}", shell=True,
                             capture_output=True, text=True, executable="/bin/bash")
     assert status.stdout.strip() == "0"
-    whole = subprocess.run([sys.executable, "-m", "neardup", "dedup", str(many_lines), "-q",
-                            "-o", "-"], capture_output=True, text=True)
+    whole = run_cli("dedup", str(many_lines), "-q", "-o", "-")
     neardup.dedup(str(many_lines), tmp_path / "copy.txt")
     assert whole.stdout == (tmp_path / "copy.txt").read_text()
     assert whole.stdout.count(AD) == 1
@@ -417,9 +416,8 @@ def test_clusters_of_a_line_file_show_the_lines(tmp_path, capsys):
     assert "Mary" not in out
 
 
-def test_clusters_of_stdin_lines_show_the_lines():
-    run = subprocess.run([sys.executable, "-m", "neardup", "find", "-", "-q"],
-                         input=f"{AD}\nsomething else\n{AD}\n", capture_output=True, text=True)
+def test_clusters_of_stdin_lines_show_the_lines(run_cli):
+    run = run_cli("find", "-", "-q", input=f"{AD}\nsomething else\n{AD}\n")
     assert run.returncode == 0
     assert f"  [2] keep 1: {AD}\n        3: {AD}\n" in run.stdout
 

@@ -15,20 +15,6 @@ import pytest
 from neardup.sources import DEDUP_MARKER, FORMATS, ReadReport, read_documents, write_deduplicated
 
 
-def write(path, data: bytes | str) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode()
-    path.write_bytes(data)
-    return str(path)
-
-
-def read(inputs, **options):
-    documents, report = read_documents([str(p) for p in inputs], **options)
-    report.check()
-    return documents, report
-
-
 def alternate(n: int) -> np.ndarray:
     """keep, keep-not, keep, ...: every other document is a removed duplicate."""
     return np.arange(n) % 2 == 0
@@ -38,7 +24,7 @@ def alternate(n: int) -> np.ndarray:
 
 
 @pytest.fixture
-def tree(tmp_path):
+def tree(tmp_path, write):
     root = tmp_path / "src"
     write(root / "a.py", "def a(): pass\n")
     write(root / "pkg" / "b.py", "def b(): pass\n")
@@ -51,7 +37,7 @@ def tree(tmp_path):
     return root
 
 
-def test_directory_selects_sorted_files_and_accounts_for_each(tree):
+def test_directory_selects_sorted_files_and_accounts_for_each(tree, read):
     documents, report = read([tree], include=["*.py"], exclude=["build"])
     assert documents.ids == ["a.py", "pkg/b.py", "pkg/empty.py"]
     assert documents.texts == ["def a(): pass\n", "def b(): pass\n", ""]
@@ -68,26 +54,26 @@ def test_directory_selects_sorted_files_and_accounts_for_each(tree):
     assert [entries[r] for r in documents.record] == documents.ids
 
 
-def test_directory_symlink_loop_is_not_followed(tree):
+def test_directory_symlink_loop_is_not_followed(tree, read):
     documents, _ = read([tree])
     assert not any("loop" in i for i in documents.ids)
 
 
-def test_directory_globs_match_relative_path_and_root_name(tree):
+def test_directory_globs_match_relative_path_and_root_name(tree, read):
     documents, _ = read([tree], include=["pkg/*"], exclude=["*/notes.md"])
     assert documents.ids == ["pkg/b.py", "pkg/empty.py"]
     documents, _ = read([tree], include=["src/pkg/b.py"])
     assert documents.ids == ["pkg/b.py"]
 
 
-def test_directory_given_encoding_decodes_what_utf8_cannot(tree):
+def test_directory_given_encoding_decodes_what_utf8_cannot(tree, read):
     documents, report = read([tree], include=["latin.py"], encoding="latin-1")
     assert documents.texts == ["café\n"]
     assert report.skipped == {}
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads everything")
-def test_directory_unreadable_file_is_failed_with_os_error(tree):
+def test_directory_unreadable_file_is_failed_with_os_error(tree, read):
     (tree / "a.py").chmod(0)
     try:
         documents, report = read([tree], include=["*.py"])
@@ -97,7 +83,7 @@ def test_directory_unreadable_file_is_failed_with_os_error(tree):
     assert report.failed == {"Permission denied": 1}
 
 
-def test_directory_broken_symlink_is_failed_and_not_copied(tree, tmp_path):
+def test_directory_broken_symlink_is_failed_and_not_copied(tree, tmp_path, read):
     os.symlink(tree / "missing.py", tree / "dangling.py")
     documents, report = read([tree], include=["*.py"])
     assert report.failed == {"No such file or directory": 1}
@@ -111,7 +97,7 @@ def test_directory_broken_symlink_is_failed_and_not_copied(tree, tmp_path):
 # ---------------------------------------------------------------- JSONL
 
 
-def test_jsonl_records_failures_and_ids(tmp_path):
+def test_jsonl_records_failures_and_ids(tmp_path, write, read):
     path = write(tmp_path / "d.jsonl", "\n".join([
         '{"id": "a", "title": "T", "text": "first"}',
         "",
@@ -139,13 +125,13 @@ def test_jsonl_records_failures_and_ids(tmp_path):
     ]
 
 
-def test_jsonl_without_id_field_uses_line_numbers(tmp_path):
+def test_jsonl_without_id_field_uses_line_numbers(tmp_path, write, read):
     path = write(tmp_path / "d.jsonl", '{"text": "x"}\n\n{"text": "y"}\n')
     documents, _ = read([path])
     assert documents.ids == ["1", "3"]
 
 
-def test_duplicate_ids_are_renamed_not_dropped(tmp_path):
+def test_duplicate_ids_are_renamed_not_dropped(tmp_path, write, read):
     path = write(tmp_path / "d.jsonl", "".join(
         json.dumps({"id": i, "text": f"t{n}"}) + "\n"
         for n, i in enumerate(["x", "x", "x#2", "x"])
@@ -163,7 +149,7 @@ def test_duplicate_ids_are_renamed_not_dropped(tmp_path):
 # ---------------------------------------------------------------- CSV, TSV
 
 
-def test_csv_quoted_multiline_escapes_broken_rows_and_joined_columns(tmp_path):
+def test_csv_quoted_multiline_escapes_broken_rows_and_joined_columns(tmp_path, write, read):
     path = write(tmp_path / "d.csv",
                  'id,title,body\n'
                  'a,Hello,"two\nlines with ""quotes"", and a comma"\n'
@@ -178,13 +164,13 @@ def test_csv_quoted_multiline_escapes_broken_rows_and_joined_columns(tmp_path):
     assert report.problems[0].location == "row 2 (line 4)"
 
 
-def test_csv_missing_column_is_a_usage_error_naming_file_and_columns(tmp_path):
+def test_csv_missing_column_is_a_usage_error_naming_file_and_columns(tmp_path, write):
     path = write(tmp_path / "d.csv", "id,body\n1,x\n")
     with pytest.raises(ValueError, match=r"d\.csv.*'text'.*\['id', 'body'\]"):
         read_documents([path])
 
 
-def test_tsv_uses_tab_and_row_numbers(tmp_path):
+def test_tsv_uses_tab_and_row_numbers(tmp_path, write, read):
     path = write(tmp_path / "d.tsv", "text\tn\nfirst, with comma\t1\n\t2\nthird\t3\n")
     documents, report = read([path])
     assert documents.ids == ["1", "3"]
@@ -192,7 +178,7 @@ def test_tsv_uses_tab_and_row_numbers(tmp_path):
     assert report.skipped == {"empty text": 1}
 
 
-def test_csv_undecodable_row_is_skipped_alone(tmp_path):
+def test_csv_undecodable_row_is_skipped_alone(tmp_path, write, read):
     path = write(tmp_path / "d.csv", b"text\nfine\ncaf\xe9\nalso fine\n")
     documents, report = read([path])
     assert documents.texts == ["fine", "also fine"]
@@ -202,7 +188,7 @@ def test_csv_undecodable_row_is_skipped_alone(tmp_path):
 # ---------------------------------------------------------------- Parquet
 
 
-def test_parquet_columns_null_text_and_ids(tmp_path):
+def test_parquet_columns_null_text_and_ids(tmp_path, read):
     path = str(tmp_path / "d.parquet")
     pq.write_table(pa.table({"key": ["a", "b", "c"], "text": ["one", None, "three"],
                              "n": [1, 2, 3]}), path)
@@ -218,7 +204,7 @@ def test_parquet_columns_null_text_and_ids(tmp_path):
 # ---------------------------------------------------------------- lines, stdin
 
 
-def test_lines_strip_endings_and_skip_blank_lines(tmp_path):
+def test_lines_strip_endings_and_skip_blank_lines(tmp_path, write, read):
     path = write(tmp_path / "names.txt", "alice\r\n\nbob\n  \ncarol")
     documents, report = read([path])
     assert documents.ids == ["1", "3", "5"]
@@ -227,7 +213,7 @@ def test_lines_strip_endings_and_skip_blank_lines(tmp_path):
     assert report.problems == []  # routine skips are counted, not listed
 
 
-def test_lines_undecodable_line_is_skipped_alone_and_copied_back(tmp_path):
+def test_lines_undecodable_line_is_skipped_alone_and_copied_back(tmp_path, write, read):
     path = write(tmp_path / "names.txt", b"\xef\xbb\xbfann\ncaf\xe9\nbob\n")
     documents, report = read([path])
     assert documents.texts == ["ann", "bob"]  # byte-order mark dropped
@@ -236,7 +222,7 @@ def test_lines_undecodable_line_is_skipped_alone_and_copied_back(tmp_path):
     assert (tmp_path / "out.txt").read_bytes() == b"caf\xe9\nbob\n"
 
 
-def test_stdin_reads_lines_or_the_format_given(monkeypatch):
+def test_stdin_reads_lines_or_the_format_given(monkeypatch, read):
     monkeypatch.setattr(sys, "stdin", io.StringIO("x\n\ny\n"))
     documents, report = read(["-"])
     assert documents.texts == ["x", "y"] and documents.ids == ["1", "3"]
@@ -249,7 +235,7 @@ def test_stdin_reads_lines_or_the_format_given(monkeypatch):
 # ---------------------------------------------------------------- usage errors
 
 
-def test_missing_input_and_unknown_format_are_reported_clearly(tmp_path):
+def test_missing_input_and_unknown_format_are_reported_clearly(tmp_path, write):
     missing = str(tmp_path / "nope.txt")
     with pytest.raises(FileNotFoundError, match="nope.txt"):
         read_documents([missing])
@@ -268,40 +254,48 @@ def test_check_catches_broken_accounting():
 # ---------------------------------------------------------------- the dedup copy
 
 
-def make_input(tmp_path, fmt: str) -> tuple[str, dict]:
-    """An input of each format with 6 documents and some records that are not documents."""
-    texts = [f"document {i}, \"quoted\"\nsecond line" if fmt != "lines" else f"line {i}"
-             for i in range(6)]
-    if fmt == "lines":
-        return write(tmp_path / "in.txt", "line 0\n\nline 1\nline 2\r\nline 3\nline 4\nline 5"), {}
-    if fmt == "jsonl":
-        rows = [json.dumps({"id": f"d{i}", "text": t}) for i, t in enumerate(texts)]
-        rows.insert(2, "{broken")
-        rows.insert(4, "")
-        return write(tmp_path / "in.jsonl", "\n".join(rows) + "\n"), {"id_field": "id"}
-    if fmt in ("csv", "tsv"):
-        sep = "," if fmt == "csv" else "\t"
-        lines = [f"id{sep}text"]
+@pytest.fixture(scope="session")
+def make_input(write):
+    """``make_input(tmp_path, fmt)``: an input of each format with 6 documents and some
+    records that are not documents; its path and the options to read it."""
+
+    def make(tmp_path, fmt: str) -> tuple[str, dict]:
+        texts = [f"document {i}, \"quoted\"\nsecond line" if fmt != "lines" else f"line {i}"
+                 for i in range(6)]
+        if fmt == "lines":
+            return write(tmp_path / "in.txt",
+                         "line 0\n\nline 1\nline 2\r\nline 3\nline 4\nline 5"), {}
+        if fmt == "jsonl":
+            rows = [json.dumps({"id": f"d{i}", "text": t}) for i, t in enumerate(texts)]
+            rows.insert(2, "{broken")
+            rows.insert(4, "")
+            return write(tmp_path / "in.jsonl", "\n".join(rows) + "\n"), {"id_field": "id"}
+        if fmt in ("csv", "tsv"):
+            sep = "," if fmt == "csv" else "\t"
+            lines = [f"id{sep}text"]
+            for i, t in enumerate(texts):
+                quoted = '"' + t.replace('"', '""') + '"'
+                lines.append(f"d{i}{sep}{quoted}")
+            lines.insert(3, f"bad{sep}row{sep}extra")
+            return write(tmp_path / f"in.{fmt}", "\r\n".join(lines) + "\r\n"), {"id_field": "id"}
+        if fmt == "parquet":
+            path = str(tmp_path / "in.parquet")
+            column = texts[:3] + [None] + texts[3:]
+            ids = [f"d{i}" for i in range(3)] + ["null"] + [f"d{i}" for i in range(3, 6)]
+            pq.write_table(pa.table({"id": ids, "text": column}), path)
+            return path, {"id_field": "id"}
+        root = tmp_path / "in"
         for i, t in enumerate(texts):
-            quoted = '"' + t.replace('"', '""') + '"'
-            lines.append(f"d{i}{sep}{quoted}")
-        lines.insert(3, f"bad{sep}row{sep}extra")
-        return write(tmp_path / f"in.{fmt}", "\r\n".join(lines) + "\r\n"), {"id_field": "id"}
-    if fmt == "parquet":
-        path = str(tmp_path / "in.parquet")
-        column = texts[:3] + [None] + texts[3:]
-        ids = [f"d{i}" for i in range(3)] + ["null"] + [f"d{i}" for i in range(3, 6)]
-        pq.write_table(pa.table({"id": ids, "text": column}), path)
-        return path, {"id_field": "id"}
-    root = tmp_path / "in"
-    for i, t in enumerate(texts):
-        write(root / f"d{i}.txt", t)
-    write(root / "zz.bin", b"\x00binary")
-    return str(root), {}
+            write(root / f"d{i}.txt", t)
+        write(root / "zz.bin", b"\x00binary")
+        return str(root), {}
+
+    return make
 
 
 @pytest.mark.parametrize("fmt", ["dir", "jsonl", "csv", "tsv", "parquet", "lines"])
-def test_dedup_copy_holds_exactly_the_kept_documents_and_is_deterministic(tmp_path, fmt):
+def test_dedup_copy_holds_exactly_the_kept_documents_and_is_deterministic(tmp_path, fmt, read,
+                                                                          make_input):
     path, options = make_input(tmp_path, fmt)
     documents, report = read([path], **options)
     assert len(documents) == 6
@@ -323,7 +317,8 @@ def test_dedup_copy_holds_exactly_the_kept_documents_and_is_deterministic(tmp_pa
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "lines"])
-def test_dedup_copy_of_line_formats_is_byte_identical_minus_removed_lines(tmp_path, fmt):
+def test_dedup_copy_of_line_formats_is_byte_identical_minus_removed_lines(tmp_path, fmt, read,
+                                                                          make_input):
     path, options = make_input(tmp_path, fmt)
     documents, _ = read([path], **options)
     keep = alternate(len(documents))
@@ -335,7 +330,7 @@ def test_dedup_copy_of_line_formats_is_byte_identical_minus_removed_lines(tmp_pa
     assert out.read_bytes() == expected
 
 
-def test_dedup_copy_of_csv_keeps_delimiter_line_ending_and_header(tmp_path):
+def test_dedup_copy_of_csv_keeps_delimiter_line_ending_and_header(tmp_path, read, make_input):
     path, options = make_input(tmp_path, "tsv")
     documents, _ = read([path], **options)
     out = tmp_path / "out.tsv"
@@ -345,7 +340,7 @@ def test_dedup_copy_of_csv_keeps_delimiter_line_ending_and_header(tmp_path):
     assert b"\r\nbad\trow\textra\r\n" in data  # a failed row is written back, as a row
 
 
-def test_several_inputs_get_prefixed_ids_and_one_output_each(tmp_path, monkeypatch):
+def test_several_inputs_get_prefixed_ids_and_one_output_each(tmp_path, monkeypatch, write, read):
     a = write(tmp_path / "x" / "names.txt", "ann\nbob\n")
     b = write(tmp_path / "y" / "names.txt", "cid\n")
     monkeypatch.setattr(sys, "stdin", io.StringIO("dan\neve\n"))
@@ -363,7 +358,7 @@ def test_several_inputs_get_prefixed_ids_and_one_output_each(tmp_path, monkeypat
     assert (counts["written"], counts["removed"]) == (3, 2)
 
 
-def test_dedup_copy_refuses_a_changed_input_and_mismatched_arguments(tmp_path):
+def test_dedup_copy_refuses_a_changed_input_and_mismatched_arguments(tmp_path, write, read):
     path = write(tmp_path / "a.txt", "x\ny\n")
     documents, _ = read([path])
     keep = np.array([True, False])

@@ -136,11 +136,11 @@ def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(tmp_path):
 
 @pytest.mark.spark
 @needs_spark_submit
-def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path):
+def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path, write_lines):
     """``--engine spark -q`` in local mode: neither Spark's log (WARN lines, the log4j
     profile and log level banners) nor the JVM's incubator-module warning reaches stderr."""
     corpus_file = tmp_path / "texts.txt"
-    corpus_file.write_text("\n".join(corpus()) + "\n")
+    write_lines(corpus_file, corpus())
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR",
                         "LOG4J_CONFIGURATION_FILE", "PYSPARK_SUBMIT_ARGS")}
