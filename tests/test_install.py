@@ -40,6 +40,7 @@ def isolated_env(tmp: Path) -> dict:
     return env
 
 
+@pytest.mark.slow  # a wheel and a venv: about 30 s
 def test_the_core_wheel_in_a_clean_venv_finds_dedups_and_names_missing_extras(wheel, corpus,
                                                                               tmp_path):
     env_dir = tmp_path / "venv"
@@ -80,6 +81,7 @@ def test_the_core_wheel_in_a_clean_venv_finds_dedups_and_names_missing_extras(wh
     assert typed.stdout.strip() == "True"
 
 
+@pytest.mark.slow  # compiles the kernels from the zip: about 10 s
 def test_the_package_zipped_on_sys_path_runs_and_caches_its_kernels(wheel, corpus, tmp_path):
     shipped = tmp_path / "neardup-0.1.0-py3-none-any.whl"  # as --py-files ships it
     with zipfile.ZipFile(wheel) as built, zipfile.ZipFile(shipped, "w") as out:

@@ -188,6 +188,7 @@ def test_pipes_signals_and_bad_options_end_cleanly(ads, tmp_path):
     assert into_file.returncode in (1, 2) and str(ads) in into_file.stderr
 
 
+@pytest.mark.slow  # 200,000 lines out of core in a subprocess
 def test_sigterm_removes_the_spill_folder(tmp_path):
     corpus = tmp_path / "many.txt"
     corpus.write_text("".join(f"line {k} of a long generated corpus with words {k % 97} "

@@ -12,7 +12,9 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
 
-pytestmark = pytest.mark.spark  # every test here needs pyspark and Java (skipped without)
+# every test here needs pyspark and Java (skipped without) and the session: a JVM, about a
+# minute to start
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 import neardup  # noqa: E402
 from neardup import cli, sinks  # noqa: E402

@@ -94,6 +94,7 @@ def dependencies_only(where: Path) -> Path:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @needs_spark_submit
 def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(tmp_path):
     dist = tmp_path / "dist"
@@ -135,6 +136,7 @@ def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(tmp_path):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @needs_spark_submit
 def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path, write_lines):
     """``--engine spark -q`` in local mode: neither Spark's log (WARN lines, the log4j
