@@ -45,7 +45,8 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from common import GO_VERSION, fetch_go_tree, update_section
+from common import GO_VERSION, fetch_go_tree
+from sections import update_section
 
 from neardup.code import CodeTokenizer
 from neardup.shingling import ShingleOptions, hash_tokens, shingle, shingle_token_arrays

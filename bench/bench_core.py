@@ -33,17 +33,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import (
-    BENCHMARKS,
-    CACHE,
-    GO_EXCLUDE,
-    GO_INCLUDE,
-    GO_VERSION,
-    ROOT,
-    go_corpus,
-    update_section,
-)
+from common import CACHE, GO_EXCLUDE, GO_INCLUDE, GO_VERSION, ROOT, go_corpus
 from common import machine_lines as common_machine_lines
+from sections import BENCHMARKS, update_section
 
 from neardup import lsh, synthetic, verify
 from neardup.minhash import DEFAULT_FAMILY

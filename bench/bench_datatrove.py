@@ -350,7 +350,7 @@ def main(argv=None) -> int:
     text = render(results, machine, command, args.workers)
     print(text)
     if not args.no_write:
-        from common import update_section
+        from sections import update_section
 
         update_section("datatrove", text)
     return 0

@@ -252,7 +252,7 @@ def main(argv=None) -> int:
     text = render(results, machine_lines(), args.repeats)
     print(text)
     if not args.no_write:
-        from common import BENCHMARKS, update_section
+        from sections import BENCHMARKS, update_section
 
         current = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else ""
         if "<!-- begin e2e -->" not in current:  # first time: the section leads the file

@@ -285,7 +285,7 @@ def main() -> None:
         Path(args.out).write_text("\n".join(lines) + "\n")
     if not args.no_write:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from common import update_section
+        from sections import update_section
 
         command = " ".join(["python bench/bench_exact.py", *sys.argv[1:]])
         update_section("exact", "## Exact all-pairs join against SetSimilaritySearch and a "

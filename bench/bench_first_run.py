@@ -81,7 +81,7 @@ def main() -> int:
     text = table(rows, args.repeats)
     print(text)
     if not args.no_write:
-        from common import update_section
+        from sections import update_section
 
         update_section("first-run", text)
     return 0

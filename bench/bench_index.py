@@ -331,7 +331,7 @@ def main() -> int:
 
 def write_section(runs: list[dict], command: str, total_s: float, generate_s: float) -> None:
     """The "index" section of BENCHMARKS.md from the rows of one run."""
-    from common import update_section
+    from sections import update_section
 
     corpus = (f"corpus generated in {generate_s:.0f} s" if generate_s
               else "corpus read from the cache")

@@ -33,7 +33,7 @@ import time
 import venv
 from pathlib import Path
 
-from common import update_section
+from sections import update_section
 
 ROOT = Path(__file__).resolve().parents[1]
 LIGHT_CORE_COMMIT = "82f7d5c"  # "A light install: core = numpy, numba, pyarrow, tqdm, ..."

@@ -201,7 +201,7 @@ def main() -> int:
 
 
 def write_section(args, results: list[dict], machine: str, python: str) -> None:
-    from common import update_section
+    from sections import update_section
 
     command = " ".join(["python bench/bench_memory.py",
                         *[a for a in sys.argv[1:] if a != "--rewrite"]])

@@ -353,7 +353,7 @@ def publish(command: str, results: dict, total: float, load: tuple[float, float]
     print(text)
     if not no_write:
         sys.path.insert(0, str(HERE))
-        from common import update_section
+        from sections import update_section
 
         update_section("pairs", text)
     return 0

@@ -155,7 +155,7 @@ def main() -> int:
     print(table(results))
     if not args.no_write:
         sys.path.insert(0, str(HERE))
-        from common import update_section
+        from sections import update_section
 
         command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
         update_section("scale", "## Scale: time and peak memory from 10k to 1M documents\n\n"

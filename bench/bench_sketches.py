@@ -33,7 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import GO_VERSION, go_corpus, update_section  # noqa: E402
+from common import GO_VERSION, go_corpus  # noqa: E402
+from sections import update_section  # noqa: E402
 
 from neardup import cluster, simhash  # noqa: E402
 from neardup.evaluate import evaluate_sets  # noqa: E402

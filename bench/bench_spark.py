@@ -18,7 +18,7 @@ import sys
 import time
 
 import numpy as np
-from common import update_section
+from sections import update_section
 
 import neardup
 from neardup import spark as neardup_spark
