@@ -13,16 +13,22 @@ import signal
 import sys
 import threading
 import warnings
+from dataclasses import fields
 
 import numpy as np
 
 from .. import api, lsh, sinks, sources
-from ..cluster import CLUSTER_POLICIES
+from ..cluster import CLUSTER_POLICIES, REPRESENTATIVE_POLICIES
 from ..config import SKETCHES, FindConfig
+from ..evaluate import TRUTHS
 from ..minhash import HASH_FAMILIES
+from ..pairs import PAIR_FORMS
 from ..pipeline import outofcore
+from ..planner import METHODS
+from ..shingling import HASH_BITS, SHINGLE_KINDS
+from ..sources import SourceOptions
 from ..text.cleaning import PRESETS
-from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES
+from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES, PrepareOptions
 from ..verify import MEASURES
 from . import index as cli_index
 
@@ -60,11 +66,11 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
     d = FindConfig()
     g = p.add_argument_group("shingles")
     g.add_argument("--shingle", dest="shingle_kind", default=d.shingle_kind,
-                   choices=["char", "word"], help="character k-grams or word n-grams "
+                   choices=list(SHINGLE_KINDS), help="character k-grams or word n-grams "
                    f"(default: {d.shingle_kind})")
     g.add_argument("--ngram", "-k", dest="shingle_size", type=int, default=d.shingle_size,
                    help=f"k characters or n words per shingle (default: {d.shingle_size})")
-    g.add_argument("--hash-bits", type=int, default=d.hash_bits, choices=[32, 64],
+    g.add_argument("--hash-bits", type=int, default=d.hash_bits, choices=list(HASH_BITS),
                    help=f"shingle hash width (default: {d.hash_bits})")
     g.add_argument("--min-shingles", type=int, default=d.min_shingles,
                    help="set aside documents with fewer shingles (default: "
@@ -91,10 +97,10 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                    "every member to the first, skip drops the bucket (default: star)")
     g.add_argument("--no-verify", dest="verify", action="store_false",
                    help="report every candidate, also those below the threshold")
-    g.add_argument("--method", default=d.method, choices=["auto", "lsh", "exact"],
+    g.add_argument("--method", default=d.method, choices=list(METHODS),
                    help="lsh: MinHash + LSH (may miss pairs near T); exact: all-pairs join, "
                         "every pair >= T; auto: estimate both from a sample (default)")
-    g.add_argument("--pairs", default=d.pairs, choices=["all", "groups"],
+    g.add_argument("--pairs", default=d.pairs, choices=list(PAIR_FORMS),
                    help="all: list every document pair, copies of one text included; "
                         "groups: pairs of distinct sets (set_pairs) plus every copy's "
                         "identical group (identical), from which neardup.pairs.expand lists "
@@ -122,7 +128,7 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --sketch simhash: the largest Hamming distance searched, 0-63 "
                         "(default: chosen from T so that 90%% of equal-size pairs at T are "
                         "within it)")
-    g.add_argument("--representative", choices=["first", "longest", "shortest", "field"],
+    g.add_argument("--representative", choices=list(REPRESENTATIVE_POLICIES),
                    help=f"which document of a cluster is kept (default: {d.representative}; "
                         f"field with --representative-field)")
     g.add_argument("--representative-field", metavar="NAME",
@@ -167,12 +173,9 @@ def _text_arguments(p: argparse.ArgumentParser) -> None:
                         "same audience)")
 
 
-CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
-               "num_perm", "seed", "bands", "rows", "bits", "max_bucket", "bucket_policy",
-               "verify", "representative", "family", "pairs", "max_pairs", "clusters",
-               "measure", "sketch", "simhash_distance")
-SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
-               "encoding", "respect_ignore")
+# the groups' keys, from their dataclasses (weights: a library knob, not a flag)
+CONFIG_KEYS = tuple(f.name for f in fields(FindConfig) if f.name != "weights")
+SOURCE_KEYS = SourceOptions.keys()
 
 
 def _options(args) -> dict:
@@ -199,7 +202,7 @@ def _options(args) -> dict:
     return options
 
 
-PREPARE_KEYS = ("clean", "language", *CLEAN_STEP_FLAGS, "code", "type2", "generated")
+PREPARE_KEYS = tuple(f.name for f in fields(PrepareOptions) if not f.name.startswith("_"))
 
 
 def _against_options(args) -> dict:
@@ -218,13 +221,13 @@ def _size(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from .._core.version import VERSION
 
     parser = argparse.ArgumentParser(
         prog="neardup", description="Find near-duplicate documents, files and sets: "
         "shingles, MinHash, LSH, exact verification, clusters.",
         epilog="Each command has its own --help with examples.")
-    parser.add_argument("--version", action="version", version=f"neardup {__version__}")
+    parser.add_argument("--version", action="version", version=f"neardup {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser("find", help="pairs and clusters of near-duplicates",
@@ -293,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "empirical S-curve", epilog=EVALUATE_EXAMPLES,
                             formatter_class=_Formatter)
     _source_arguments(p)
-    p.add_argument("--truth", choices=["exact", "brute"], default="exact",
+    p.add_argument("--truth", choices=list(TRUTHS), default="exact",
                    help="exact: the all-pairs join over distinct sets, weighted by their "
                         "copies (any size); brute: the exact Jaccard of every document pair "
                         "(at most 20,000 documents) (default: exact)")
@@ -616,7 +619,7 @@ def _top_clusters(result, top: int) -> list[str]:
     if largest.size == 0:
         return ["no clusters"]
     lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
-    # a line file's ids are line numbers: its lines' texts come along (see api._find)
+    # a line file's ids are line numbers: its lines' texts come along (see pipeline.run)
     previews = getattr(result, "previews", None) or {}
 
     def named(d) -> str:
@@ -653,7 +656,3 @@ def _top_clusters_table(result, top: int) -> list[str]:
         if members[0]["cluster_size"] - 1 > 5:
             lines.append(f"        ... {members[0]['cluster_size'] - 6} more")
     return lines
-
-
-if __name__ == "__main__":
-    sys.exit(main())
