@@ -23,6 +23,7 @@ demo: venv
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 browser:
 	@bash scripts/install-chromium.sh || echo "chromium could not be installed: the browser test will skip"
