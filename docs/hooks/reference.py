@@ -379,3 +379,65 @@ def _docstring_line(key: str) -> str:
                 if sep and key in [w.strip() for w in head.split(",")]:
                     return rest.strip().rstrip(".")
     return ""
+
+
+# ----------------------------------------------------------------------------- architecture
+
+ARCHITECTURE_PAGE = "reference/architecture.md"
+STAGES = ("shingling", "minhash", "simhash", "lsh", "containment", "allpairs", "planner",
+          "verify", "pairs", "cluster")
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri != ARCHITECTURE_PAGE:
+        return markdown
+    package = Path(config["config_file_path"]).resolve().parent / "neardup"
+    for name in re.findall(r"`([\w/]+\.py)`", markdown):
+        if "/" in name:
+            where = package.parent / name if name.startswith("neardup/") else package / name
+            ok = where.is_file()
+        else:
+            ok = any(package.rglob(name))
+        if not ok:
+            log.warning("%s names %s, which is not in neardup/", ARCHITECTURE_PAGE, name)
+    return markdown.replace("<!-- imports -->", imports_table(package))
+
+
+def unit_of(module: str) -> str:
+    """neardup.spark.stages -> spark; the stage modules are one unit."""
+    parts = module.split(".")
+    name = parts[1] if len(parts) > 1 else "neardup"
+    return "stages" if name in STAGES else name
+
+
+def imports_table(package: Path) -> str:
+    """Which package imports which, from the source's import statements."""
+    edges: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        home = module if parts[-1] == "__init__" else module.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = home.split(".")[:len(home.split(".")) - (node.level - 1)]
+                if node.module:
+                    targets.add(".".join(base + [node.module]))
+                else:
+                    targets.update(".".join(base + [a.name]) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("neardup"):
+                targets.add(node.module)
+            elif isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names if a.name.startswith("neardup"))
+        source = unit_of(module)
+        units = {unit_of(t) for t in targets if t.count(".") >= 1} - {source, "neardup"}
+        units = {u for u in units if (package / u).is_dir() or (package / f"{u}.py").is_file()
+                 or u == "stages"}
+        edges.setdefault(source, set()).update(units)
+    rows = ["| package | imports |", "| --- | --- |"]
+    for source in sorted(edges, key=lambda u: (-len(edges[u]), u)):
+        if source in ("neardup", "__main__"):
+            continue
+        shown = ", ".join(f"`{u}`" for u in sorted(edges[source])) or "(nothing of neardup)"
+        rows.append(f"| `{source}` | {shown} |")
+    return "\n".join(rows)
