@@ -1,8 +1,9 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   - virtual environment, install, find near-duplicates in the Python standard library
 #   make test   - virtual environment, install with test extras, Chromium (Debian) for the
-#                 report's browser test, ruff and the layer contract (lint-imports), the docs site (mkdocs build --strict: the
-#                 generated CLI and options references, every link), the whole pytest suite
+#                 report's browser test, ruff and the layer contract (lint-imports), the
+#                 docs site (mkdocs build --strict: the generated CLI and options
+#                 references, every link), the whole pytest suite
 #   make docs   - only the docs site, into out/site/
 PYTHON ?= python3
 VENV   ?= .venv
