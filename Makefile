@@ -1,15 +1,18 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   - virtual environment, install, find near-duplicates in the Python standard library
 #   make test   - virtual environment, install with test extras, Chromium (Debian) for the
-#                 report's browser test, ruff, the whole pytest suite
-#   make test-fast - the inner loop: ruff, then pytest without the slow, Spark and browser
+#                 report's browser test, ruff and the layer contract (lint-imports), the
+#                 docs site (mkdocs build --strict: the generated CLI and options
+#                 references, every link), the whole pytest suite
+#   make test-fast - the inner loop: lint, then pytest without the slow, Spark and browser
 #                    tests (markers in pyproject.toml)
+#   make docs   - only the docs site, into out/site/
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STDLIB := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['stdlib'])")
 
-.PHONY: venv demo test test-fast lint browser bench clean
+.PHONY: venv demo test test-fast lint browser docs bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,11 +28,16 @@ demo: venv
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 browser:
 	@bash scripts/install-chromium.sh || echo "chromium could not be installed: the browser test will skip"
 
-test: lint browser
+# the CLI and options reference pages are generated from the code during the build
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir out/site
+
+test: lint browser docs
 	$(PY) -m pytest -q
 
 test-fast: lint

@@ -7,6 +7,7 @@ stages are modules: ``neardup.minhash.minhash(sets, K)`` computes signatures,
 """
 
 from ._core import numba_cache as _numba_cache
+from ._core.version import VERSION
 
 _numba_cache.register()  # before any kernel is defined: a wheel on sys.path caches too
 
@@ -20,7 +21,7 @@ from .shingling import ShingleOptions, ShingleSets, shingle  # noqa: E402
 from .text import cleaning  # noqa: E402
 from .verify import exact_jaccard  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 
 def __getattr__(name: str):

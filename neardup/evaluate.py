@@ -42,8 +42,10 @@ import numba as nb
 import numpy as np
 
 from . import allpairs, lsh, minhash, simhash
-from .pipeline import SKETCHES, FindConfig, identical_groups, shingle_in_batches
+from .config import SKETCHES, FindConfig
+from .pipeline import identical_groups
 from .shingling import ShingleSets
+from .text.batches import shingle_in_batches
 
 TRUTHS = ("exact", "brute")
 BRUTE_MAX_DOCUMENTS = 20_000

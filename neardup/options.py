@@ -1,23 +1,30 @@
-"""Every option of ``find``, ``dedup`` and ``evaluate``, typed, in one place.
+"""Every option of ``find``, ``dedup`` and ``evaluate``, typed, and split into its groups once.
 
 ``neardup.find(inputs, **options)`` takes these keywords; they are
 :class:`typing.TypedDict` s, so editors complete them and type checkers check them
 (``**options: Unpack[FindOptions]``, PEP 692). The defaults live with the code that
-uses them: :class:`~neardup.config.FindConfig` (similarity),
+uses them, one dataclass per group: :class:`~neardup.sources.SourceOptions` (reading),
 :class:`~neardup.text.prepare.PrepareOptions` (cleaning and code) and
-:func:`~neardup.sources.read_documents` (reading). The CLI's options are these same
-names with dashes (``--num-perm`` is ``num_perm``); tests/test_options.py checks that
-the CLI, the dataclasses and these dictionaries name the same options.
+:class:`~neardup.config.FindConfig` (similarity). :func:`split_options` is the one place
+the keywords become those groups; an unknown keyword is refused there with every
+group's keys. The CLI's options are these same names with dashes (``--num-perm`` is
+``num_perm``); tests/test_options.py checks that the CLI, the dataclasses and these
+dictionaries name the same options.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Literal, TypedDict
 
+from .config import FindConfig
+from .sources.options import SourceOptions
+from .text.prepare import CODE_SHINGLE_SIZE, PrepareOptions
 
-class SourceOptions(TypedDict, total=False):
-    """How inputs are read (see :func:`neardup.sources.read_documents`)."""
+
+class SourceKeywords(TypedDict, total=False):
+    """How inputs are read (see :class:`neardup.sources.SourceOptions`)."""
 
     fmt: Literal["auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines"]
     text_fields: Sequence[str]  # columns joined into the text (default: ("text",))
@@ -29,7 +36,7 @@ class SourceOptions(TypedDict, total=False):
     respect_ignore: bool  # skip VCS folders and .gitignore'd files (default: True)
 
 
-class SimilarityOptions(TypedDict, total=False):
+class SimilarityKeywords(TypedDict, total=False):
     """Shingles, MinHash, LSH and the pairs (see :class:`neardup.config.FindConfig`)."""
 
     threshold: float  # report pairs with exact Jaccard >= threshold (default 0.8)
@@ -57,7 +64,7 @@ class SimilarityOptions(TypedDict, total=False):
     simhash_distance: int | None  # sketch simhash: largest Hamming distance (default: from t)
 
 
-class TextOptions(TypedDict, total=False):
+class TextKeywords(TypedDict, total=False):
     """Cleaning and code tokenizing (see :class:`neardup.text.prepare.PrepareOptions`)."""
 
     clean: Literal["none", "light", "text", "web"] | None
@@ -74,7 +81,7 @@ class TextOptions(TypedDict, total=False):
     generated: Literal["keep", "exclude", "flag"]
 
 
-class ItemOptions(TypedDict, total=False):
+class ItemKeywords(TypedDict, total=False):
     """Records that already are sets (see :mod:`neardup.sources.itemsets`)."""
 
     items: tuple[str, str] | str | None  # (user column, item column) or "user,item"
@@ -82,10 +89,78 @@ class ItemOptions(TypedDict, total=False):
     transpose: bool  # with items: sets of users per item
 
 
-class FindOptions(SourceOptions, SimilarityOptions, TextOptions, ItemOptions, total=False):
+class FindOptions(SourceKeywords, SimilarityKeywords, TextKeywords, ItemKeywords,
+                  total=False):
     """The keywords of :func:`neardup.find` and :func:`neardup.dedup` besides the
     named parameters."""
 
 
-class EvaluateOptions(SourceOptions, SimilarityOptions, TextOptions, total=False):
+class EvaluateOptions(SourceKeywords, SimilarityKeywords, TextKeywords, total=False):
     """The keywords of :func:`neardup.api.evaluate` besides the named parameters."""
+
+
+ITEM_KEYS = ("items", "items_field", "transpose")
+
+
+@dataclass
+class OptionGroups:
+    """The keyword options of one call, split into their groups (see :func:`split_options`).
+
+    source: how inputs are read; prepare: cleaning and code; similarity: the keywords of
+    :class:`~neardup.config.FindConfig` (with code's defaults: word shingles of
+    ``CODE_SHINGLE_SIZE`` tokens unless given), not yet built so that an index can fill
+    in its own values first; items: ``items``/``items_field``/``transpose`` when given;
+    given: every keyword but the source group's, as given (before code's defaults).
+    """
+
+    source: SourceOptions = field(default_factory=SourceOptions)
+    prepare: PrepareOptions = field(default_factory=PrepareOptions)
+    similarity: dict = field(default_factory=dict)
+    items: dict = field(default_factory=dict)
+    given: dict = field(default_factory=dict)
+
+    def config(self) -> FindConfig:
+        """The :class:`~neardup.config.FindConfig` of ``similarity`` (checked there)."""
+        return FindConfig(**self.similarity)
+
+
+def split_options(options: dict, *, source: SourceOptions | None = None) -> OptionGroups:
+    """``options`` (the keywords of :func:`neardup.find`) as their groups; ValueError for a
+    keyword of no group, naming every group's keys. ``source``: the source group when it
+    was split off before (an index query fills in the other groups from the index)."""
+    options = dict(options)
+    known = {
+        "source": SourceOptions.keys(),
+        "text": tuple(f.name for f in fields(PrepareOptions) if not f.name.startswith("_")),
+        "similarity": tuple(f.name for f in fields(FindConfig)),
+        "items": ITEM_KEYS,
+    }
+    unknown = sorted(set(options) - {k for keys in known.values() for k in keys})
+    if unknown:
+        groups = "; ".join(f"{group}: {', '.join(keys)}" for group, keys in known.items())
+        raise ValueError(f"unknown option(s) {unknown}; the options are {groups}")
+    source = source if source is not None else SourceOptions.pop_from(options)
+    for key in SourceOptions.keys():
+        options.pop(key, None)
+    given = dict(options)
+    prepare = PrepareOptions.pop_from(options)
+    items = {k: options.pop(k) for k in ITEM_KEYS if k in options}
+    if prepare.code is not None:  # code is tokens: word shingles, 5 tokens unless said
+        options["shingle_kind"] = "word"
+        options.setdefault("shingle_size", CODE_SHINGLE_SIZE)
+    return OptionGroups(source, prepare, options, items, given)
+
+
+def column_names(options: dict, text, id) -> dict:
+    """``options`` with ``text``/``id``, the short names of ``text_fields``/``id_field``,
+    filled in; giving both names of one is refused (find, dedup and Index alike)."""
+    options = dict(options)
+    if text is not None:
+        if "text_fields" in options:
+            raise ValueError("give text= or text_fields=, not both")
+        options["text_fields"] = (text,) if isinstance(text, str) else tuple(text)
+    if id is not None:
+        if "id_field" in options:
+            raise ValueError("give id= or id_field=, not both")
+        options["id_field"] = id
+    return options

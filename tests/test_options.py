@@ -10,6 +10,7 @@ import neardup
 from neardup import api, options
 from neardup.cli import build_parser
 from neardup.pipeline import FindConfig
+from neardup.sources import SourceOptions
 from neardup.text.prepare import PrepareOptions
 
 LIBRARY_ONLY = {"weights"}  # the S-curve weights: a library knob, not a flag
@@ -24,14 +25,14 @@ def find_parser():
 
 
 def test_the_typed_options_name_exactly_what_the_code_takes():
-    assert keys(options.SimilarityOptions) == {f.name for f in fields(FindConfig)}
-    assert keys(options.TextOptions) == {f.name for f in fields(PrepareOptions)
+    assert keys(options.SimilarityKeywords) == {f.name for f in fields(FindConfig)}
+    assert keys(options.TextKeywords) == {f.name for f in fields(PrepareOptions)
                                          if not f.name.startswith("_")}
-    assert keys(options.SourceOptions) == set(api.SOURCE_OPTIONS)
-    assert keys(options.FindOptions) == (keys(options.SourceOptions)
-                                         | keys(options.SimilarityOptions)
-                                         | keys(options.TextOptions)
-                                         | keys(options.ItemOptions))
+    assert keys(options.SourceKeywords) == set(api.SOURCE_OPTIONS) == set(SourceOptions.keys())
+    assert keys(options.FindOptions) == (keys(options.SourceKeywords)
+                                         | keys(options.SimilarityKeywords)
+                                         | keys(options.TextKeywords)
+                                         | keys(options.ItemKeywords))
     for function, typed in ((neardup.find, "FindOptions"), (neardup.dedup, "FindOptions"),
                             (api.evaluate, "EvaluateOptions")):
         annotation = inspect.signature(function).parameters["options"].annotation
@@ -74,3 +75,49 @@ def test_a_type_checker_sees_the_options(tmp_path):
     assert len(lines) == 2, run.stdout
     assert 'Argument "threshold" to "find" has incompatible type "str"' in lines[0]
     assert 'Unexpected keyword argument "num_prem" for "dedup"' in lines[1]
+
+
+def test_options_are_split_once_into_their_groups():
+    from neardup.options import split_options
+    from neardup.sources import SourceOptions
+
+    groups = split_options({"fmt": "jsonl", "text_fields": ("body",), "type2": True,
+                            "code": "go", "threshold": 0.7, "items_field": "tags"})
+    assert groups.source == SourceOptions(fmt="jsonl", text_fields=("body",))
+    assert groups.source.given() == {"fmt": "jsonl", "text_fields": ("body",)}
+    assert (groups.prepare.type2, groups.prepare.code) == (True, "go")
+    # code is word shingles of CODE_SHINGLE_SIZE tokens unless said; the rest as given
+    assert groups.similarity == {"threshold": 0.7, "shingle_kind": "word", "shingle_size": 5}
+    assert groups.items == {"items_field": "tags"}
+    assert groups.given == {"type2": True, "code": "go", "threshold": 0.7,
+                            "items_field": "tags"}
+    assert groups.config() == FindConfig(threshold=0.7, shingle_kind="word", shingle_size=5)
+
+
+def test_an_unknown_option_is_refused_with_every_groups_keys(tmp_path):
+    import pytest
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c d e f g"}\n')
+    for call in (lambda: neardup.find(corpus, num_prem=64),
+                 lambda: neardup.Index.build(corpus, tmp_path / "idx", num_prem=64)):
+        with pytest.raises(ValueError) as error:
+            call()
+        message = str(error.value)
+        assert "unknown option(s) ['num_prem']" in message
+        for group, key in (("source", "text_fields"), ("text", "clean"),
+                           ("similarity", "num_perm"), ("items", "items_field")):
+            assert f"{group}: " in message and key in message, (group, message)
+
+
+def test_text_and_id_beside_their_long_names_are_refused_by_find_and_the_index(tmp_path):
+    import pytest
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c d e f g", "k": "1"}\n')
+    for call in (lambda **kw: neardup.find(corpus, **kw),
+                 lambda **kw: neardup.Index.build(corpus, tmp_path / "idx", **kw)):
+        with pytest.raises(ValueError, match="give text= or text_fields=, not both"):
+            call(text="text", text_fields=("text",))
+        with pytest.raises(ValueError, match="give id= or id_field=, not both"):
+            call(id="k", id_field="k")

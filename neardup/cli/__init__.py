@@ -6,7 +6,6 @@ missing file, bad value), with a message that names what is wrong.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -14,316 +13,15 @@ import sys
 import threading
 import warnings
 
-import numpy as np
-
-from .. import api, lsh, sinks, sources
-from ..cluster import CLUSTER_POLICIES
-from ..config import SKETCHES, FindConfig
-from ..minhash import HASH_FAMILIES
-from ..pipeline import outofcore
-from ..text.cleaning import PRESETS
-from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES
-from ..verify import MEASURES
+from .. import api
 from . import index as cli_index
+from .parser import SOURCE_KEYS, against_options, build_parser, code_keeps_paths, keyword_options
+from .summary import describe_report, format_explain, format_report
+
+__all__ = ["build_parser", "format_report", "main"]
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 EXIT_TERMINATED = 128 + signal.SIGTERM
-
-
-def _source_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("input")
-    g.add_argument("sources", nargs="+", metavar="SOURCE",
-                   help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
-                        ".parquet, text file (one document per line), any of them but "
-                        "Parquet compressed (.gz, .zst, .bz2, .xz: docs.jsonl.gz), or - for "
-                        "standard input")
-    g.add_argument("--format", dest="fmt", default="auto", choices=list(sources.FORMATS),
-                   help="input format (default: from the path, before any compression "
-                        "suffix)")
-    g.add_argument("--text-field", dest="text_fields", action="append", metavar="NAME",
-                   help="field/column holding the text; repeat to join several (default: text)")
-    g.add_argument("--id-field", metavar="NAME", help="field/column holding the document id")
-    g.add_argument("--include", action="append", default=[], metavar="GLOB",
-                   help="directory input: only files matching (repeatable)")
-    g.add_argument("--exclude", action="append", default=[], metavar="GLOB",
-                   help="directory input: skip files matching (repeatable)")
-    g.add_argument("--no-ignore", dest="respect_ignore", action="store_false",
-                   help="directory input: also read .git/.hg/.svn folders and what .gitignore "
-                        "files ignore (by default they are skipped and counted)")
-    g.add_argument("--delimiter", help="CSV delimiter (default: ',' for csv, tab for tsv)")
-    g.add_argument("--encoding", default="utf-8", metavar="NAME",
-                   help="text encoding of every input (a Python codec name: latin-1, "
-                        "cp1252, utf-16 for .json, ...); records it cannot decode are skipped "
-                        "and counted (default: utf-8; line formats need an ASCII-compatible "
-                        "one)")
-
-    d = FindConfig()
-    g = p.add_argument_group("shingles")
-    g.add_argument("--shingle", dest="shingle_kind", default=d.shingle_kind,
-                   choices=["char", "word"], help="character k-grams or word n-grams "
-                   f"(default: {d.shingle_kind})")
-    g.add_argument("--ngram", "-k", dest="shingle_size", type=int, default=d.shingle_size,
-                   help=f"k characters or n words per shingle (default: {d.shingle_size})")
-    g.add_argument("--hash-bits", type=int, default=d.hash_bits, choices=[32, 64],
-                   help=f"shingle hash width (default: {d.hash_bits})")
-    g.add_argument("--min-shingles", type=int, default=d.min_shingles,
-                   help="set aside documents with fewer shingles (default: "
-                        f"{d.min_shingles})")
-
-    g = p.add_argument_group("similarity")
-    g.add_argument("--threshold", "-t", type=float, default=d.threshold,
-                   help=f"report pairs with Jaccard >= T (default: {d.threshold})")
-    g.add_argument("--num-perm", type=int, default=d.num_perm,
-                   help=f"K, minima per signature (default: {d.num_perm})")
-    g.add_argument("--seed", type=int, default=d.seed, help=f"(default: {d.seed})")
-    g.add_argument("--family", default=d.family, choices=list(HASH_FAMILIES),
-                   help="MinHash hash family: affine32 (K hashes per shingle), oph (one "
-                        "permutation, densified) or superminhash (K registers per shingle "
-                        "without replacement: tighter estimates on small sets, near oph's "
-                        f"speed on large ones) (default: {d.family})")
-    g.add_argument("--bands", type=int, help="force b (default: chosen for the threshold)")
-    g.add_argument("--rows", type=int, help="force r (default: chosen for the threshold)")
-    g.add_argument("--bits", type=int, help="b-bit MinHash: keep the low BITS bits (1-16)")
-    g.add_argument("--max-bucket", type=int, default=d.max_bucket,
-                   help=f"largest LSH bucket paired in full (default: {d.max_bucket})")
-    g.add_argument("--bucket-policy", choices=list(lsh.BUCKET_POLICIES),
-                   default=d.bucket_policy, help="what to do with larger buckets: star links "
-                   "every member to the first, skip drops the bucket (default: star)")
-    g.add_argument("--no-verify", dest="verify", action="store_false",
-                   help="report every candidate, also those below the threshold")
-    g.add_argument("--method", default=d.method, choices=["auto", "lsh", "exact"],
-                   help="lsh: MinHash + LSH (may miss pairs near T); exact: all-pairs join, "
-                        "every pair >= T; auto: estimate both from a sample (default)")
-    g.add_argument("--pairs", default=d.pairs, choices=["all", "groups"],
-                   help="all: list every document pair, copies of one text included; "
-                        "groups: pairs of distinct sets (set_pairs) plus every copy's "
-                        "identical group (identical), from which neardup.pairs.expand lists "
-                        "them all (default: all)")
-    g.add_argument("--max-pairs", type=int, default=d.max_pairs, metavar="N",
-                   help="with --pairs all: stop before writing if there are more than N "
-                        f"document pairs, naming the count (0: no limit; default: "
-                        f"{d.max_pairs:,})")
-    g.add_argument("--clusters", default=d.clusters, choices=list(CLUSTER_POLICIES),
-                   help="components: connected components of the pairs (a chain of edits "
-                        "is one cluster, however far its ends are); center: star clusters, "
-                        "every member >= T to its cluster's centre, which is the one kept "
-                        f"(default: {d.clusters})")
-    g.add_argument("--measure", default=d.measure, choices=list(MEASURES),
-                   help="jaccard: |A & B| / |A | B|; containment: |A & B| / min(|A|, |B|), "
-                        "a document found inside a longer one (--method auto: the exact "
-                        "join; lsh: MinHash LSH by size class, the join for far size "
-                        f"ratios) (default: {d.measure})")
-    g.add_argument("--sketch", default=d.sketch, choices=list(SKETCHES),
-                   help="how --method lsh (and auto, with simhash) finds candidates: minhash "
-                        "(MinHash + LSH bands) or simhash (64-bit SimHash fingerprints, every "
-                        "pair within Hamming distance K, Manku's block tables; best for "
-                        f"T >= 0.9) (default: {d.sketch})")
-    g.add_argument("--simhash-distance", type=int, metavar="K",
-                   help="with --sketch simhash: the largest Hamming distance searched, 0-63 "
-                        "(default: chosen from T so that 90%% of equal-size pairs at T are "
-                        "within it)")
-    g.add_argument("--representative", choices=["first", "longest", "shortest", "field"],
-                   help=f"which document of a cluster is kept (default: {d.representative}; "
-                        f"field with --representative-field)")
-    g.add_argument("--representative-field", metavar="NAME",
-                   help="keep the document with the smallest value of field/column NAME "
-                        "(jsonl, json, csv, tsv, parquet; 'id' for the document id): numbers "
-                        "as numbers when all values are numbers, else as text; a document "
-                        "without a value ranks last (implies --representative field)")
-    _text_arguments(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-
-
-def _text_arguments(p: argparse.ArgumentParser) -> None:
-    """Cleaning, code and item-set options (see neardup.text.prepare, neardup.sources.itemsets)."""
-    g = p.add_argument_group("cleaning (prose)")
-    g.add_argument("--clean", metavar="PRESET", choices=list(PRESETS),
-                   help="cleaning preset: none, light, text, web (default: light "
-                        "normalization: NFKC, casefold, whitespace)")
-    g.add_argument("--language", default="en",
-                   help="ISO 639-1 code for --stem, --lemmatize, --stopwords (default: en)")
-    for step in CLEAN_STEP_FLAGS:
-        g.add_argument(f"--{step}", action="store_true", default=None,
-                       help=f"add the {step} step to the preset")
-    g = p.add_argument_group("source code")
-    g.add_argument("--code", nargs="?", const="auto", metavar="LANG",
-                   help="tokenize as code (comments dropped, 5-token word shingles): "
-                        "--code=LANG (go, python, ...) or --code auto (also --code alone: "
-                        "each file's extension; unknown ones fall back to words); a path "
-                        "after a bare --code stays a path")
-    g.add_argument("--type2", action="store_true",
-                   help="with --code: identifiers and literals normalized (renamed clones)")
-    g.add_argument("--generated", choices=list(GENERATED_POLICIES), default="keep",
-                   help="generated files: keep, exclude (never paired) or flag "
-                        "(default: keep)")
-    g = p.add_argument_group("item sets (records that are already sets)")
-    g.add_argument("--items", metavar="USER,ITEM",
-                   help="two-column CSV/TSV/Parquet: each USER's set is its ITEMs "
-                        "(e.g. --items user,movie)")
-    g.add_argument("--items-field", metavar="NAME",
-                   help="JSON Lines: each record's list field NAME is its set")
-    g.add_argument("--transpose", action="store_true",
-                   help="with --items: sets of users per item (items with nearly the "
-                        "same audience)")
-
-
-CONFIG_KEYS = ("method", "shingle_kind", "shingle_size", "hash_bits", "min_shingles", "threshold",
-               "num_perm", "seed", "bands", "rows", "bits", "max_bucket", "bucket_policy",
-               "verify", "representative", "family", "pairs", "max_pairs", "clusters",
-               "measure", "sketch", "simhash_distance")
-SOURCE_KEYS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
-               "encoding", "respect_ignore")
-
-
-def _options(args) -> dict:
-    options = {k: getattr(args, k) for k in CONFIG_KEYS + SOURCE_KEYS}
-    options["text_fields"] = tuple(args.text_fields or ("text",))
-    options["include"] = tuple(args.include)
-    options["exclude"] = tuple(args.exclude)
-    if options["respect_ignore"]:  # the default: engines that do not take it never see it
-        del options["respect_ignore"]
-    if options["representative"] is None:  # the library's default, or "field" with a field
-        del options["representative"]
-    if args.items or args.items_field:
-        options = {k: v for k, v in options.items()
-                   if k in CONFIG_KEYS or k in ("id_field", "delimiter")}
-        options.update(items=args.items, items_field=args.items_field,
-                       transpose=args.transpose)
-        return {k: v for k, v in options.items() if v is not None}
-    for key in PREPARE_KEYS:
-        value = getattr(args, key)
-        if value is not None and value is not False and value != "keep":
-            options[key] = value
-    if "code" in options and args.shingle_size == FindConfig().shingle_size:
-        del options["shingle_size"]  # --code picks its own default n
-    return options
-
-
-PREPARE_KEYS = ("clean", "language", *CLEAN_STEP_FLAGS, "code", "type2", "generated")
-
-
-def _against_options(args) -> dict:
-    """The options of find/dedup; with --against only those given (the index has the rest)."""
-    options = _options(args)
-    return cli_index.given_options(options, args, SOURCE_KEYS) if args.against else options
-
-
-def _size(value: str) -> int:
-    try:
-        return outofcore.parse_size(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a size: give a positive number of bytes or 4G, 512M, "
-            f"100k") from None
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-
-    parser = argparse.ArgumentParser(
-        prog="neardup", description="Find near-duplicate documents, files and sets: "
-        "shingles, MinHash, LSH, exact verification, clusters.",
-        epilog="Each command has its own --help with examples.")
-    parser.add_argument("--version", action="version", version=f"neardup {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    p = commands.add_parser("find", help="pairs and clusters of near-duplicates",
-                            description="Every pair of documents with Jaccard >= T (copies "
-                            "of one text included), and the clusters they form.",
-                            epilog=FIND_EXAMPLES, formatter_class=_Formatter)
-    _source_arguments(p)
-    p.add_argument("--out", "-o", metavar="DIR",
-                   help="write pairs, identical groups, clusters, documents, candidates, "
-                        "summary.json, timings.json and manifest.json here, all at once; "
-                        "- writes the pairs to standard output (csv or jsonl) and the "
-                        "summary to standard error")
-    p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS),
-                   help="csv, jsonl or parquet (default: csv)")
-    p.add_argument("--raw-csv", dest="escape_formulas", action="store_false",
-                   help="write CSV cells as they are; by default a cell beginning with =, "
-                        "+, -, @, tab or CR gets a leading ' so spreadsheets do not run it "
-                        "as a formula (OWASP)")
-    p.add_argument("--top", type=int, default=10, help="print the N largest clusters")
-    p.add_argument("--report", metavar="HTML",
-                   help="write a self-contained HTML report (plots, clusters, pair views)")
-    p.add_argument("--explain", metavar="ID",
-                   help="print what document ID becomes (text after each cleaning step, "
-                        "first 20 shingles) and exit without running the pipeline")
-    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
-                   help="local (this process) or spark (the active SparkSession, else a "
-                        "quiet local one on all cores; pyspark, pandas and Java 17 needed; "
-                        "on a cluster: see docs/spark.md in neardup's repository) "
-                        "(default: local)")
-    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
-                   help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
-                        "keeping sets, signatures and band keys on disk; same result")
-    p.add_argument("--work-dir", metavar="DIR",
-                   help="with --memory-limit: where the spilled files go (default: TMPDIR)")
-    cli_index.add_against_arguments(p)
-
-    p = commands.add_parser("dedup", help="write the input minus its near-duplicates",
-                            description="A copy of the input, in its format, without the "
-                            "documents that have a near-duplicate kept in their place.",
-                            epilog=DEDUP_EXAMPLES, formatter_class=_Formatter)
-    _source_arguments(p)
-    p.add_argument("--out", "-o", required=True, metavar="PATH",
-                   help="output file, compressed as its name says (out.jsonl.gz: gzip; "
-                        ".zst, .bz2, .xz); a directory for a directory or several inputs; "
-                        "- writes the kept records of one file to standard output "
-                        "(uncompressed) and the summary to standard error")
-    cli_index.add_against_arguments(p, dedup=True)
-
-    cli_index.add_parsers(commands, _source_arguments, _Formatter)
-
-    p = commands.add_parser("report", help="an HTML report of a `find --out` directory",
-                            epilog=REPORT_EXAMPLES, formatter_class=_Formatter)
-    p.add_argument("result_dir", metavar="RESULT_DIR", help="directory written by find --out")
-    p.add_argument("--out", "-o", required=True, metavar="HTML", help="the report to write")
-    p.add_argument("--plots", metavar="DIR", help="also write the plots as PNG and SVG here")
-    p.add_argument("--max-bytes", type=int, default=4_000_000,
-                   help="keep the page under N bytes by cutting lists (default: 4000000)")
-    p.add_argument("--max-chords", type=int, default=5_000,
-                   help="above N candidate pairs draw a seeded sample (default: 5000)")
-    p.add_argument("--root", metavar="DIR",
-                   help="directory the document ids are paths in, to show pairs side by side "
-                        "(default: the directories find read, if they still exist)")
-
-    p = commands.add_parser("evaluate", help="LSH against the truth, in document pairs: "
-                            "found, true, intersection, false positives and negatives, the "
-                            "empirical S-curve", epilog=EVALUATE_EXAMPLES,
-                            formatter_class=_Formatter)
-    _source_arguments(p)
-    p.add_argument("--truth", choices=["exact", "brute"], default="exact",
-                   help="exact: the all-pairs join over distinct sets, weighted by their "
-                        "copies (any size); brute: the exact Jaccard of every document pair "
-                        "(at most 20,000 documents) (default: exact)")
-    p.add_argument("--sweep", action="store_true",
-                   help="also try every b x r = K (e.g. 10x10, 20x5, 25x4, 50x2 at K = 100)")
-    p.add_argument("--curve-from", type=float,
-                   help="lowest similarity in the empirical S-curve (default: t - 0.3)")
-    p.add_argument("--compare-sketches", action="store_true",
-                   help="also run MinHash + LSH and SimHash side by side against the same "
-                        "truth: candidates, pairs found, recall, precision and seconds of "
-                        "each (with --sketch simhash --simhash-distance K to set SimHash's k)")
-    p.add_argument("--plot", metavar="PNG", help="write the S-curve plot here")
-    p.add_argument("--json", metavar="FILE", help="write the evaluation as JSON here")
-    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
-                   help="local, or spark: the same counts, the truth a cartesian join of the "
-                        "documents (at most 20,000), no S-curve, sweep or plot "
-                        "(default: local)")
-
-    p = commands.add_parser("tune", help="choose bands x rows for a threshold",
-                            description="The b x r neardup chooses for a threshold, and the "
-                            "S-curve P(s) = 1 - (1 - s^r)^b it gives.",
-                            epilog=TUNE_EXAMPLES, formatter_class=_Formatter)
-    p.add_argument("--threshold", "-t", type=float, required=True,
-                   help="the Jaccard similarity pairs must reach")
-    p.add_argument("--num-perm", type=int, default=128,
-                   help="K, minima per signature (default: 128)")
-    p.add_argument("--bands", type=int, help="force b (see what it gives at t)")
-    p.add_argument("--rows", type=int, help="force r")
-    p.add_argument("--json", action="store_true", help="print the plan as JSON")
-    return parser
 
 
 class Terminated(KeyboardInterrupt):
@@ -338,70 +36,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"neardup: warning: {message}", file=sys.stderr)
 
 
-def _code_keeps_paths(argv: list[str]) -> list[str]:
-    """``--code ./repo``: the word after a bare --code is its language only when it names
-    one (``--code go``, ``--code auto``); an existing path stays a path (``--code=go`` is
-    never ambiguous)."""
-    out = list(argv)
-    for k, word in enumerate(argv[:-1]):
-        following = argv[k + 1]
-        if word == "--code" and not following.startswith("-") and os.path.exists(following):
-            if not _is_language(following):
-                out[k] = "--code=auto"
-    return out
-
-
-def _is_language(name: str) -> bool:
-    """``auto`` or a Pygments lexer alias."""
-    if name == "auto":
-        return True
-    try:
-        from pygments.lexers import get_lexer_by_name
-        from pygments.util import ClassNotFound
-    except ImportError:  # no code extra: --code will say so
-        return False
-
-    try:
-        get_lexer_by_name(name)
-    except ClassNotFound:
-        return False
-    return True
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """Help with the examples laid out as written."""
-
-
-FIND_EXAMPLES = """examples:
-  neardup find src/ --include '*.py' --shingle word --ngram 5 -t 0.8 --out out/
-  neardup find ads.csv --text-field description --id-field id -t 0.7 --report ads.html
-  neardup find names.txt --shingle char -k 3 -t 0.8 --method exact --out - | head
-  neardup find ./repo --code=go --type2 -t 0.8 --out clones/
-"""
-DEDUP_EXAMPLES = """examples:
-  neardup dedup docs.jsonl --text-field body -t 0.8 -o docs.dedup.jsonl
-  neardup dedup crawl.jsonl.gz -t 0.8 --representative-field date -o crawl.dedup.jsonl.gz
-  neardup dedup corpus/ --include '*.txt' -t 0.9 -o corpus.dedup/
-  neardup dedup ads.csv --text-field body -o - | head
-"""
-REPORT_EXAMPLES = """examples:
-  neardup find src/ -t 0.5 --out out/ && neardup report out/ -o report.html
-  neardup report out/ -o report.html --plots plots/ --root src/
-"""
-EVALUATE_EXAMPLES = """examples:
-  neardup evaluate src/ --include '*.py' --shingle word --ngram 5 -t 0.8 --sweep
-  neardup evaluate ads.tsv --text-field description -k 10 -t 0.8 --truth brute
-"""
-TUNE_EXAMPLES = """examples:
-  neardup tune -t 0.8
-  neardup tune -t 0.5 --num-perm 64 --json
-  neardup tune -t 0.8 --bands 20 --rows 5
-"""
-
-
 def main(argv=None) -> int:
     parser = build_parser()
-    argv = _code_keeps_paths(sys.argv[1:] if argv is None else list(argv))
+    argv = code_keeps_paths(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     args.explicit = cli_index.explicit_options(parser, argv, args)  # for --against, index
     previous = (signal.signal(signal.SIGTERM, _terminate)
@@ -425,12 +62,12 @@ def _run(args) -> int:
             plan = api.tune(args.threshold, args.num_perm, bands=args.bands, rows=args.rows)
             print(json.dumps(plan.as_dict(), indent=2) if args.json else plan.describe())
         elif args.command == "find" and args.explain is not None:
-            options = _options(args)
+            options = keyword_options(args)
             for key in ("items", "items_field", "transpose"):
                 options.pop(key, None)
             print(format_explain(api.explain(args.sources, args.explain, **options)))
         elif args.command == "index":
-            cli_index.run(args, _options, SOURCE_KEYS)
+            cli_index.run(args, keyword_options, SOURCE_KEYS)
         elif args.command == "find":
             result = api.find(tuple(args.sources), out=args.out, output_format=args.output_format,
                               quiet=args.quiet, report=args.report,
@@ -438,11 +75,11 @@ def _run(args) -> int:
                               engine=args.engine, memory_limit=args.memory_limit,
                               work_dir=args.work_dir, escape_formulas=args.escape_formulas,
                               against=args.against, force=args.force,
-                              **_against_options(args))
+                              **against_options(args))
             print(format_report(result, top=args.top, out=args.out),
                   file=sys.stderr if args.out == api.STDOUT else sys.stdout)
         elif args.command == "evaluate":
-            options = _options(args)
+            options = keyword_options(args)
             options.pop("method")
             evaluation = api.evaluate(args.sources, quiet=args.quiet, sweep=args.sweep,
                                       curve_from=args.curve_from, plot=args.plot,
@@ -462,7 +99,7 @@ def _run(args) -> int:
             result = api.dedup(tuple(args.sources), args.out, quiet=args.quiet,
                                representative_field=args.representative_field,
                                against=args.against, add=args.add, force=args.force,
-                               **_against_options(args))
+                               **against_options(args))
             print(format_report(result, top=0,
                                 out="standard output" if to_stdout else args.out),
                   file=sys.stderr if to_stdout else sys.stdout)
@@ -488,172 +125,3 @@ def _run(args) -> int:
         print(f"neardup: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     return EXIT_OK
-
-
-def format_report(result, top: int = 10, out=None) -> str:
-    """The summary a person reads: counts, skips by reason, time per stage, largest clusters."""
-    c = result.counts
-    lines = []
-    read = result.read_report or {}
-    if read:
-        lines.append(f"read {read.get('records_seen', c['documents']):,} records: "
-                     f"{read.get('processed', c['documents']):,} documents")
-        for kind in ("skipped", "failed"):
-            for reason, count in sorted((read.get(kind) or {}).items()):
-                lines.append(f"  {kind}: {count:,} {reason}")
-    lines += [
-        f"documents {c['documents']:,}: {c['shingled']:,} shingled "
-        f"({c['shingles']:,} shingles), {c['too_few_shingles']:,} set aside "
-        f"(< {result.config.min_shingles} shingles)",
-        f"distinct shingle sets {c['distinct_sets']:,} ({c['identical_copies']:,} identical "
-        f"copies grouped before LSH)",
-        f"method {c['method']}: {c['method_choice']['reason']}",
-        _describe_search(c, result),
-        describe_pairs(c, result.config),
-        f"clusters {c['clusters']:,} holding {c['documents_in_clusters']:,} documents; "
-        f"removable {c['removable']:,}",
-    ]
-    if c.get("min_member_similarity") is not None:  # clusters "center"
-        lines.append(f"  clusters by centre: lowest similarity to the kept document "
-                     f"{c['min_member_similarity']:.4f}")
-    if c.get("languages"):
-        lines.append("code: " + ", ".join(f"{lang} {count:,}"
-                                          for lang, count in sorted(c["languages"].items()))
-                     + f"; unknown language (word tokens) {c.get('unknown_language', 0):,}")
-    for key, what in (("char_fallback", "documents shingled by characters (no spaces)"),
-                      ("generated_excluded", "generated files excluded"),
-                      ("generated_flagged", "generated files flagged")):
-        if c.get(key):
-            lines.append(f"  {c[key]:,} {what}")
-    buckets = c["buckets"]
-    if buckets["buckets_over_limit"]:
-        lines.append(f"  {buckets['buckets_over_limit']} LSH buckets over "
-                     f"{result.config.max_bucket} documents (largest {buckets['largest_bucket']})"
-                     f": policy {result.config.bucket_policy}, "
-                     f"{buckets['pairs_avoided']:,} pairs not generated")
-    if "index" in c:
-        lines.append(cli_index.describe_against(c))
-    if "dedup" in c:
-        lines.append(f"dedup: {c['dedup']}")
-    lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in result.seconds.items()))
-    if out:
-        lines.append(f"written to {out}")
-    if "report" in c:
-        lines.append(describe_report(c["report"]))
-    if top:
-        lines += _top_clusters(result, top) if hasattr(result, "labels") and isinstance(
-            result.labels, np.ndarray) else _top_clusters_table(result, top)
-    return "\n".join(lines)
-
-
-def _describe_search(c: dict, result) -> str:
-    """One line on how the candidates were found: LSH, the SimHash search or the join."""
-    t = result.config.threshold
-    if c["method"] == "lsh" and "containment_search" in c:
-        s = c["containment_search"]
-        floor = s["lowest_lsh_jaccard_floor"]
-        banded = f" (Jaccard floor >= {floor})" if floor is not None else ""
-        return (f"LSH by size class: {s['class_pairs_lsh']} class pairs banded{banded}, "
-                f"{s['class_pairs_exact']} on the exact join: {c['candidates']:,} "
-                f"candidates ({s['lsh_candidates']:,} + {s['exact_pairs']:,})")
-    if c["method"] == "lsh":
-        return (f"LSH {result.plan.bands} x {result.plan.rows} (steep point "
-                f"{result.plan.steep_point:.3f}, t = {t}): {c['candidates']:,} candidates")
-    if c["method"] == "simhash":
-        s = c["simhash"]
-        return (f"SimHash: Hamming distance <= {s['distance']} of 64 bits ({s['blocks']} "
-                f"blocks, {s['comparisons']:,} fingerprint comparisons): "
-                f"{c['candidates']:,} candidates")
-    return f"exact join: {c['candidates']:,} pairs >= {t}, none lost"
-
-
-def describe_pairs(c: dict, config) -> str:
-    """What ``pairs`` counts, in words: document pairs, copies of one text included."""
-    measure = "Jaccard" if getattr(config, "measure", "jaccard") == "jaccard" else (
-        config.measure)
-    which = (f"exact {measure} >= {config.threshold}" if config.verify
-             else f"every candidate, any {measure}")
-    with_index = c.get("index", {}).get("identical_pairs_with_index", 0)
-    identical = (f"{c['identical_pairs']:,} of identical sets (J = 1; {with_index:,} of them a "
-                 f"new document and an indexed copy)" if with_index else
-                 f"{c['identical_pairs']:,} inside identical groups (J = 1)")
-    line = (f"pairs {c['pairs']:,} document pairs ({which}): {identical}, "
-            f"{c['near_duplicate_pairs']:,} between different sets "
-            f"(from {c['set_pairs']:,} pairs of distinct sets)")
-    if config.pairs == "groups":
-        line += "; written compact (set_pairs + identical)"
-    return line
-
-
-def describe_report(drawn: dict) -> str:
-    """One line on what a report drew and cut."""
-    chords = f"{drawn['chords']:,} chords"
-    if drawn["sampled"]:
-        chords += f" (a sample of {drawn['candidates']:,} candidates)"
-    line = (f"report {drawn['path']} ({drawn['bytes']:,} bytes): {chords}, "
-            f"{drawn['clusters_shown']:,} of {drawn['clusters']:,} clusters, "
-            f"{drawn['pair_views']} pair views")
-    if drawn.get("plots"):
-        line += f"; {len(drawn['plots'])} plot files"
-    return line
-def format_explain(explained: dict) -> str:
-    lines = [f"document {explained['id']} (route {explained['route']}, "
-             f"{explained['shingle_kind']} shingles of {explained['shingle_size']}"
-             f"{', generated' if explained['generated'] else ''})"]
-    for step in explained["steps"]:
-        lines.append(f"after {step['step']}: {step['text'][:500]!r}")
-    if not explained["steps"]:
-        lines.append("no cleaning steps (tokenized as is)")
-    lines.append(f"first {len(explained['shingles'])} shingles:")
-    lines += [f"  {s!r}" for s in explained["shingles"]]
-    return "\n".join(lines)
-
-
-def _top_clusters(result, top: int) -> list[str]:
-    sizes = np.bincount(result.labels, minlength=result.n)
-    order = np.lexsort((np.arange(result.n), -sizes))
-    largest = order[sizes[order] > 1][:top]
-    if largest.size == 0:
-        return ["no clusters"]
-    lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
-    # a line file's ids are line numbers: its lines' texts come along (see api._find)
-    previews = getattr(result, "previews", None) or {}
-
-    def named(d) -> str:
-        preview = previews.get(int(d))
-        return result.ids[d] if preview is None else f"{result.ids[d]}: {preview}"
-
-    for label in largest:
-        members = np.flatnonzero(result.labels == label)
-        kept = members[result.representative[members]][0]
-        others = members[members != kept]
-        lines.append(f"  [{members.size}] keep {named(kept)}")
-        lines += [f"        {named(m)}" for m in others[:5]]
-        if others.size > 5:
-            lines.append(f"        ... {others.size - 5} more")
-    return lines
-
-
-def _top_clusters_table(result, top: int) -> list[str]:
-    """The largest clusters from a clusters table (the Spark engine's result)."""
-    clusters = result.clusters.where(result.clusters.cluster_size > 1).limit(top * 50).collect()
-    if not clusters:
-        return ["no clusters"]
-    lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
-    shown = []
-    for row in clusters:
-        if row["cluster"] not in shown:
-            shown.append(row["cluster"])
-    for label in shown[:top]:
-        members = [r for r in clusters if r["cluster"] == label]
-        kept = next(r["id"] for r in members if r["representative"])
-        others = [r["id"] for r in members if r["id"] != kept]
-        lines.append(f"  [{members[0]['cluster_size']}] keep {kept}")
-        lines += [f"        {m}" for m in others[:5]]
-        if members[0]["cluster_size"] - 1 > 5:
-            lines.append(f"        ... {members[0]['cluster_size'] - 6} more")
-    return lines
-
-
-if __name__ == "__main__":
-    sys.exit(main())

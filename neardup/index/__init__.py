@@ -28,10 +28,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import lsh
+from ..options import column_names, split_options
 from ..pipeline import FindConfig, sign
 from ..shingling import ShingleSets
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs
 from ..sources import frames
+from ..sources.options import SourceOptions, as_paths
 from ..text import prepare
 from . import store
 from .store import (
@@ -52,8 +54,7 @@ PREPARE_OPTIONS = tuple(f.name for f in fields(prepare.PrepareOptions)
                         if not f.name.startswith("_"))
 INDEX_OPTIONS = CONFIG_OPTIONS + ("bands", "rows") + PREPARE_OPTIONS
 # read options; everything else (threshold, verify, max_bucket, ...) is the query's own
-SOURCE_OPTIONS = ("fmt", "text_fields", "id_field", "include", "exclude", "delimiter",
-                  "encoding", "respect_ignore")
+SOURCE_OPTIONS = SourceOptions.keys()
 MIN_RECALL = 0.5  # P(t) below this at the query's threshold is refused unless forced
 # build and add read, shingle and sign this many documents (or characters) at a time
 CHUNK_DOCUMENTS = 100_000
@@ -177,9 +178,9 @@ class Index:
         MinHash options of :func:`neardup.find`, and the ``threshold`` the bands are
         tuned for (b × r chosen as ``find`` chooses them, or given); ``text``/``id``
         name the columns as in :func:`neardup.find`."""
-        source, prep, config = _split_options(_columns(options, text, id))
+        source, prep, config = _split_options(column_names(options, text, id))
         if not frames.is_in_memory(inputs):
-            refuse_touching_inputs(_as_list(inputs), {"--out": path})
+            refuse_touching_inputs(as_paths(inputs), {"--out": path})
         plan = config.band_plan()
         manifest = {
             "format": store.FORMAT, "format_version": store.FORMAT_VERSION,
@@ -200,13 +201,13 @@ class Index:
     def add(self, inputs, *, quiet: bool = True, text=None, id=None, **options) -> dict:
         """Add the documents of ``inputs`` as a new segment (shingled with the index's
         options; source options are this input's). Returns what was added."""
-        options = _columns(options, text, id)
+        options = column_names(options, text, id)
         source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
         options.pop("threshold", None)  # a query's; adding does not verify anything
         options = self.query_options(options)
         _, prep, config = _split_options(options)
         if not frames.is_in_memory(inputs):
-            refuse_touching_inputs(_as_list(inputs), {"index": self.path}, replaced=())
+            refuse_touching_inputs(as_paths(inputs), {"index": self.path}, replaced=())
         with WriteLock(self.path):
             return self._add_locked(lambda root, manifest: _write_inputs(
                 root, manifest, inputs, source, prep, config, quiet))
@@ -362,34 +363,12 @@ def _comparable(value):
 
 
 def _split_options(options: dict):
-    """(source options, PrepareOptions, FindConfig) from :func:`neardup.find`'s keywords."""
-    options = dict(options)
-    source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
-    prep = prepare.PrepareOptions.pop_from(options)
-    if prep.code is not None:  # as find does: code is word shingles, 5 tokens unless said
-        options["shingle_kind"] = "word"
-        options.setdefault("shingle_size", prepare.CODE_SHINGLE_SIZE)
-    for key in ("items", "items_field", "transpose"):
-        if options.get(key):
-            raise ValueError("an index holds documents; item sets are not supported")
-        options.pop(key, None)
-    return source, prep, FindConfig.from_options(**options)
-
-
-def _columns(options: dict, text, id) -> dict:
-    """``text``/``id`` as ``text_fields``/``id_field`` (the short names of find)."""
-    options = dict(options)
-    if text is not None:
-        options["text_fields"] = (text,) if isinstance(text, str) else tuple(text)
-    if id is not None:
-        options["id_field"] = id
-    return options
-
-
-def _as_list(inputs) -> list[str]:
-    if isinstance(inputs, (str, os.PathLike)):
-        return [os.fspath(inputs)]
-    return [os.fspath(x) for x in inputs]
+    """(source options as given, PrepareOptions, FindConfig) from :func:`neardup.find`'s
+    keywords, split as find splits them."""
+    groups = split_options(options)
+    if any(v for v in groups.items.values()):
+        raise ValueError("an index holds documents; item sets are not supported")
+    return groups.source.given(), groups.prepare, groups.config()
 
 
 def _chunks(inputs, source: dict, quiet: bool):
@@ -405,7 +384,7 @@ def _chunks(inputs, source: dict, quiet: bool):
             yield (documents.ids[lo:lo + CHUNK_DOCUMENTS],
                    documents.texts[lo:lo + CHUNK_DOCUMENTS])
         return
-    chunks, _, _ = read_document_chunks(_as_list(inputs), chunk_chars=CHUNK_CHARACTERS,
+    chunks, _, _ = read_document_chunks(as_paths(inputs), chunk_chars=CHUNK_CHARACTERS,
                                         chunk_docs=CHUNK_DOCUMENTS, progress=not quiet,
                                         **source)
     for chunk in chunks:

@@ -22,10 +22,7 @@ What is exact and what is estimated:
 
 from __future__ import annotations
 
-import multiprocessing
-import pickle
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -34,19 +31,8 @@ from .._core.progress import StageTimer
 from ..config import CONTAINMENT_METHODS, SKETCHES, FindConfig  # noqa: F401 (re-exported)
 from ..pairs import PairSet
 from ..result import FindResult
-from ..shingling import ShingleOptions, ShingleSets, set_fingerprints, shingle, word_tokens
-
-SHINGLE_BATCH = 20_000
-SLOW_BATCH_CHARS = 1 << 21  # a batch for a code lexer or a token cleaner: about a second
-# Shingling runs in this process unless workers are asked for: the kernels are already
-# parallel over documents, and spawned workers each import numba and rebuild tables.
-# Measured on 2 shared cores: the Go tree (72M characters) 1.9 s here vs 6.9 s with 2
-# workers; 1 M generated documents 15.2-15.7 s here vs 23.4-24.2 s with 2 workers (the
-# old automatic switch above 400M characters); the standard library as code 8.1-9.6 s
-# vs 14.5-17.4 s.
-# spawn, not fork: a forked child of a process that ran numba's parallel kernels
-# (GNU OpenMP threads) is killed ("fork() called from a process already using GNU OpenMP")
-WORKER_START = "spawn"
+from ..shingling import ShingleSets, set_fingerprints
+from ..text.batches import shingle_in_batches  # noqa: F401 (re-exported)
 
 
 def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
@@ -79,83 +65,10 @@ def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
                      keep_arrays=keep_arrays)
 
 
-def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
-                       timer: StageTimer | None = None, workers: int | None = None
-                       ) -> ShingleSets:
-    """:func:`~neardup.shingling.shingle` over batches, bounding the temporary memory.
-
-    ``workers``: processes that shingle batches side by side; None or 1 is in-process
-    (faster on the machines measured, see above). The sets are the same whatever the
-    number of workers (each document is shingled on its own; batches come back in
-    order). Options that cannot be pickled (a lambda as ``tokenize``) keep the work
-    in-process.
-    """
-    workers = _worker_count(texts, options, workers)
-    if workers > 1:
-        return _shingle_in_workers(texts, options, workers, timer)
-    bounds = _batch_bounds(texts, options)
-    batches = zip(bounds[:-1], bounds[1:])
-    if timer is not None and len(bounds) > 2:
-        batches = timer.bar(batches, total=len(bounds) - 1, desc="shingle")
-    return ShingleSets.concat([shingle(texts[lo:hi], options) for lo, hi in batches])
-
-
-def _batch_bounds(texts: Sequence[str], options: ShingleOptions) -> list[int]:
-    """Where batches start: every SHINGLE_BATCH documents, and for a tokenizer other than
-    the word kernel (code lexers at 2-20 MB/s, cleaners' token steps) every
-    SLOW_BATCH_CHARS characters too, so a long run shows its progress and time left."""
-    starts = list(range(0, len(texts), SHINGLE_BATCH))
-    slow = options.kind == "word" and options.tokenize not in (None, word_tokens)
-    if slow and texts:
-        ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
-        cuts = np.searchsorted(ends, np.arange(SLOW_BATCH_CHARS, int(ends[-1]),
-                                               SLOW_BATCH_CHARS), side="right")
-        starts = sorted(set(starts) | {int(c) for c in cuts if 0 < c < len(texts)})
-    return [*starts, len(texts)]
-
-
 def sign(sets: ShingleSets, config: FindConfig) -> minhash.Signatures:
     """The MinHash signatures of ``sets`` under ``config`` (family, K, seed, b-bit)."""
     signatures = minhash.minhash(sets, config.num_perm, config.seed, config.family)
     return signatures.b_bit(config.bits) if config.bits is not None else signatures
-
-
-def _worker_count(texts: Sequence[str], options: ShingleOptions, workers: int | None) -> int:
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be a positive integer or None, got {workers!r}")
-    if workers is None:
-        return 1
-    workers = min(workers, len(texts))
-    if workers > 1:
-        try:
-            pickle.dumps(options)
-        except Exception:  # lambdas, closures: shingle here
-            return 1
-    return workers
-
-
-def _shingle_in_workers(texts: Sequence[str], options: ShingleOptions, workers: int,
-                        timer: StageTimer | None) -> ShingleSets:
-    # batches of about equal characters, several per worker so that none waits long
-    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    n_batches = max(workers * 4, -(-len(texts) // SHINGLE_BATCH))
-    ends = np.searchsorted(np.cumsum(sizes), np.linspace(0, sizes.sum(), n_batches + 1)[1:],
-                           side="left") + 1
-    bounds = np.unique(np.concatenate([[0], np.minimum(ends, len(texts))])).tolist()
-    batches = [list(texts[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    context = multiprocessing.get_context(WORKER_START)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        results = pool.map(_shingle_arrays, batches, [options] * len(batches))
-        if timer is not None:
-            results = timer.bar(results, total=len(batches), desc="shingle")
-        parts = [ShingleSets(offsets, values) for offsets, values in results]
-    return ShingleSets.concat(parts)
-
-
-def _shingle_arrays(texts: list[str], options: ShingleOptions):
-    """A worker's task: one batch's sets as plain arrays (offsets, values)."""
-    sets = shingle(texts, options)
-    return sets.offsets, sets.values
 
 
 def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,

@@ -264,7 +264,7 @@ def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: di
     ``escape_formulas``: CSV string cells that begin with =, +, -, @, tab or CR get a
     leading ' so a spreadsheet shows them as text (OWASP's advice against CSV injection).
     """
-    from .. import __version__
+    from .._core.version import VERSION
     from .staging import StagedDirectory
 
     if fmt not in OUTPUT_FORMATS:
@@ -285,7 +285,7 @@ def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: di
         timings = write_json({k: round(v, 4) for k, v in seconds.items()},
                              stage / "timings.json")
         manifest = {
-            "manifest_version": MANIFEST_VERSION, "neardup": __version__,
+            "manifest_version": MANIFEST_VERSION, "neardup": VERSION,
             "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]] if sys.argv else [],
             "output_format": fmt, "csv_formulas_escaped": escape_formulas and fmt == "csv",
             "files": [_file_entry(path, rows) for path, rows in files]

@@ -112,6 +112,7 @@ from .documents import (
 )
 from .jsonfile import JSONL_FIELDS_NAMED, _read_json, _write_json, name_the_fields
 from .lines import LINE_BLOCK_BYTES, _read_jsonl, _read_lines, _write_lines, decode_line
+from .options import SourceOptions, as_paths
 from .parquet import PARQUET_BATCH_ROWS, _read_parquet, _write_parquet, column_values
 
 # What this package gives users and the packages above it (spark reads with the same
@@ -121,7 +122,8 @@ __all__ = [
     "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER", "VCS_FOLDERS",
     "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
     "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "Problem", "ReadReport",
-    "read_documents", "read_document_chunks", "write_deduplicated", "check_copy_target",
+    "SourceOptions", "as_paths", "read_documents", "read_document_chunks", "write_deduplicated",
+    "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
     "encoding_label", "has_surrogates", "name_the_fields", "printable", "resolve_format",
     "text_codec", "unique_names",

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .batches import shingle_in_batches
 from .cleaning import PRESETS, UNSPACED_THRESHOLD, Cleaner, make_cleaner, unspaced_shares
 
 if TYPE_CHECKING:
@@ -168,8 +169,6 @@ def _route_options(route: str, shingle: ShingleOptions, prep: PrepareOptions) ->
 def shingle_documents(texts: Sequence[str], ids: Sequence[str], shingle: ShingleOptions,
                       prep: PrepareOptions, timer=None) -> Prepared:
     """Shingle every document on its route; see the module docstring."""
-    from ..pipeline import shingle_in_batches  # pipeline imports nothing from here
-
     routes, route_of, route_options = document_routes(texts, ids, shingle, prep)
     if len(routes) <= 1:
         options = route_options[0] if routes else shingle

@@ -1,0 +1,387 @@
+"""The ``neardup`` command's arguments: one argparse parser per command, its option
+groups named after the library's option groups, and the keyword options they become."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import fields
+
+from .. import api, lsh, sinks, sources
+from ..cluster import CLUSTER_POLICIES, REPRESENTATIVE_POLICIES
+from ..config import SKETCHES, FindConfig
+from ..evaluate import TRUTHS
+from ..minhash import HASH_FAMILIES
+from ..pairs import PAIR_FORMS
+from ..pipeline import outofcore
+from ..planner import METHODS
+from ..shingling import HASH_BITS, SHINGLE_KINDS
+from ..sources import SourceOptions
+from ..text.cleaning import PRESETS
+from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES, PrepareOptions
+from ..verify import MEASURES
+from . import index as cli_index
+
+
+def _source_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("input")
+    g.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
+                        ".parquet, text file (one document per line), any of them but "
+                        "Parquet compressed (.gz, .zst, .bz2, .xz: docs.jsonl.gz), or - for "
+                        "standard input")
+    g.add_argument("--format", dest="fmt", default="auto", choices=list(sources.FORMATS),
+                   help="input format (default: from the path, before any compression "
+                        "suffix)")
+    g.add_argument("--text-field", dest="text_fields", action="append", metavar="NAME",
+                   help="field/column holding the text; repeat to join several (default: text)")
+    g.add_argument("--id-field", metavar="NAME", help="field/column holding the document id")
+    g.add_argument("--include", action="append", default=[], metavar="GLOB",
+                   help="directory input: only files matching (repeatable)")
+    g.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="directory input: skip files matching (repeatable)")
+    g.add_argument("--no-ignore", dest="respect_ignore", action="store_false",
+                   help="directory input: also read .git/.hg/.svn folders and what .gitignore "
+                        "files ignore (by default they are skipped and counted)")
+    g.add_argument("--delimiter", help="CSV delimiter (default: ',' for csv, tab for tsv)")
+    g.add_argument("--encoding", default="utf-8", metavar="NAME",
+                   help="text encoding of every input (a Python codec name: latin-1, "
+                        "cp1252, utf-16 for .json, ...); records it cannot decode are skipped "
+                        "and counted (default: utf-8; line formats need an ASCII-compatible "
+                        "one)")
+
+    d = FindConfig()
+    g = p.add_argument_group("shingles")
+    g.add_argument("--shingle", dest="shingle_kind", default=d.shingle_kind,
+                   choices=list(SHINGLE_KINDS), help="character k-grams or word n-grams "
+                   f"(default: {d.shingle_kind})")
+    g.add_argument("--ngram", "-k", dest="shingle_size", type=int, default=d.shingle_size,
+                   help=f"k characters or n words per shingle (default: {d.shingle_size})")
+    g.add_argument("--hash-bits", type=int, default=d.hash_bits, choices=list(HASH_BITS),
+                   help=f"shingle hash width (default: {d.hash_bits})")
+    g.add_argument("--min-shingles", type=int, default=d.min_shingles,
+                   help="set aside documents with fewer shingles (default: "
+                        f"{d.min_shingles})")
+
+    g = p.add_argument_group("similarity")
+    g.add_argument("--threshold", "-t", type=float, default=d.threshold,
+                   help=f"report pairs with Jaccard >= T (default: {d.threshold})")
+    g.add_argument("--num-perm", type=int, default=d.num_perm,
+                   help=f"K, minima per signature (default: {d.num_perm})")
+    g.add_argument("--seed", type=int, default=d.seed, help=f"(default: {d.seed})")
+    g.add_argument("--family", default=d.family, choices=list(HASH_FAMILIES),
+                   help="MinHash hash family: affine32 (K hashes per shingle), oph (one "
+                        "permutation, densified) or superminhash (K registers per shingle "
+                        "without replacement: tighter estimates on small sets, near oph's "
+                        f"speed on large ones) (default: {d.family})")
+    g.add_argument("--bands", type=int, help="force b (default: chosen for the threshold)")
+    g.add_argument("--rows", type=int, help="force r (default: chosen for the threshold)")
+    g.add_argument("--bits", type=int, help="b-bit MinHash: keep the low BITS bits (1-16)")
+    g.add_argument("--max-bucket", type=int, default=d.max_bucket,
+                   help=f"largest LSH bucket paired in full (default: {d.max_bucket})")
+    g.add_argument("--bucket-policy", choices=list(lsh.BUCKET_POLICIES),
+                   default=d.bucket_policy, help="what to do with larger buckets: star links "
+                   "every member to the first, skip drops the bucket (default: star)")
+    g.add_argument("--no-verify", dest="verify", action="store_false",
+                   help="report every candidate, also those below the threshold")
+    g.add_argument("--method", default=d.method, choices=list(METHODS),
+                   help="lsh: MinHash + LSH (may miss pairs near T); exact: all-pairs join, "
+                        "every pair >= T; auto: estimate both from a sample (default)")
+    g.add_argument("--pairs", default=d.pairs, choices=list(PAIR_FORMS),
+                   help="all: list every document pair, copies of one text included; "
+                        "groups: pairs of distinct sets (set_pairs) plus every copy's "
+                        "identical group (identical), from which neardup.pairs.expand lists "
+                        "them all (default: all)")
+    g.add_argument("--max-pairs", type=int, default=d.max_pairs, metavar="N",
+                   help="with --pairs all: stop before writing if there are more than N "
+                        f"document pairs, naming the count (0: no limit; default: "
+                        f"{d.max_pairs:,})")
+    g.add_argument("--clusters", default=d.clusters, choices=list(CLUSTER_POLICIES),
+                   help="components: connected components of the pairs (a chain of edits "
+                        "is one cluster, however far its ends are); center: star clusters, "
+                        "every member >= T to its cluster's centre, which is the one kept "
+                        f"(default: {d.clusters})")
+    g.add_argument("--measure", default=d.measure, choices=list(MEASURES),
+                   help="jaccard: |A & B| / |A | B|; containment: |A & B| / min(|A|, |B|), "
+                        "a document found inside a longer one (--method auto: the exact "
+                        "join; lsh: MinHash LSH by size class, the join for far size "
+                        f"ratios) (default: {d.measure})")
+    g.add_argument("--sketch", default=d.sketch, choices=list(SKETCHES),
+                   help="how --method lsh (and auto, with simhash) finds candidates: minhash "
+                        "(MinHash + LSH bands) or simhash (64-bit SimHash fingerprints, every "
+                        "pair within Hamming distance K, Manku's block tables; best for "
+                        f"T >= 0.9) (default: {d.sketch})")
+    g.add_argument("--simhash-distance", type=int, metavar="K",
+                   help="with --sketch simhash: the largest Hamming distance searched, 0-63 "
+                        "(default: chosen from T so that 90%% of equal-size pairs at T are "
+                        "within it)")
+    g.add_argument("--representative", choices=list(REPRESENTATIVE_POLICIES),
+                   help=f"which document of a cluster is kept (default: {d.representative}; "
+                        f"field with --representative-field)")
+    g.add_argument("--representative-field", metavar="NAME",
+                   help="keep the document with the smallest value of field/column NAME "
+                        "(jsonl, json, csv, tsv, parquet; 'id' for the document id): numbers "
+                        "as numbers when all values are numbers, else as text; a document "
+                        "without a value ranks last (implies --representative field)")
+    _text_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def _text_arguments(p: argparse.ArgumentParser) -> None:
+    """Cleaning, code and item-set options (see neardup.text.prepare, neardup.sources.itemsets)."""
+    g = p.add_argument_group("cleaning (prose)")
+    g.add_argument("--clean", metavar="PRESET", choices=list(PRESETS),
+                   help="cleaning preset: none, light, text, web (default: light "
+                        "normalization: NFKC, casefold, whitespace)")
+    g.add_argument("--language", default="en",
+                   help="ISO 639-1 code for --stem, --lemmatize, --stopwords (default: en)")
+    for step in CLEAN_STEP_FLAGS:
+        g.add_argument(f"--{step}", action="store_true", default=None,
+                       help=f"add the {step} step to the preset")
+    g = p.add_argument_group("source code")
+    g.add_argument("--code", nargs="?", const="auto", metavar="LANG",
+                   help="tokenize as code (comments dropped, 5-token word shingles): "
+                        "--code=LANG (go, python, ...) or --code auto (also --code alone: "
+                        "each file's extension; unknown ones fall back to words); a path "
+                        "after a bare --code stays a path")
+    g.add_argument("--type2", action="store_true",
+                   help="with --code: identifiers and literals normalized (renamed clones)")
+    g.add_argument("--generated", choices=list(GENERATED_POLICIES), default="keep",
+                   help="generated files: keep, exclude (never paired) or flag "
+                        "(default: keep)")
+    g = p.add_argument_group("item sets (records that are already sets)")
+    g.add_argument("--items", metavar="USER,ITEM",
+                   help="two-column CSV/TSV/Parquet: each USER's set is its ITEMs "
+                        "(e.g. --items user,movie)")
+    g.add_argument("--items-field", metavar="NAME",
+                   help="JSON Lines: each record's list field NAME is its set")
+    g.add_argument("--transpose", action="store_true",
+                   help="with --items: sets of users per item (items with nearly the "
+                        "same audience)")
+
+
+# the groups' keys, from their dataclasses (weights: a library knob, not a flag)
+CONFIG_KEYS = tuple(f.name for f in fields(FindConfig) if f.name != "weights")
+
+
+SOURCE_KEYS = SourceOptions.keys()
+
+
+def keyword_options(args) -> dict:
+    options = {k: getattr(args, k) for k in CONFIG_KEYS + SOURCE_KEYS}
+    options["text_fields"] = tuple(args.text_fields or ("text",))
+    options["include"] = tuple(args.include)
+    options["exclude"] = tuple(args.exclude)
+    if options["respect_ignore"]:  # the default: engines that do not take it never see it
+        del options["respect_ignore"]
+    if options["representative"] is None:  # the library's default, or "field" with a field
+        del options["representative"]
+    if args.items or args.items_field:
+        options = {k: v for k, v in options.items()
+                   if k in CONFIG_KEYS or k in ("id_field", "delimiter")}
+        options.update(items=args.items, items_field=args.items_field,
+                       transpose=args.transpose)
+        return {k: v for k, v in options.items() if v is not None}
+    for key in PREPARE_KEYS:
+        value = getattr(args, key)
+        if value is not None and value is not False and value != "keep":
+            options[key] = value
+    if "code" in options and args.shingle_size == FindConfig().shingle_size:
+        del options["shingle_size"]  # --code picks its own default n
+    return options
+
+
+PREPARE_KEYS = tuple(f.name for f in fields(PrepareOptions) if not f.name.startswith("_"))
+
+
+def against_options(args) -> dict:
+    """The options of find/dedup; with --against only those given (the index has the rest)."""
+    options = keyword_options(args)
+    return cli_index.given_options(options, args, SOURCE_KEYS) if args.against else options
+
+
+def _size(value: str) -> int:
+    try:
+        return outofcore.parse_size(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a size: give a positive number of bytes or 4G, 512M, "
+            f"100k") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .._core.version import VERSION
+
+    parser = argparse.ArgumentParser(
+        prog="neardup", description="Find near-duplicate documents, files and sets: "
+        "shingles, MinHash, LSH, exact verification, clusters.",
+        epilog="Each command has its own --help with examples.")
+    parser.add_argument("--version", action="version", version=f"neardup {VERSION}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("find", help="pairs and clusters of near-duplicates",
+                            description="Every pair of documents with Jaccard >= T (copies "
+                            "of one text included), and the clusters they form.",
+                            epilog=FIND_EXAMPLES, formatter_class=_Formatter)
+    _source_arguments(p)
+    p.add_argument("--out", "-o", metavar="DIR",
+                   help="write pairs, identical groups, clusters, documents, candidates, "
+                        "summary.json, timings.json and manifest.json here, all at once; "
+                        "- writes the pairs to standard output (csv or jsonl) and the "
+                        "summary to standard error")
+    p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS),
+                   help="csv, jsonl or parquet (default: csv)")
+    p.add_argument("--raw-csv", dest="escape_formulas", action="store_false",
+                   help="write CSV cells as they are; by default a cell beginning with =, "
+                        "+, -, @, tab or CR gets a leading ' so spreadsheets do not run it "
+                        "as a formula (OWASP)")
+    p.add_argument("--top", type=int, default=10, help="print the N largest clusters")
+    p.add_argument("--report", metavar="HTML",
+                   help="write a self-contained HTML report (plots, clusters, pair views)")
+    p.add_argument("--explain", metavar="ID",
+                   help="print what document ID becomes (text after each cleaning step, "
+                        "first 20 shingles) and exit without running the pipeline")
+    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
+                   help="local (this process) or spark (the active SparkSession, else a "
+                        "quiet local one on all cores; pyspark, pandas and Java 17 needed; "
+                        "on a cluster: see docs/spark.md in neardup's repository) "
+                        "(default: local)")
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                   help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
+                        "keeping sets, signatures and band keys on disk; same result")
+    p.add_argument("--work-dir", metavar="DIR",
+                   help="with --memory-limit: where the spilled files go (default: TMPDIR)")
+    cli_index.add_against_arguments(p)
+
+    p = commands.add_parser("dedup", help="write the input minus its near-duplicates",
+                            description="A copy of the input, in its format, without the "
+                            "documents that have a near-duplicate kept in their place.",
+                            epilog=DEDUP_EXAMPLES, formatter_class=_Formatter)
+    _source_arguments(p)
+    p.add_argument("--out", "-o", required=True, metavar="PATH",
+                   help="output file, compressed as its name says (out.jsonl.gz: gzip; "
+                        ".zst, .bz2, .xz); a directory for a directory or several inputs; "
+                        "- writes the kept records of one file to standard output "
+                        "(uncompressed) and the summary to standard error")
+    cli_index.add_against_arguments(p, dedup=True)
+
+    cli_index.add_parsers(commands, _source_arguments, _Formatter)
+
+    p = commands.add_parser("report", help="an HTML report of a `find --out` directory",
+                            epilog=REPORT_EXAMPLES, formatter_class=_Formatter)
+    p.add_argument("result_dir", metavar="RESULT_DIR", help="directory written by find --out")
+    p.add_argument("--out", "-o", required=True, metavar="HTML", help="the report to write")
+    p.add_argument("--plots", metavar="DIR", help="also write the plots as PNG and SVG here")
+    p.add_argument("--max-bytes", type=int, default=4_000_000,
+                   help="keep the page under N bytes by cutting lists (default: 4000000)")
+    p.add_argument("--max-chords", type=int, default=5_000,
+                   help="above N candidate pairs draw a seeded sample (default: 5000)")
+    p.add_argument("--root", metavar="DIR",
+                   help="directory the document ids are paths in, to show pairs side by side "
+                        "(default: the directories find read, if they still exist)")
+
+    p = commands.add_parser("evaluate", help="LSH against the truth, in document pairs: "
+                            "found, true, intersection, false positives and negatives, the "
+                            "empirical S-curve", epilog=EVALUATE_EXAMPLES,
+                            formatter_class=_Formatter)
+    _source_arguments(p)
+    p.add_argument("--truth", choices=list(TRUTHS), default="exact",
+                   help="exact: the all-pairs join over distinct sets, weighted by their "
+                        "copies (any size); brute: the exact Jaccard of every document pair "
+                        "(at most 20,000 documents) (default: exact)")
+    p.add_argument("--sweep", action="store_true",
+                   help="also try every b x r = K (e.g. 10x10, 20x5, 25x4, 50x2 at K = 100)")
+    p.add_argument("--curve-from", type=float,
+                   help="lowest similarity in the empirical S-curve (default: t - 0.3)")
+    p.add_argument("--compare-sketches", action="store_true",
+                   help="also run MinHash + LSH and SimHash side by side against the same "
+                        "truth: candidates, pairs found, recall, precision and seconds of "
+                        "each (with --sketch simhash --simhash-distance K to set SimHash's k)")
+    p.add_argument("--plot", metavar="PNG", help="write the S-curve plot here")
+    p.add_argument("--json", metavar="FILE", help="write the evaluation as JSON here")
+    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
+                   help="local, or spark: the same counts, the truth a cartesian join of the "
+                        "documents (at most 20,000), no S-curve, sweep or plot "
+                        "(default: local)")
+
+    p = commands.add_parser("tune", help="choose bands x rows for a threshold",
+                            description="The b x r neardup chooses for a threshold, and the "
+                            "S-curve P(s) = 1 - (1 - s^r)^b it gives.",
+                            epilog=TUNE_EXAMPLES, formatter_class=_Formatter)
+    p.add_argument("--threshold", "-t", type=float, required=True,
+                   help="the Jaccard similarity pairs must reach")
+    p.add_argument("--num-perm", type=int, default=128,
+                   help="K, minima per signature (default: 128)")
+    p.add_argument("--bands", type=int, help="force b (see what it gives at t)")
+    p.add_argument("--rows", type=int, help="force r")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    return parser
+
+
+def code_keeps_paths(argv: list[str]) -> list[str]:
+    """``--code ./repo``: the word after a bare --code is its language only when it names
+    one (``--code go``, ``--code auto``); an existing path stays a path (``--code=go`` is
+    never ambiguous)."""
+    out = list(argv)
+    for k, word in enumerate(argv[:-1]):
+        following = argv[k + 1]
+        if word == "--code" and not following.startswith("-") and os.path.exists(following):
+            if not _is_language(following):
+                out[k] = "--code=auto"
+    return out
+
+
+def _is_language(name: str) -> bool:
+    """``auto`` or a Pygments lexer alias."""
+    if name == "auto":
+        return True
+    try:
+        from pygments.lexers import get_lexer_by_name
+        from pygments.util import ClassNotFound
+    except ImportError:  # no code extra: --code will say so
+        return False
+
+    try:
+        get_lexer_by_name(name)
+    except ClassNotFound:
+        return False
+    return True
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help with the examples laid out as written."""
+
+
+FIND_EXAMPLES = """examples:
+  neardup find src/ --include '*.py' --shingle word --ngram 5 -t 0.8 --out out/
+  neardup find ads.csv --text-field description --id-field id -t 0.7 --report ads.html
+  neardup find names.txt --shingle char -k 3 -t 0.8 --method exact --out - | head
+  neardup find ./repo --code=go --type2 -t 0.8 --out clones/
+"""
+
+
+DEDUP_EXAMPLES = """examples:
+  neardup dedup docs.jsonl --text-field body -t 0.8 -o docs.dedup.jsonl
+  neardup dedup crawl.jsonl.gz -t 0.8 --representative-field date -o crawl.dedup.jsonl.gz
+  neardup dedup corpus/ --include '*.txt' -t 0.9 -o corpus.dedup/
+  neardup dedup ads.csv --text-field body -o - | head
+"""
+
+
+REPORT_EXAMPLES = """examples:
+  neardup find src/ -t 0.5 --out out/ && neardup report out/ -o report.html
+  neardup report out/ -o report.html --plots plots/ --root src/
+"""
+
+
+EVALUATE_EXAMPLES = """examples:
+  neardup evaluate src/ --include '*.py' --shingle word --ngram 5 -t 0.8 --sweep
+  neardup evaluate ads.tsv --text-field description -k 10 -t 0.8 --truth brute
+"""
+
+
+TUNE_EXAMPLES = """examples:
+  neardup tune -t 0.8
+  neardup tune -t 0.5 --num-perm 64 --json
+  neardup tune -t 0.8 --bands 20 --rows 5
+"""

@@ -1,0 +1,175 @@
+"""What a command prints: the summary of a run, the pairs and their counts, the top
+clusters, what a document becomes (``--explain``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import index as cli_index
+
+
+def format_report(result, top: int = 10, out=None) -> str:
+    """The summary a person reads: counts, skips by reason, time per stage, largest clusters."""
+    c = result.counts
+    lines = []
+    read = result.read_report or {}
+    if read:
+        lines.append(f"read {read.get('records_seen', c['documents']):,} records: "
+                     f"{read.get('processed', c['documents']):,} documents")
+        for kind in ("skipped", "failed"):
+            for reason, count in sorted((read.get(kind) or {}).items()):
+                lines.append(f"  {kind}: {count:,} {reason}")
+    lines += [
+        f"documents {c['documents']:,}: {c['shingled']:,} shingled "
+        f"({c['shingles']:,} shingles), {c['too_few_shingles']:,} set aside "
+        f"(< {result.config.min_shingles} shingles)",
+        f"distinct shingle sets {c['distinct_sets']:,} ({c['identical_copies']:,} identical "
+        f"copies grouped before LSH)",
+        f"method {c['method']}: {c['method_choice']['reason']}",
+        _describe_search(c, result),
+        describe_pairs(c, result.config),
+        f"clusters {c['clusters']:,} holding {c['documents_in_clusters']:,} documents; "
+        f"removable {c['removable']:,}",
+    ]
+    if c.get("min_member_similarity") is not None:  # clusters "center"
+        lines.append(f"  clusters by centre: lowest similarity to the kept document "
+                     f"{c['min_member_similarity']:.4f}")
+    if c.get("languages"):
+        lines.append("code: " + ", ".join(f"{lang} {count:,}"
+                                          for lang, count in sorted(c["languages"].items()))
+                     + f"; unknown language (word tokens) {c.get('unknown_language', 0):,}")
+    for key, what in (("char_fallback", "documents shingled by characters (no spaces)"),
+                      ("generated_excluded", "generated files excluded"),
+                      ("generated_flagged", "generated files flagged")):
+        if c.get(key):
+            lines.append(f"  {c[key]:,} {what}")
+    buckets = c["buckets"]
+    if buckets["buckets_over_limit"]:
+        lines.append(f"  {buckets['buckets_over_limit']} LSH buckets over "
+                     f"{result.config.max_bucket} documents (largest {buckets['largest_bucket']})"
+                     f": policy {result.config.bucket_policy}, "
+                     f"{buckets['pairs_avoided']:,} pairs not generated")
+    if "index" in c:
+        lines.append(cli_index.describe_against(c))
+    if "dedup" in c:
+        lines.append(f"dedup: {c['dedup']}")
+    lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in result.seconds.items()))
+    if out:
+        lines.append(f"written to {out}")
+    if "report" in c:
+        lines.append(describe_report(c["report"]))
+    if top:
+        lines += _top_clusters(result, top) if hasattr(result, "labels") and isinstance(
+            result.labels, np.ndarray) else _top_clusters_table(result, top)
+    return "\n".join(lines)
+
+
+def _describe_search(c: dict, result) -> str:
+    """One line on how the candidates were found: LSH, the SimHash search or the join."""
+    t = result.config.threshold
+    if c["method"] == "lsh" and "containment_search" in c:
+        s = c["containment_search"]
+        floor = s["lowest_lsh_jaccard_floor"]
+        banded = f" (Jaccard floor >= {floor})" if floor is not None else ""
+        return (f"LSH by size class: {s['class_pairs_lsh']} class pairs banded{banded}, "
+                f"{s['class_pairs_exact']} on the exact join: {c['candidates']:,} "
+                f"candidates ({s['lsh_candidates']:,} + {s['exact_pairs']:,})")
+    if c["method"] == "lsh":
+        return (f"LSH {result.plan.bands} x {result.plan.rows} (steep point "
+                f"{result.plan.steep_point:.3f}, t = {t}): {c['candidates']:,} candidates")
+    if c["method"] == "simhash":
+        s = c["simhash"]
+        return (f"SimHash: Hamming distance <= {s['distance']} of 64 bits ({s['blocks']} "
+                f"blocks, {s['comparisons']:,} fingerprint comparisons): "
+                f"{c['candidates']:,} candidates")
+    return f"exact join: {c['candidates']:,} pairs >= {t}, none lost"
+
+
+def describe_pairs(c: dict, config) -> str:
+    """What ``pairs`` counts, in words: document pairs, copies of one text included."""
+    measure = "Jaccard" if getattr(config, "measure", "jaccard") == "jaccard" else (
+        config.measure)
+    which = (f"exact {measure} >= {config.threshold}" if config.verify
+             else f"every candidate, any {measure}")
+    with_index = c.get("index", {}).get("identical_pairs_with_index", 0)
+    identical = (f"{c['identical_pairs']:,} of identical sets (J = 1; {with_index:,} of them a "
+                 f"new document and an indexed copy)" if with_index else
+                 f"{c['identical_pairs']:,} inside identical groups (J = 1)")
+    line = (f"pairs {c['pairs']:,} document pairs ({which}): {identical}, "
+            f"{c['near_duplicate_pairs']:,} between different sets "
+            f"(from {c['set_pairs']:,} pairs of distinct sets)")
+    if config.pairs == "groups":
+        line += "; written compact (set_pairs + identical)"
+    return line
+
+
+def describe_report(drawn: dict) -> str:
+    """One line on what a report drew and cut."""
+    chords = f"{drawn['chords']:,} chords"
+    if drawn["sampled"]:
+        chords += f" (a sample of {drawn['candidates']:,} candidates)"
+    line = (f"report {drawn['path']} ({drawn['bytes']:,} bytes): {chords}, "
+            f"{drawn['clusters_shown']:,} of {drawn['clusters']:,} clusters, "
+            f"{drawn['pair_views']} pair views")
+    if drawn.get("plots"):
+        line += f"; {len(drawn['plots'])} plot files"
+    return line
+
+
+def format_explain(explained: dict) -> str:
+    lines = [f"document {explained['id']} (route {explained['route']}, "
+             f"{explained['shingle_kind']} shingles of {explained['shingle_size']}"
+             f"{', generated' if explained['generated'] else ''})"]
+    for step in explained["steps"]:
+        lines.append(f"after {step['step']}: {step['text'][:500]!r}")
+    if not explained["steps"]:
+        lines.append("no cleaning steps (tokenized as is)")
+    lines.append(f"first {len(explained['shingles'])} shingles:")
+    lines += [f"  {s!r}" for s in explained["shingles"]]
+    return "\n".join(lines)
+
+
+def _top_clusters(result, top: int) -> list[str]:
+    sizes = np.bincount(result.labels, minlength=result.n)
+    order = np.lexsort((np.arange(result.n), -sizes))
+    largest = order[sizes[order] > 1][:top]
+    if largest.size == 0:
+        return ["no clusters"]
+    lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
+    # a line file's ids are line numbers: its lines' texts come along (see pipeline.run)
+    previews = getattr(result, "previews", None) or {}
+
+    def named(d) -> str:
+        preview = previews.get(int(d))
+        return result.ids[d] if preview is None else f"{result.ids[d]}: {preview}"
+
+    for label in largest:
+        members = np.flatnonzero(result.labels == label)
+        kept = members[result.representative[members]][0]
+        others = members[members != kept]
+        lines.append(f"  [{members.size}] keep {named(kept)}")
+        lines += [f"        {named(m)}" for m in others[:5]]
+        if others.size > 5:
+            lines.append(f"        ... {others.size - 5} more")
+    return lines
+
+
+def _top_clusters_table(result, top: int) -> list[str]:
+    """The largest clusters from a clusters table (the Spark engine's result)."""
+    clusters = result.clusters.where(result.clusters.cluster_size > 1).limit(top * 50).collect()
+    if not clusters:
+        return ["no clusters"]
+    lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
+    shown = []
+    for row in clusters:
+        if row["cluster"] not in shown:
+            shown.append(row["cluster"])
+    for label in shown[:top]:
+        members = [r for r in clusters if r["cluster"] == label]
+        kept = next(r["id"] for r in members if r["representative"])
+        others = [r["id"] for r in members if r["id"] != kept]
+        lines.append(f"  [{members[0]['cluster_size']}] keep {kept}")
+        lines += [f"        {m}" for m in others[:5]]
+        if members[0]["cluster_size"] - 1 > 5:
+            lines.append(f"        ... {members[0]['cluster_size'] - 6} more")
+    return lines

@@ -1,0 +1,111 @@
+"""``find`` under a memory limit: read, shingle and sign a chunk of documents at a time,
+spill sets, signatures and band keys to files, then find on the mapped files.
+
+The stages are the in-memory run's (:mod:`neardup.pipeline.run`); only where their
+arrays live differs (:mod:`neardup.pipeline.outofcore` holds the files, the chunk plan
+and what a limit can hold), so the pairs, clusters and representatives are the same.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from .._core.progress import StageTimer
+from ..options import OptionGroups
+from ..result import FindResult
+from ..shingling import set_fingerprints
+from ..sources import read_document_chunks
+from ..sources.options import as_paths
+from ..text import prepare
+from . import find_sets, outofcore, sign
+from .run import representative_config
+
+
+def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
+                 representative_field: str | None, limit: int, work_dir) -> FindResult:
+    """:func:`~neardup.pipeline.run.find_documents` a chunk at a time under ``limit``
+    bytes; the same pairs, clusters and representatives."""
+    similarity = dict(groups.similarity)
+    if representative_field is not None:
+        similarity.setdefault("representative", "field")
+    if similarity.get("representative") == "field" and representative_field not in ("id", None):
+        raise ValueError(f"with memory_limit the representative field can only be 'id', "
+                         f"got {representative_field!r}")
+    config = representative_config(groups, representative_field)
+    prep, source_options = groups.prepare, groups.source.given()
+    if config.method == "exact":
+        raise ValueError("method 'exact' holds every set in memory; use 'lsh' or 'auto' "
+                         "with memory_limit")
+    if config.measure != "jaccard":
+        raise ValueError(f"measure {config.measure!r} holds every set in memory (its exact "
+                         f"join, and with method 'lsh' its size classes); leave out "
+                         f"memory_limit")
+    if config.sketch != "minhash":
+        raise ValueError(f"sketch {config.sketch!r} is not supported with memory_limit "
+                         f"(the spilled files hold MinHash signatures)")
+    plan = config.band_plan()
+    chunking = outofcore.ChunkPlan.for_run(limit, config, as_paths(inputs), source_options)
+    chunks, report, sources = read_document_chunks(
+        as_paths(inputs), chunk_chars=chunking.chunk_chars, chunk_docs=chunking.chunk_docs,
+        progress=not quiet, **source_options)
+    timer = StageTimer(quiet)
+    chunk_timer = StageTimer(quiet=True)  # per-chunk stages add up without a line each
+    ids: list[str] = []
+    lengths, generated, counts = [], [], {}
+    with outofcore.WorkDirectory(work_dir) as directory:
+        writer = outofcore.SpillWriter(directory, plan.bands, plan.rows)
+        while True:
+            with chunk_timer.stage("read"):
+                chunk = next(chunks, None)
+            if chunk is None:
+                break
+            chunking.admit(chunk)  # a document or a count the limit cannot hold ends the run
+            with chunk_timer.stage("shingle"):
+                prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
+                                                     config.shingle_options(), prep)
+            with chunk_timer.stage("minhash"):
+                signatures = sign(prepared.sets, config)
+                prints = set_fingerprints(prepared.sets, config.seed)
+            with chunk_timer.stage("spill"):  # band keys, then appended to the files
+                writer.append(prepared.sets, signatures, prints)
+            ids.extend(chunk.ids)
+            lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
+                                       count=len(chunk.texts)))
+            generated.append(prepared.generated)
+            add_counts(counts, prepared.counts)
+            if not quiet:
+                print(f"[neardup] chunk of {len(chunk):,} documents read, shingled and "
+                      f"signed ({len(ids):,} so far)", file=sys.stderr, flush=True)
+            del chunk, prepared, signatures, prints  # the texts go here
+        spilled = writer.finish()
+        timer.seconds.update(chunk_timer.seconds)
+        key = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
+        if representative_field == "id":
+            key = np.asarray(ids)
+        generated = np.concatenate(generated) if generated else np.empty(0, dtype=bool)
+        aside = {"generated": generated} if prep.generated == "exclude" else None
+        result = find_sets(spilled.sets, ids, config, timer=timer, representative_key=key,
+                           set_aside=aside, spilled=spilled)
+        del spilled
+    if prep.generated == "flag":
+        result.status[generated & (result.status == "ok")] = "ok (generated)"
+    result.counts.update(counts)
+    result.counts["chunks"] = {**chunking.as_dict(), "chunks_read": len(lengths)}
+    result.read_report = report.as_dict()
+    result.read_report["inputs"] = [
+        {"path": src.given if src.given == "-" else os.path.abspath(src.given),
+         "format": src.fmt, "name": src.name, "prefixed": len(sources) > 1}
+        for src in sources]
+    return result
+
+
+def add_counts(total: dict, counts: dict) -> None:
+    """Add a chunk's counts (numbers, or dicts of numbers) into ``total``."""
+    for key, value in counts.items():
+        if isinstance(value, dict):
+            add_counts(total.setdefault(key, {}), value)
+        else:
+            total[key] = total.get(key, 0) + value

@@ -1,0 +1,223 @@
+"""The local engine's runs from inputs: documents read, shingled and found in memory, or
+item sets; the records a summary previews and the ranks of a representative field.
+
+:func:`find_documents` is ``neardup find`` without ``--memory-limit`` (see
+:mod:`neardup.pipeline.chunked` for the run a chunk at a time) and without an index (see
+:mod:`neardup.index.against`). Every function takes the options already split into their
+groups (:func:`neardup.options.split_options`, called once by :mod:`neardup.api`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._core.progress import StageTimer
+from ..config import FindConfig
+from ..options import OptionGroups
+from ..result import FindResult
+from ..sources import as_text, frames, itemsets, read_documents
+from ..sources.options import as_paths
+from ..text import prepare
+from . import find_sets
+
+PREVIEW_CLUSTERS = 100  # the largest clusters whose members of a line file get a preview
+PREVIEW_MEMBERS = 6  # per cluster: its first members in input order (and the one kept)
+PREVIEW_CHARS = 80
+
+
+def representative_config(groups: OptionGroups, representative_field: str | None
+                          ) -> FindConfig:
+    """The run's FindConfig: a representative field means ``representative="field"``
+    unless another policy was asked for, and "field" needs a field."""
+    similarity = dict(groups.similarity)
+    if representative_field is not None:
+        similarity.setdefault("representative", "field")
+    config = FindConfig(**similarity)  # checked before anything is read
+    if config.representative == "field" and representative_field is None:
+        raise ValueError("representative='field' needs representative_field")
+    return config
+
+
+def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
+                   representative_field: str | None, keep_arrays: bool = False):
+    """(FindResult, Documents) of ``inputs`` (paths, or data in memory), read whole."""
+    config = representative_config(groups, representative_field)
+    if representative_field is not None and config.representative != "field":
+        raise ValueError(f"representative_field ranks documents for representative='field', "
+                         f"not {config.representative!r}")
+    source, prep = groups.source, groups.prepare
+    key = None
+    extra = [representative_field] if representative_field not in (None, "id") else []
+    if frames.is_in_memory(inputs):
+        documents, report, fields = frames.read_frame(
+            inputs, text_fields=source.text_fields, id_field=source.id_field,
+            extra_fields=extra)
+        if extra:
+            key = field_ranks(list(fields[representative_field]), representative_field)
+    else:
+        documents, report = read_documents(as_paths(inputs), progress=not quiet,
+                                           extra_fields=extra, **source.given())
+    if representative_field is not None and key is None:
+        key = _field_values(documents, representative_field)
+    texts = documents.texts
+    if key is None:
+        key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    timer = StageTimer(quiet)
+    with timer.stage("shingle", f"{len(texts):,} documents"):
+        prepared = prepare.shingle_documents(texts, documents.ids, config.shingle_options(),
+                                             prep, timer)
+    aside = {"generated": prepared.generated} if prep.generated == "exclude" else None
+    result = find_sets(prepared.sets, documents.ids, config, timer=timer,
+                       representative_key=key, set_aside=aside, keep_arrays=keep_arrays)
+    if prep.generated == "flag":
+        result.status[prepared.generated & (result.status == "ok")] = "ok (generated)"
+    result.counts.update(prepared.counts)
+    result.read_report = report.as_dict()
+    # where the documents came from, so a report can re-read a directory's files
+    result.read_report["inputs"] = [
+        {"path": src.given if src.given in ("-", frames.MEMORY) else os.path.abspath(src.given),
+         "format": src.fmt, "name": src.name, "prefixed": len(documents.inputs) > 1}
+        for src in documents.inputs]
+    result.previews = _line_previews(result, documents)
+    return result, documents
+
+
+def find_item_sets(inputs, groups: OptionGroups, *, quiet: bool) -> FindResult:
+    """Near-duplicate sets among records that already are sets (see
+    :mod:`neardup.sources.itemsets`): ``groups.items`` holds ``items=(user_col,
+    item_col)`` for a CSV/TSV/Parquet table, or ``items_field`` for JSON Lines."""
+    items = groups.items.get("items")
+    items_field = groups.items.get("items_field")
+    transpose = groups.items.get("transpose", False)
+    if (items is None) == (items_field is None):
+        raise ValueError("give one of items=(user_col, item_col) or items_field=")
+    config = groups.config()
+    paths = as_paths(inputs)
+    if len(paths) != 1:
+        raise ValueError(f"item sets read one file, got {len(paths)}")
+    if items is not None:
+        if isinstance(items, str):
+            items = tuple(items.split(","))
+        if len(items) != 2 or not all(items):
+            raise ValueError(f"items must be two column names (user, item), got {items!r}")
+        sets, ids, report = itemsets.read_item_pairs(paths[0], user_col=items[0],
+                                                     item_col=items[1],
+                                                     delimiter=groups.source.delimiter,
+                                                     transpose=transpose)
+    else:
+        if transpose:
+            raise ValueError("transpose needs items=(user_col, item_col)")
+        sets, ids, report = itemsets.read_item_lists(paths[0], items_field=items_field,
+                                                     id_field=groups.source.id_field)
+    result = find_sets(sets, ids, config, timer=StageTimer(quiet))
+    result.read_report = report
+    return result
+
+
+def _line_previews(result, documents) -> dict[int, str]:
+    """{document: its text shortened to ``PREVIEW_CHARS``} for the documents of line
+    inputs (a line file, standard input) that a summary of the largest clusters names:
+    in the ``PREVIEW_CLUSTERS`` largest clusters (size descending, then first document),
+    the kept one and the first ``PREVIEW_MEMBERS``. A line file's ids are line numbers,
+    which say nothing by themselves; the texts are not kept in the result, so these few
+    are, at most PREVIEW_CLUSTERS * (PREVIEW_MEMBERS + 1) of them."""
+    lines = [k for k, src in enumerate(documents.inputs) if src.fmt == "lines"]
+    labels = getattr(result, "labels", None)
+    if not lines or not isinstance(labels, np.ndarray) or labels.size == 0:
+        return {}
+    sizes = np.bincount(labels, minlength=labels.size)
+    heads = np.flatnonzero(sizes > 1)  # a cluster's label is its first document
+    largest = heads[np.lexsort((heads, -sizes[heads]))][:PREVIEW_CLUSTERS]
+    members = np.flatnonzero(np.isin(labels, largest))  # ascending: input order
+    grouped = members[np.argsort(labels[members], kind="stable")]
+    _, first = np.unique(labels[grouped], return_index=True)
+    ends = np.r_[first[1:], grouped.size]
+    chosen = [grouped[start:min(end, start + PREVIEW_MEMBERS)] for start, end in zip(first, ends)]
+    chosen.append(members[result.representative[members]])
+    from_lines = np.isin(documents.source, lines)
+    previews = {}
+    for d in np.unique(np.concatenate(chosen)).tolist():
+        if from_lines[d]:
+            previews[d] = _shorten(documents.texts[d])
+    return previews
+
+
+def _shorten(text: str) -> str:
+    """A line as one short printable line: whitespace runs and control characters one
+    space, at most PREVIEW_CHARS characters ("…" where cut)."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text[:4 * PREVIEW_CHARS])
+                    .split())
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+
+
+
+
+def _field_values(documents, name: str) -> np.ndarray:
+    """The representative key of each document: its id for "id", else the rank of its
+    value of field ``name`` (:func:`field_ranks`)."""
+    if name == "id":
+        return np.asarray(documents.ids)
+    values = getattr(documents, "fields", {}).get(name)
+    if values is None:
+        raise ValueError(f"representative field {name!r} was not read")
+    return field_ranks(values, name)
+
+
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def field_ranks(values: Sequence, name: str = "field") -> np.ndarray:
+    """int64 ranks of ``values`` (equal values, equal ranks), smallest first: the
+    representative of a cluster is its document with the smallest value.
+
+    Numbers compare as numbers when every present value is one (a JSON or Parquet
+    number, or a text that reads as a decimal number, as CSV cells do: "9" < "10");
+    otherwise every value compares as text (numbers by their decimal form, lists and
+    objects as JSON). A missing value (None, an empty text, NaN) ranks last. No value
+    present at all is a ValueError (most likely a misspelt field).
+    """
+    present = []
+    numeric = True
+    for value in values:
+        if isinstance(value, np.generic):
+            value = value.item()
+        if value is None or (isinstance(value, float) and value != value):
+            present.append(None)
+            continue
+        if isinstance(value, str):
+            if not value.strip():
+                present.append(None)
+                continue
+            if numeric and not _DECIMAL.fullmatch(value.strip()):
+                numeric = False
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            numeric = False
+        present.append(value)
+    if present and all(v is None for v in present):
+        raise ValueError(f"representative field {name!r}: no document has a value "
+                         f"(misspelt?)")
+    if numeric:
+        keys = [None if v is None else _number(v) for v in present]
+    else:
+        keys = [None if v is None else as_text(v) for v in present]
+    distinct = sorted({k for k in keys if k is not None})
+    rank = {k: r for r, k in enumerate(distinct)}
+    missing = len(distinct)
+    return np.fromiter((missing if k is None else rank[k] for k in keys), dtype=np.int64,
+                       count=len(keys))
+
+
+def _number(value) -> int | float:
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+

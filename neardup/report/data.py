@@ -1,0 +1,209 @@
+"""What a report draws from: a run's tables and summary, from a FindResult or a
+``find --out`` folder (:class:`ReportData`), and the texts for the pair views."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+TABLE_NAMES = ("documents", "pairs", "set_pairs", "identical", "candidates", "clusters",
+               "evaluation")
+TABLE_FORMATS = ("parquet", "csv", "jsonl")
+STRING_COLUMNS = ("id", "id_a", "id_b", "cluster", "group")
+
+
+@dataclass
+class ReportData:
+    """What the report reads, as columns: from a :class:`FindResult` or a result directory."""
+
+    ids: list[str]
+    shingles: np.ndarray  # int64[n]
+    status: np.ndarray  # object[n]
+    cluster: np.ndarray  # object[n]: id of the cluster's first document
+    representative: np.ndarray  # bool[n]
+    pairs: dict  # doc_a, doc_b, jaccard: the pairs of distinct sets (their groups' heads)
+    head: np.ndarray  # int64[n]: first document with the same shingle set (itself if none)
+    candidates: dict  # doc_a, doc_b, jaccard, verified
+    summary: dict
+    timings: dict
+    missed: dict | None = None  # doc_a, doc_b, jaccard: true pairs that were not candidates
+    origin: str = "in-memory result"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def config(self) -> dict:
+        return self.summary.get("config") or {}
+
+    @property
+    def threshold(self) -> float:
+        return float(self.config.get("threshold", self.summary.get("plan", {}).get(
+            "threshold", 0.8)))
+
+    @property
+    def bands_rows(self) -> tuple[int, int]:
+        plan = self.summary.get("plan") or {}
+        return int(plan.get("bands", 1)), int(plan.get("rows", 1))
+
+
+def load(result_or_dir) -> ReportData:
+    """ReportData from a FindResult, or from a directory written by ``find --out``."""
+    if isinstance(result_or_dir, (str, os.PathLike)):
+        return _load_dir(Path(result_or_dir))
+    result = result_or_dir
+    tables = {"documents": result.documents_table(), "set_pairs": result.set_pairs_table(),
+              "identical": result.identical_table(), "candidates": result.candidates_table()}
+    evaluation = getattr(result, "evaluation", None)
+    if evaluation is not None:
+        tables["evaluation"] = (evaluation if isinstance(evaluation, pa.Table)
+                                else pa.table(evaluation))
+    return _from_tables(tables, result.summary(), dict(result.seconds), "in-memory result")
+
+
+def _load_dir(directory: Path) -> ReportData:
+    from ..sinks import read_manifest
+
+    if not directory.is_dir():
+        raise NotADirectoryError(f"result directory {directory} does not exist")
+    read_manifest(directory)  # a complete run's folder, every file as the run wrote it
+    tables = {}
+    for name in TABLE_NAMES:
+        for fmt in TABLE_FORMATS:
+            path = directory / f"{name}.{fmt}"
+            if path.exists():
+                tables[name] = read_table(path)
+                break
+    for needed in ("documents", "candidates", "pairs"):
+        if needed not in tables and not (needed == "pairs" and "set_pairs" in tables):
+            raise FileNotFoundError(f"{directory} has no {needed}.csv|.jsonl|.parquet; "
+                                    f"write it with `neardup find ... --out {directory}`")
+    summary_path = directory / "summary.json"
+    if not summary_path.exists():
+        raise FileNotFoundError(f"{directory} has no summary.json")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    timings_path = directory / "timings.json"
+    timings = (json.loads(timings_path.read_text(encoding="utf-8"))
+               if timings_path.exists() else {})
+    return _from_tables(tables, summary, timings, str(directory))
+
+
+def read_table(path: Path) -> pa.Table:
+    """A result table in any of the formats :mod:`neardup.sinks` writes; ids stay strings."""
+    fmt = path.suffix.lstrip(".")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+        return pq.read_table(path)
+    if fmt == "csv":
+        import pyarrow.csv as pa_csv
+        types = {name: pa.string() for name in STRING_COLUMNS}
+        return pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(column_types=types))
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return pa.Table.from_pylist(rows)
+
+
+def _columns(table: pa.Table | None, names: Sequence[str]) -> dict:
+    out = {}
+    for name in names:
+        if table is not None and name in table.column_names:
+            out[name] = table.column(name).to_numpy(zero_copy_only=False)
+        else:
+            out[name] = np.empty(0)
+    return out
+
+
+def _from_tables(tables: dict, summary: dict, timings: dict, origin: str) -> ReportData:
+    docs = tables["documents"]
+    order = np.argsort(docs.column("doc").to_numpy(zero_copy_only=False), kind="stable")
+    d = {name: docs.column(name).to_numpy(zero_copy_only=False)[order]
+         for name in ("id", "shingles", "status", "cluster", "representative")}
+    pairs = _columns(tables.get("set_pairs", tables.get("pairs")), ("doc_a", "doc_b", "jaccard"))
+    candidates = _columns(tables.get("candidates"), ("doc_a", "doc_b", "jaccard", "verified"))
+    for cols in (pairs, candidates):
+        for k in ("doc_a", "doc_b"):
+            cols[k] = cols[k].astype(np.int64)
+        cols["jaccard"] = cols["jaccard"].astype(np.float64)
+    candidates["verified"] = candidates["verified"].astype(bool)
+    head = np.arange(d["id"].size, dtype=np.int64)
+    identical = _columns(tables.get("identical"), ("doc", "head_doc"))
+    head[identical["doc"].astype(np.int64)] = identical["head_doc"].astype(np.int64)
+    if "set_pairs" not in tables:  # every document pair listed: keep those between heads
+        heads = head == np.arange(head.size)
+        between = heads[pairs["doc_a"]] & heads[pairs["doc_b"]]
+        pairs = {k: v[between] for k, v in pairs.items()}
+    missed = None
+    evaluation = tables.get("evaluation")
+    if evaluation is not None:
+        ev = _columns(evaluation, ("doc_a", "doc_b", "jaccard", "candidate"))
+        keep = ~ev["candidate"].astype(bool) if ev["candidate"].size else np.ones(
+            ev["doc_a"].size, dtype=bool)
+        missed = {k: ev[k][keep] for k in ("doc_a", "doc_b", "jaccard")}
+        missed["doc_a"] = missed["doc_a"].astype(np.int64)
+        missed["doc_b"] = missed["doc_b"].astype(np.int64)
+        missed["jaccard"] = missed["jaccard"].astype(np.float64)
+    return ReportData(
+        ids=[str(x) for x in d["id"]], shingles=d["shingles"].astype(np.int64),
+        status=d["status"].astype(object), cluster=d["cluster"].astype(object),
+        representative=d["representative"].astype(bool), pairs=pairs, head=head,
+        candidates=candidates,
+        summary=summary, timings=timings, missed=missed, origin=origin)
+
+
+def text_lookup(data: ReportData, texts=None, root=None):
+    """A function doc -> text or None; and a line saying where texts come from."""
+    if texts is not None:
+        if isinstance(texts, Mapping):
+            return (lambda d: texts.get(data.ids[d])), "texts given by the caller"
+        if len(texts) != data.n:
+            raise ValueError(f"texts has {len(texts)} entries for {data.n} documents")
+        return (lambda d: texts[d]), "texts given by the caller"
+    roots = []
+    if root is not None:
+        roots.append((os.fspath(root), ""))
+    for src in ((data.summary.get("read") or {}).get("inputs") or []):
+        if src.get("format") == "dir":
+            prefix = f"{src['name']}/" if src.get("prefixed") else ""
+            roots.append((src["path"], prefix))
+    if not roots:
+        return None, ("texts not available: run `neardup find ... --report`, or give the "
+                      "directory the ids are paths in (--root)")
+
+    bases = [(os.path.realpath(base), prefix) for base, prefix in roots]
+
+    def read(d: int):
+        doc_id = data.ids[d]
+        for base, prefix in bases:
+            if prefix and not doc_id.startswith(prefix):
+                continue
+            path = _file_under(base, doc_id[len(prefix):])
+            if path is None:
+                continue
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    return f.read()
+            except OSError:
+                continue
+        return None
+
+    return read, "texts re-read from " + ", ".join(base for base, _ in roots)
+
+
+def _file_under(base: str, relative: str) -> str | None:
+    """``base/relative`` if it is a regular file under ``base`` once every link is
+    resolved, else None: an id such as /etc/passwd, ../../x or a link out reads nothing."""
+    parts = relative.replace("\\", "/").split("/")
+    if not relative or os.path.isabs(relative) or ".." in parts:
+        return None
+    path = os.path.realpath(os.path.join(base, relative))
+    if os.path.commonpath([path, base]) != base or not os.path.isfile(path):
+        return None
+    return path
