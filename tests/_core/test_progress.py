@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+import pytest
 
 from neardup._core import progress
 from neardup._core.progress import StageTimer
@@ -32,6 +33,7 @@ def test_a_stage_that_compiles_says_so_once(monkeypatch, capsys):
     assert timer.compile_seconds > 0 and timer.compile_seconds <= timer.seconds["work"] + 1e-9
 
 
+@pytest.mark.slow  # 3-8 s
 def test_a_tiny_input_goes_to_the_exact_join_without_planning():
     texts = ["the same job advert posted again and again", "the same job advert posted"
              " again and again", "something else entirely here, not like the others"]

@@ -190,7 +190,7 @@ def test_an_add_killed_at_any_step_leaves_the_previous_version(tmp_path, point, 
     assert not list((tmp_path / "idx").glob("manifest.json.tmp*"))
 
 
-@pytest.mark.slow  # many killed processes: 7-9 s
+@pytest.mark.slow  # many killed processes: 5-9 s
 def test_an_add_killed_at_random_times_leaves_one_version_or_the_next(tmp_path):
     records = corpus(14, n=400)
     Index.build(records[:100], tmp_path / "idx", id="id", **WORDS)

@@ -234,6 +234,7 @@ def anon_peak(command: list[str]) -> tuple[int, int]:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
+@pytest.mark.slow  # 20,000 documents, twice, in processes: about 4 s
 def test_a_run_stays_under_its_limit(tmp_path, write_jsonl):
     """The whole run, interpreter included, in a fresh process (generous: the model's
     figures are upper bounds; a small run takes about 110 MB of a 200M limit)."""

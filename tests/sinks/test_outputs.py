@@ -100,6 +100,7 @@ def corpus_for_kills(tmp_path):
     return path
 
 
+@pytest.mark.slow  # runs killed at random times: about 10 s
 def test_killed_runs_leave_the_previous_or_the_new_complete_folder(tmp_path):
     """SIGKILL at random moments while `find --out` rewrites a folder (2.4 M pairs)."""
     corpus = corpus_for_kills(tmp_path)
@@ -171,6 +172,7 @@ def test_csv_cells_that_would_start_a_formula_are_escaped(tmp_path):
     assert '"=HYPERLINK(1)"' in (tmp_path / "raw" / "pairs.csv").read_text()
 
 
+@pytest.mark.slow  # six CLI processes: about 4 s
 def test_pipes_signals_and_bad_options_end_cleanly(ads, tmp_path):
     for args in (["tune", "-t", "0.8"], ["find", str(ads), "--top", "50"]):
         shell = subprocess.run(" ".join([*NEARDUP, *args]) + " | head -1", shell=True,
@@ -188,7 +190,6 @@ def test_pipes_signals_and_bad_options_end_cleanly(ads, tmp_path):
     assert into_file.returncode in (1, 2) and str(ads) in into_file.stderr
 
 
-@pytest.mark.slow  # 200,000 lines out of core in a subprocess
 def test_sigterm_removes_the_spill_folder(tmp_path):
     corpus = tmp_path / "many.txt"
     corpus.write_text("".join(f"line {k} of a long generated corpus with words {k % 97} "

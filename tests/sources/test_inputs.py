@@ -348,7 +348,7 @@ def neardup_command(*args: str) -> str:
     return " ".join([sys.executable, "-m", "neardup", *args])
 
 
-@pytest.mark.slow  # 20,000 lines through three processes: 5-11 s
+@pytest.mark.slow  # 20,000 lines through three processes: 4-11 s
 def test_dedup_to_stdout_piped_into_head_exits_quietly(many_lines, tmp_path, run_cli):
     run = subprocess.run(neardup_command("dedup", str(many_lines), "-q", "-o", "-") + " | head -3",
                          shell=True, capture_output=True, text=True,
