@@ -28,7 +28,7 @@ Lexers with their own loop (``ExtendedRegexLexer``, an overridden
 
 :data:`COMPILED_LANGUAGES` are the lexers checked token for token against Pygments (the
 Python standard library, Go's source tree, a torture file per language, random text:
-``tests/test_lexers.py`` and ``bench/bench_code_tokenizer.py``).
+``tests/code/test_lexers.py`` and ``bench/bench_code_tokenizer.py``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the new sets and the indexed CSR rows of the candidates only → one :class:`Pai
 over n_new + m documents (the new ones, then the m indexed documents that were
 candidates, in index order) → clusters.
 
-The same answer as a batch run (tests/test_index.py checks it): for any split of a
+The same answer as a batch run (tests/index/test_index.py checks it): for any split of a
 corpus into OLD and NEW, the pairs of ``find(NEW, against=index(OLD))`` are the pairs of
 ``find(OLD ∪ NEW, method="lsh")`` (same options and bands) that involve a NEW document,
 with the same exact Jaccard and estimate. Both report a pair when the two sets share
