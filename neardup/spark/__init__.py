@@ -17,23 +17,23 @@ the members of a group among themselves (J = 1), and every member of A's group w
 every member of B's for each verified pair of distinct sets (A, B). Counts come from
 the group sizes, not from the listing.
 
-This module holds the entry points and what they report: :func:`find`,
+This package's entry module holds the entry points and what they report: :func:`find`,
 :func:`evaluate`, :func:`find_sources` and :func:`evaluate_sources` (read, find,
 write), the options the Spark engine refuses, and the counts. The rest:
 
-=====================  ==========================================================
-module                 holds
-=====================  ==========================================================
-``spark_stages``       the stages: per-partition ``mapInArrow`` bodies (sign,
-                       verify) and the DataFrame steps between them (identical
-                       groups, LSH buckets, the SimHash search, document pairs)
-``spark_components``   connected components (large-star / small-star)
-``spark_read``         the inputs read by Spark as the local readers read them,
-                       with the same read report
-``spark_write``        a result written as the local engine writes it, byte for
-                       byte (DataFrames collected as Arrow)
-``spark_session``      the pyspark guard and the session the engine starts or joins
-=====================  ==========================================================
+==============  ==========================================================
+module          holds
+==============  ==========================================================
+``stages``      the stages: per-partition ``mapInArrow`` bodies (sign,
+                verify) and the DataFrame steps between them (identical
+                groups, LSH buckets, the SimHash search, document pairs)
+``components``  connected components (large-star / small-star)
+``read``        the inputs read by Spark as the local readers read them,
+                with the same read report
+``write``       a result written as the local engine writes it, byte for
+                byte (DataFrames collected as Arrow)
+``session``     the pyspark guard and the session the engine starts or joins
+==============  ==========================================================
 
 pyspark is optional (extra ``spark``): each of these modules imports it in a ``try``,
 so ``import neardup.spark`` works without it and an entry point says what to install.
