@@ -257,6 +257,48 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
     return i, j, stats
 
 
+def pairs_in_buckets(bands: np.ndarray, keys: np.ndarray, docs: np.ndarray, n: int, *,
+                     max_bucket: int = 1000, policy: str = "star"):
+    """:func:`candidate_pairs_by_band` from bucket entries of several bands at once: entry k
+    is document ``docs[k]`` with key ``keys[k]`` in band ``bands[k]``, and a bucket is one
+    (band, key). Every bucket must be whole in these entries (the Spark engine hashes
+    entries by (band, key), so a partition holds whole buckets); then the pairs and the
+    stats are the local engine's for those buckets. ``n``: more than the largest document
+    number (pairs are coded i * n + j, so n must stay below 3e9).
+
+    Returns (i int64, j int64, stats), sorted by (i, j), each pair once.
+    """
+    if policy not in BUCKET_POLICIES:
+        raise ValueError(f"bucket policy must be one of {BUCKET_POLICIES}, got {policy!r}")
+    if max_bucket < 2:
+        raise ValueError(f"max_bucket must be at least 2, got {max_bucket!r}")
+    stats = CandidateStats()
+    empty = np.empty(0, dtype=np.int64)
+    if docs.size == 0:
+        return empty, empty.copy(), stats
+    order = np.lexsort((docs, keys, bands))  # by bucket, then by document
+    b, k, d = bands[order], keys[order], docs[order].astype(np.int64)
+    edges = np.flatnonzero(np.r_[True, (b[1:] != b[:-1]) | (k[1:] != k[:-1]), True])
+    sizes = np.diff(edges)
+    repeated = sizes > 1
+    if not repeated.any():
+        return empty, empty.copy(), stats
+    run = np.repeat(repeated, sizes)
+    members, sizes = d[run], sizes[repeated]
+    starts = np.zeros(sizes.size, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    stats.largest_bucket = int(sizes.max())
+    big = sizes > max_bucket
+    if big.any():
+        stats.buckets_over_limit = int(big.sum())
+        full = (sizes[big] * (sizes[big] - 1)) // 2
+        kept = sizes[big] - 1 if policy == "star" else 0
+        stats.pairs_avoided = int((full - kept).sum())
+    codes = sorted_unique(_bucket_pairs(members, starts, sizes, max_bucket, policy == "star",
+                                        n))
+    return (codes // n).astype(np.int64), (codes % n).astype(np.int64), stats
+
+
 def _shared_key_buckets(column: np.ndarray):
     """(order, starts, sizes): the documents whose key another document shares, by key
     then by document, and where each key's run starts in ``order`` and how long it is.

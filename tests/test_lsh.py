@@ -3,6 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup import lsh
 from neardup.lsh import (
     band_keys,
     candidate_pairs,
@@ -108,3 +109,30 @@ def test_shared_key_buckets_are_the_stable_order_of_repeated_keys(keys):
     for start, size in zip(starts, sizes):  # each run is one key, and a whole one
         assert np.all(column[order[start:start + size]] == column[order[start]])
         assert counts[int(column[order[start]])] == size
+
+
+@pytest.mark.parametrize(("max_bucket", "policy"), [(1000, "star"), (4, "star"), (4, "skip")])
+def test_pairs_in_buckets_split_by_bucket_give_the_local_pairs_and_stats(max_bucket, policy):
+    """Entries of every band at once, shuffled, cut into parts that each hold whole
+    (band, key) buckets (as the Spark engine hashes them): the parts' pairs together are
+    candidate_pairs's, and their stats add up to its stats."""
+    rng = np.random.default_rng(7)
+    n, bands = 2_000, 5
+    keys = rng.integers(0, 300, size=(n, bands)).astype(np.uint64)  # buckets of every size
+    i, j, stats = lsh.candidate_pairs(keys, max_bucket=max_bucket, policy=policy)
+    band = np.repeat(np.arange(bands), n)
+    key = keys.T.ravel().view(np.int64)
+    doc = np.tile(np.arange(n), bands)
+    shuffled = rng.permutation(band.size)
+    band, key, doc = band[shuffled], key[shuffled], doc[shuffled]
+    part = (band * 1_000_003 + key) % 3
+    found = [lsh.pairs_in_buckets(band[part == p], key[part == p], doc[part == p], n,
+                                  max_bucket=max_bucket, policy=policy) for p in range(3)]
+    codes = np.unique(np.concatenate([a * n + b for a, b, _ in found]))
+    assert np.array_equal(codes, i * n + j)
+    assert max(s.largest_bucket for *_, s in found) == stats.largest_bucket
+    assert sum(s.buckets_over_limit for *_, s in found) == stats.buckets_over_limit
+    assert sum(s.pairs_avoided for *_, s in found) == stats.pairs_avoided
+    whole = lsh.pairs_in_buckets(band, key, doc, n, max_bucket=max_bucket, policy=policy)
+    assert np.array_equal(whole[0], i) and np.array_equal(whole[1], j)
+    assert whole[2].as_dict() == stats.as_dict()

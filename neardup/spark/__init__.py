@@ -59,6 +59,7 @@ from .stages import (
     _lsh_stages,
     _numbered,
     _pair_counts,
+    _signer,
     _with_ids,
 )
 from .write import write_result
@@ -122,10 +123,17 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     ``tokenize`` plug in as in ``find_texts`` (they must be picklable).
     """
     config = _run_config(df, text_col, order_col, config, options, _check_find_config)
+    docs = _numbered(df, text_col, id_col, order_col).persist()
+    return _find_numbered(docs, config, normalize, tokenize)
+
+
+def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize=None,
+                   signed: DataFrame | None = None) -> SparkFindResult:
+    """:func:`find` on numbered documents (doc, id, and text unless ``signed`` holds
+    their sketches already, as :func:`~neardup.spark.read._read` gives them with a signer)."""
     plan = config.band_plan()
     seconds: dict[str, float] = {}
-    docs = _numbered(df, text_col, id_col, order_col).persist()
-    stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds)
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds, signed=signed)
     signed, heads, copies, candidates = (stages.signed, stages.heads, stages.copies,
                                          stages.candidates)
     started = time.perf_counter()
@@ -139,36 +147,43 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     seconds["verify"] = time.perf_counter() - started
 
     # clusters: connected components of the set pairs and each copy's edge to its head,
-    # which are those of every document pair (listing them all is not needed here)
+    # which are those of every document pair (listing them all is not needed here). The
+    # components hold only the documents on an edge, usually few: the cluster columns are
+    # computed for them, and every other document is a cluster of one, its own
+    # representative, so no step below shuffles all n documents
     started = time.perf_counter()
     set_pair_docs = verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
                                     F.col("estimate_6").alias("estimate")).persist()
     components = connected_components(set_pair_docs.select("doc_a", "doc_b").union(copies),
                                       "doc_a", "doc_b")
-    labels = (docs.select("doc").join(components.withColumnRenamed("node", "doc"), "doc",
-                                      "left")
-              .select("doc", F.coalesce("label", "doc").alias("label")))
-    info = labels.join(signed.select("doc", "size", "text_length"), "doc")
-    info = info.withColumn("cluster_size", F.count("*").over(Window.partitionBy("label")))
+    base = signed.select("doc", "id", "size", "text_length")
     rank = {"first": [F.col("doc")],
             "longest": [F.col("text_length").desc(), F.col("doc")],
             "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
-    info = info.withColumn("representative", F.row_number().over(
-        Window.partitionBy("label").orderBy(*rank)) == 1).persist()
+    by_label = Window.partitionBy("label")
+    clustered = (components.withColumnRenamed("node", "doc").join(base, "doc")
+               .withColumn("cluster_size", F.count("*").over(by_label))
+               .withColumn("representative",
+                           F.row_number().over(by_label.orderBy(*rank)) == 1))
+    label_ids = clustered.where(F.col("doc") == F.col("label")).select(
+        "label", F.col("id").alias("cluster"))
+    clustered = clustered.join(label_ids, "label").persist()
     seconds["cluster"] = time.perf_counter() - started
 
-    ids = docs.select("doc", "id")
-    label_ids = ids.select(F.col("doc").alias("label"), F.col("id").alias("cluster"))
-    documents = (info.join(ids, "doc").join(label_ids, "label")
-                 .select("doc", "id", F.col("size").alias("shingles"),
-                         F.when(F.col("size") >= config.min_shingles, F.lit("ok"))
-                         .otherwise(F.lit("too few shingles")).alias("status"),
-                         "cluster", "representative")
+    ok = F.when(F.col("size") >= config.min_shingles, F.lit("ok")).otherwise(
+        F.lit("too few shingles"))
+    in_cluster = clustered.select("doc", "label", "cluster", "representative")
+    documents = (base.join(in_cluster, "doc", "left")
+                 .select("doc", "id", F.col("size").alias("shingles"), ok.alias("status"),
+                         F.coalesce("cluster", "id").alias("cluster"),
+                         F.coalesce("representative", F.lit(True)).alias("representative"))
                  .orderBy("doc"))
-    clusters = (info.where(F.col("cluster_size") > 1).join(ids, "doc").join(label_ids, "label")
-                .orderBy(F.col("cluster_size").desc(), "label", "doc")
+    clusters = (clustered.orderBy(F.col("cluster_size").desc(), "label", "doc")
                 .select("cluster", "id", "cluster_size", "representative",
                         F.col("size").alias("shingles"), "doc"))
+    labels = (base.select("doc").join(in_cluster.select("doc", "label"), "doc", "left")
+              .select("doc", F.coalesce("label", "doc").alias("label")))
+    ids = base.select("doc", "id")
     group_sizes, members = _identical_groups(copies)
     identical = (members.join(ids, "doc")
                  .join(ids.select(F.col("doc").alias("head_doc"), F.col("id").alias("group")),
@@ -184,11 +199,11 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
 
     started = time.perf_counter()
     counts = _counts(signed, heads, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
-                     info, config, search_stats)
+                     clustered, config, search_stats)
     seconds["count"] = time.perf_counter() - started
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
                            clusters=clusters, documents=documents, candidates=candidate_table,
-                           labels=info.select("doc", "label"), config=config, plan=plan,
+                           labels=labels, config=config, plan=plan,
                            counts=counts, seconds=seconds)
 
 
@@ -335,19 +350,17 @@ def _search_stats(entries: DataFrame, config: FindConfig) -> dict:
 
 
 def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
-    sizes = entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
-    big = F.col("m") > config.max_bucket
-    kept = (F.col("m") - 1) if config.bucket_policy == "star" else F.lit(0)
-    row = sizes.agg(
-        F.coalesce(F.max("m"), F.lit(0)).alias("largest"),
-        F.sum(F.when(big, 1).otherwise(0)).alias("over"),
-        F.sum(F.when(big, F.col("m") * (F.col("m") - 1) / 2 - kept).otherwise(0))
-        .alias("avoided")).first()
-    return {"buckets_over_limit": int(row["over"] or 0), "largest_bucket": int(row["largest"]),
-            "pairs_avoided": int(row["avoided"] or 0)}
+    """LSH's bucket counts from the rows of bucket stats each partition left (whole buckets
+    in each partition: the sums and the largest are the local engine's)."""
+    stats = entries.where(F.col("doc_a").isNull())
+    row = stats.agg(F.coalesce(F.max("largest"), F.lit(0)).alias("largest"),
+                    F.coalesce(F.sum("over"), F.lit(0)).alias("over"),
+                    F.coalesce(F.sum("avoided"), F.lit(0)).alias("avoided")).first()
+    return {"buckets_over_limit": int(row["over"]), "largest_bucket": int(row["largest"]),
+            "pairs_avoided": int(row["avoided"])}
 
 
-def _counts(signed, heads, copies, candidates, pair_counts, info, config, search) -> dict:
+def _counts(signed, heads, copies, candidates, pair_counts, clustered, config, search) -> dict:
     """The local engine's counts, keys in its order (``pair_counts``:
     :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`)."""
     doc_row = signed.agg(
@@ -357,11 +370,11 @@ def _counts(signed, heads, copies, candidates, pair_counts, info, config, search
         .alias("shingles")).first()
     n, usable = int(doc_row["n"]), int(doc_row["usable"] or 0)
     n_copies = copies.count()
-    cluster_row = info.agg(
-        F.sum(F.when(F.col("cluster_size") > 1, 1).otherwise(0)).alias("in_clusters"),
-        F.sum(F.when((F.col("cluster_size") > 1) & F.col("representative"), 1).otherwise(0))
-        .alias("clusters"),
-        F.sum(F.when(F.col("representative"), 0).otherwise(1)).alias("removable")).first()
+    cluster_row = clustered.agg(  # the documents in clusters of two or more
+        F.count("*").alias("in_clusters"),
+        F.sum(F.when(F.col("representative"), 1).otherwise(0)).alias("clusters")).first()
+    in_clusters = int(cluster_row["in_clusters"])
+    clusters = int(cluster_row["clusters"] or 0)
     return {
         "documents": n,
         "too_few_shingles": n - usable,
@@ -371,9 +384,9 @@ def _counts(signed, heads, copies, candidates, pair_counts, info, config, search
         "identical_copies": n_copies,
         "candidates": candidates.count(),
         **pair_counts,
-        "clusters": int(cluster_row["clusters"] or 0),
-        "documents_in_clusters": int(cluster_row["in_clusters"] or 0),
-        "removable": int(cluster_row["removable"] or 0),
+        "clusters": clusters,
+        "documents_in_clusters": in_clusters,
+        "removable": in_clusters - clusters,
         **search,
         **_method_counts(config),
     }
@@ -409,12 +422,12 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     _check_find_config(config)
     if spark is None:
         spark = _session()
+    signer = _signer(config, config.band_plan(), normalize, tokenize)
     read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
                  delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
-                 respect_ignore=respect_ignore)
+                 respect_ignore=respect_ignore, signer=signer)
     report = read.report()
-    result = find(read.documents, order_col="doc", id_col="id", config=config,
-                  normalize=normalize, tokenize=tokenize)
+    result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
     result.read_report = report
     if out is not None:
         write_result(result, out, output_format, escape_formulas=escape_formulas)

@@ -5,6 +5,10 @@ locally. The algorithm (large-star / small-star) is :func:`connected_components`
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
+from ..cluster import cluster_labels
 from .session import _require_spark
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -14,11 +18,20 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = F = None
 
 
+# up to this many distinct edges, one task labels them with the local union-find (16
+# bytes an edge, 0.8 GB at the limit) instead of rounds of joins over the cluster
+LOCAL_EDGES = 50_000_000
+
+
 def connected_components(edges: DataFrame, src: str = "src", dst: str = "dst",
-                         max_rounds: int = 100) -> DataFrame:
+                         max_rounds: int = 100, local_edges: int = LOCAL_EDGES) -> DataFrame:
     """(node, label) for every node on an edge: label = the smallest node in its component.
 
-    Alternates large-star and small-star (Kiveris et al., "Connected Components in
+    Up to ``local_edges`` distinct edges (near-duplicate pairs are usually far fewer than
+    documents), one executor task runs :func:`neardup.cluster.cluster_labels`, the local
+    engine's union-find, on all of them: one shuffle instead of O(log² n) rounds of
+    several. Above, the graph stays spread over the cluster: the algorithm alternates
+    large-star and small-star (Kiveris et al., "Connected Components in
     MapReduce and Beyond", SoCC 2014) until the graph is a forest of stars, each
     centred on the smallest node of its component: the fixed point of both
     operations, reached in O(log² n) rounds (a round is a few joins and
@@ -29,7 +42,9 @@ def connected_components(edges: DataFrame, src: str = "src", dst: str = "dst",
                             .alias("v"))
                .where(F.col("u") != F.col("v"))
                .select(F.greatest("u", "v").alias("u"), F.least("u", "v").alias("v"))
-               .distinct().localCheckpoint(eager=False))
+               .distinct().localCheckpoint(eager=True))
+    if current.count() <= local_edges:
+        return current.coalesce(1).mapInArrow(_union_find, "node long, label long")
     rounds = 0
     while not _is_star_forest(current):
         if rounds == max_rounds:
@@ -74,3 +89,20 @@ def _small_star(edges: DataFrame) -> DataFrame:
         F.when(F.col("v") == F.col("m"), F.col("u")).otherwise(F.col("v")).alias("u"),
         F.col("m").alias("v"))
     return out.distinct()
+
+
+def _union_find(batches):
+    """mapInArrow body over every edge (u, v) in one partition: (node, label) by the local
+    union-find, nodes numbered densely in their order, so each label is still the
+    smallest node of its component."""
+    us, vs = [], []
+    for batch in batches:
+        us.append(batch.column("u").to_numpy())
+        vs.append(batch.column("v").to_numpy())
+    if not us or not sum(u.size for u in us):
+        return
+    u, v = np.concatenate(us), np.concatenate(vs)
+    nodes, dense = np.unique(np.concatenate([u, v]), return_inverse=True)
+    labels = cluster_labels(nodes.size, dense[:u.size], dense[u.size:])
+    yield pa.RecordBatch.from_arrays([pa.array(nodes), pa.array(nodes[labels])],
+                                     names=["node", "label"])

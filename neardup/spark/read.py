@@ -2,8 +2,10 @@
 read them, with the same read report.
 
 Against :func:`neardup.sources.read_documents` on the same inputs: the same documents,
-ids and numbering (``doc``: the record's position over the inputs, counted in the JVM
-by :func:`_positioned`, no row through Python) and the same report
+ids and numbering (``doc``: the record's position over the inputs; each row's rank in its
+partition comes from the JVM (:func:`_ranked`), each processed record's rank among its
+partition's from the record body, and one small job over the persisted records turns
+them into positions (:func:`_globally`): the input is read once) and the same report
 (``ReadReport.as_dict()``: every record read is one of processed, skipped or failed,
 checked by :meth:`~neardup.sources.documents.ReadReport.check`; the same reasons and problems),
 except where its ``notes`` say otherwise: CSV/TSV as Spark's parser splits it,
@@ -13,9 +15,12 @@ Spark reads JSON Lines, CSV, TSV and Parquet files; Python on the executors sort
 record (processed, skipped or failed, and why) with the local reader's helpers, in the
 ``mapInArrow`` bodies :func:`_jsonl_records`, :func:`_csv_records` and
 :func:`_parquet_records`, one row per record (``_RECORD_SCHEMA``); the report is a few
-aggregations over those rows. When an input is anything else (a directory, a line or
-JSON file, standard input, a compressed or non-regular file), the local reader reads
-them all on the driver (its report) and hands the documents to Spark.
+aggregations over those rows. Given a signer (``find --engine spark``), the same pass
+shingles and signs each partition's processed records (:func:`_numbering`), so texts
+cross from Python to the JVM and back only once, and are not kept. When an input is
+anything else (a directory, a line or JSON file, standard input, a compressed or
+non-regular file), the local reader reads them all on the driver (its report) and hands
+the documents to Spark.
 
 Executors import this module to run the record bodies: :mod:`neardup.sources` is
 imported inside the functions that need it.
@@ -44,10 +49,17 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
 
 
 _SPARK_FORMATS = ("jsonl", "csv", "tsv", "parquet")
+_BLANK = "blank"  # a blank JSON Lines line: no record, but it counts in the line numbers
 _CORRUPT = "_corrupt_record"
 # one row per record read: what became of it (processed, skipped, failed) and why
 _RECORD_SCHEMA = ("source int, record long, id string, text string, outcome string, "
                   "reason string, object boolean, fields array<string>")
+# what the record bodies give once numbered in their partition (:func:`_numbering`): the
+# partition and, for a processed record, its rank among the partition's processed ones;
+# ``record`` is then the record's rank in its partition, made global by :func:`_globally`
+_PART_SCHEMA = ", part int, local_doc long"
+_SIGNED_COLUMNS = ("text_length long, shingles array<long>, size long, fingerprint long, "
+                   "signature binary, keys array<long>, simhash long")
 
 
 def read_sources(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
@@ -98,6 +110,8 @@ class _Read:
     notes: list[str] = field(default_factory=list)
     max_problems: int = 100
     local_report: dict | None = None  # the driver's ReadReport.as_dict()
+    ranked: DataFrame | None = None  # the records as read, persisted (record: partition rank)
+    signed: DataFrame | None = None  # doc, id and the sketch columns, when read with a signer
 
     def report(self) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs)."""
@@ -110,7 +124,8 @@ class _Read:
         report = sources.ReadReport(max_problems=self.max_problems)
         objects: dict[int, int] = {}
         missing: dict[int, dict[str, int]] = {}
-        for row in (records.groupBy("source", "outcome", "reason")
+        for row in (records.where(F.col("outcome") != _BLANK)
+                    .groupBy("source", "outcome", "reason")
                     .agg(F.count("*").alias("n"),
                          F.sum(F.col("object").cast("long")).alias("objects")).collect()):
             source, outcome, reason, n = row["source"], row["outcome"], row["reason"], row["n"]
@@ -125,7 +140,7 @@ class _Read:
                 report.problems_total += n
             if outcome == "failed" and reason.startswith("missing field "):
                 missing.setdefault(source, {})[reason] = n
-        is_problem = (F.col("outcome") != "processed") & ~(
+        is_problem = ~F.col("outcome").isin("processed", _BLANK) & ~(
             (F.col("outcome") == "skipped") & F.col("reason").isin(routine))
         listed = (records.where(is_problem).orderBy("source", "record")
                   .select("source", "record", "reason").limit(self.max_problems).collect()
@@ -144,8 +159,8 @@ class _Read:
         out = report.as_dict()
         out["inputs"] = self.inputs
         notes = list(self.notes)
-        repeated = (self.documents.groupBy("id").count().where(F.col("count") > 1)
-                    .agg(F.sum(F.col("count") - 1)).first()[0])
+        repeated = (records.where(F.col("outcome") == "processed").groupBy("id").count()
+                    .where(F.col("count") > 1).agg(F.sum(F.col("count") - 1)).first()[0])
         if repeated:
             notes.append(f"{int(repeated):,} documents have an id an earlier document has: the "
                          f"local reader renames them (id#2, id#3, ...) and lists each as a "
@@ -167,15 +182,19 @@ class _Read:
         return dict.fromkeys(r["name"] for r in named)
 
     def release(self) -> None:
-        if self.records is not None:
-            self.records.unpersist()
+        if self.ranked is not None:
+            self.ranked.unpersist()
 
 
 def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           text_fields: Sequence[str] = ("text",), id_field: str | None = None,
           delimiter: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), encoding: str = "utf-8",
-          max_problems: int = 100, respect_ignore: bool = True) -> _Read:
+          max_problems: int = 100, respect_ignore: bool = True, signer=None) -> _Read:
+    """The inputs read as records (one Spark pass over each file, numbered by one small
+    job over the persisted records); with ``signer`` (:func:`neardup.spark.stages.
+    _sign_batches`'s body), each partition's processed records are also signed in the
+    same pass and ``signed`` holds them without their texts."""
     from .. import sources
 
     _require_spark()
@@ -201,12 +220,18 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         local["inputs"] = [{"path": src.given if src.given == sources.STDIN
                             else os.path.abspath(src.given), "format": src.fmt,
                             "name": src.name, "prefixed": several} for src in documents.inputs]
-        return _Read(spark.createDataFrame(rows, "doc long, id string, text string"), None,
-                     local["inputs"], local_report=local)
+        documents = spark.createDataFrame(rows, "doc long, id string, text string")
+        read = _Read(documents, None, local["inputs"], local_report=local)
+        if signer is not None:
+            read.signed = documents.select("doc", "id", "text").mapInArrow(
+                _signed_documents(signer), "doc long, id string, " + _SIGNED_COLUMNS)
+        return read
 
     not_decodable = f"not {sources.encoding_label(encoding)}"
     codec = sources.text_codec(encoding)
     read = _Read(None, None, described, max_problems=max_problems)
+    record_schema = (_RECORD_SCHEMA + _PART_SCHEMA
+                     + ("" if signer is None else ", " + _SIGNED_COLUMNS))
     parts = []
     for index, (path, path_fmt, name) in enumerate(zip(paths, formats, names)):
         prefix = f"{sources.printable(name)}:" if several else ""
@@ -216,7 +241,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
             lines = spark.read.text(path, lineSep="\n").select(
                 F.col("value").cast("binary").alias("raw"))
             body = _jsonl_records(index, encoding, not_decodable, text_fields, id_field, prefix)
-            parts.append(_positioned(lines, "record").mapInArrow(body, _RECORD_SCHEMA))
+            parts.append(_ranked(lines).mapInArrow(_numbering(body, signer), record_schema))
             continue
         if path_fmt == "parquet":
             frame, corrupt = spark.read.parquet(path), None
@@ -254,13 +279,17 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
                                 encoding, not_decodable)
             if not any("CSV" in note for note in read.notes):
                 read.notes.append(_csv_note())
-        parts.append(_positioned(selected, "record").mapInArrow(body, _RECORD_SCHEMA))
-    records = parts[0]
+        parts.append(_ranked(selected).mapInArrow(_numbering(body, signer), record_schema))
+    ranked = parts[0]
     for part in parts[1:]:
-        records = records.union(part)
-    read.records = records.persist()
-    processed = read.records.where(F.col("outcome") == "processed").select("id", "text")
-    read.documents = _positioned(processed, "doc").select("doc", "id", "text")
+        ranked = ranked.union(part)
+    read.ranked = ranked.persist()
+    read.records = _globally(read.ranked, [f"{sources.printable(n)}:" if several else ""
+                                           for n in names], id_field is None)
+    processed = read.records.where(F.col("outcome") == "processed")
+    read.documents = processed.select("doc", "id", "text")
+    if signer is not None:
+        read.signed = processed.select("doc", "id", *_SIGNED_NAMES)
     return read
 
 
@@ -272,27 +301,111 @@ def _csv_note() -> str:
             "problems name the row, not its line")
 
 
-def _positioned(df: DataFrame, name: str) -> DataFrame:
-    """``df`` with ``name``: each row's 0-based position in partition order, as
-    ``zipWithIndex`` numbers them but in the JVM (no row goes through Python).
-
-    A first job counts the rows of each partition; the position is then the partition's
-    offset plus the row's rank in it (``monotonically_increasing_id``, whose low 33 bits
-    are that rank). ``df`` must give the same partitions each time (a file scan, a
-    persisted frame); the count reads every column, so Spark parses the rows as the
-    second job does (a CSV count without columns may skip the parser).
-    """
+def _ranked(df: DataFrame) -> DataFrame:
+    """``df`` with ``part`` (its partition) and ``record``: each row's rank in its partition,
+    in the JVM (``monotonically_increasing_id``, whose low 33 bits are that rank): no job,
+    no row through Python; :func:`_globally` makes the ranks positions over the input."""
     part = F.spark_partition_id()
-    sizes = dict(df.groupBy(part.alias("p"))
-                 .agg(F.count(F.struct(*[df[c] for c in df.columns])).alias("n")).collect())
-    if not sizes:
-        return df.withColumn(name, F.lit(None).cast("long"))
-    offsets, total = [], 0
-    for p in range(max(sizes) + 1):
-        offsets += [F.lit(p), F.lit(total)]
-        total += sizes.get(p, 0)
     rank = F.monotonically_increasing_id() - F.shiftleft(part.cast("long"), 33)
-    return df.withColumn(name, (F.create_map(*offsets)[part] + rank).cast("long"))
+    return df.withColumn("record", rank).withColumn("part", part)
+
+
+def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool) -> DataFrame:
+    """The persisted records of :func:`_ranked` inputs with global numbers: ``record`` the
+    record's 0-based position in its input (blank lines counted, as line numbers count
+    them), ``doc`` a processed record's position over all inputs, from one small job (the
+    rows and processed records of each input's partitions); a record with no id field
+    gets its position in its input, 1-based, after its input's prefix."""
+    counts = (ranked.groupBy("source", "part")
+              .agg(F.count("*").alias("rows"), F.count("local_doc").alias("docs"))
+              .orderBy("source", "part").collect())
+    record_at, doc_at, docs, previous, rows = [], [], 0, None, 0
+    for row in counts:
+        if row["source"] != previous:
+            previous, rows = row["source"], 0
+        key = F.lit((int(row["source"]) << 32) + int(row["part"]))
+        record_at += [key, F.lit(rows)]
+        doc_at += [key, F.lit(docs)]
+        rows += int(row["rows"])
+        docs += int(row["docs"])
+    if not counts:
+        return ranked.withColumn("doc", F.lit(None).cast("long"))
+    key = F.shiftleft(F.col("source").cast("long"), 32) + F.col("part")
+    numbered = (ranked.withColumn("record", (F.create_map(*record_at)[key]
+                                             + F.col("record")).cast("long"))
+                .withColumn("doc", (F.create_map(*doc_at)[key] + F.col("local_doc"))
+                            .cast("long")))
+    if default_ids:
+        prefix = F.create_map(*[x for k, p in enumerate(prefixes) for x in (F.lit(k),
+                                                                            F.lit(p))])
+        numbered = numbered.withColumn(
+            "id", F.when(F.col("id").isNotNull(), F.concat(
+                prefix[F.col("source")], (F.col("record") + 1).cast("string"))))
+    return numbered
+
+
+def _numbering(body, signer):
+    """A record body (:func:`_jsonl_records`, ...) run on one partition, its rows given the
+    partition (``part``) and each processed record its rank among the partition's
+    processed ones (``local_doc``); with ``signer``, the processed records signed in the
+    same pass (the sketch columns) and their texts dropped."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        part = [None]
+
+        def inputs():
+            for batch in batches:
+                if batch.num_rows:
+                    part[0] = batch.column("part")[0].as_py()
+                yield batch
+
+        seen = 0
+        for out in body(inputs()):
+            n = out.num_rows
+            processed = np.asarray(out.column("outcome").to_numpy(zero_copy_only=False)
+                                   == "processed")
+            local = np.full(n, -1, dtype=np.int64)
+            local[processed] = np.arange(seen, seen + int(processed.sum()))
+            seen += int(processed.sum())
+            columns = [out.column(name) for name in out.schema.names]
+            names = list(out.schema.names)
+            columns += [pa.array(np.full(n, part[0] or 0, dtype=np.int32)),
+                        pa.array(local, mask=~processed)]
+            names += ["part", "local_doc"]
+            if signer is not None:
+                texts = out.column("text").to_pylist()
+                where = np.flatnonzero(processed)
+                signed = signer([texts[k] for k in where.tolist()])
+                for name, column in zip(_SIGNED_NAMES, signed):
+                    columns.append(_spread(column, where, n))
+                    names.append(name)
+                columns[names.index("text")] = pa.nulls(n, pa.string())
+            yield pa.RecordBatch.from_arrays(columns, names=names)
+    return run
+
+
+_SIGNED_NAMES = ("text_length", "shingles", "size", "fingerprint", "signature", "keys",
+                 "simhash")
+
+
+def _spread(column: pa.Array, where: np.ndarray, n: int) -> pa.Array:
+    """``column``'s values at rows ``where`` of n rows, null elsewhere."""
+    if len(column) == n:
+        return column
+    slots = np.full(n, len(column), dtype=np.int64)  # one past the end: a null
+    slots[where] = np.arange(len(column))
+    return pa.concat_arrays([column, pa.nulls(1, column.type)]).take(pa.array(slots))
+
+
+def _signed_documents(signer):
+    """mapInArrow body: (doc, id, text) → (doc, id, the sketch columns)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            signed = signer(batch.column("text").to_pylist())
+            yield pa.RecordBatch.from_arrays([batch.column("doc"), batch.column("id"), *signed],
+                                             names=["doc", "id", *_SIGNED_NAMES])
+    return run
 
 
 class _RecordRows:
@@ -345,7 +458,8 @@ def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: 
             for raw, record in zip(batch.column("raw").to_pylist(),
                                    batch.column("record").to_pylist()):
                 if raw is None or not raw.strip():
-                    continue  # a blank line is not a record
+                    rows.add(record, _BLANK)  # not a record; a line all the same
+                    continue
                 try:
                     line = decode_line(raw, record, encoding)
                 except UnicodeDecodeError:

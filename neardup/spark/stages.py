@@ -12,9 +12,10 @@ as ``array<long>`` (uint32 widened, uint64 reinterpreted) and come back to the C
 
 What crosses documents is done with DataFrame operations: identical sets grouped by
 fingerprint and confirmed on the arrays (head: the smallest doc), LSH buckets (doc,
-band, key) over the heads with pairs inside each (star or skip past ``max_bucket``),
-the verification join, document pairs expanded from identical groups, and pair counts
-from the group sizes.
+band, key) over the heads hashed by (band, key) so that each partition holds whole
+buckets, paired there by the local rule (:func:`~neardup.lsh.pairs_in_buckets`: star or
+skip past ``max_bucket``), the verification join, document pairs expanded from identical
+groups, and pair counts from the group sizes.
 
 With ``sketch="simhash"`` the partitions compute :func:`~neardup.simhash.fingerprints`
 and :func:`~neardup.simhash.block_keys` instead of signatures and band keys, and the
@@ -81,58 +82,67 @@ def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
     return np.frombuffer(raw, dtype=dtype).reshape(-1, num_perm)
 
 
-def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
-    """mapInArrow body: (doc, text) → (doc, text_length, shingles, size, fingerprint,
-    signature, keys, simhash). Documents below ``min_shingles`` get no sketch and no keys.
-    MinHash: the signature and its band keys (simhash null); SimHash: the fingerprint
-    (simhash, as a long) and its block keys (signature null)."""
+def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
+    """texts → their sketch columns (text_length, shingles, size, fingerprint, signature,
+    keys, simhash) as Arrow arrays, one row a text; documents below ``min_shingles`` get
+    no sketch and no keys. MinHash: the signature and its band keys (simhash null);
+    SimHash: the fingerprint (simhash, as a long) and its block keys (signature null)."""
     plugins = {"tokenize": tokenize}
     if normalize is not None:
         plugins["normalize"] = normalize
     options = config.shingle_options(**plugins)
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            texts = batch.column("text").to_pylist()
-            texts = ["" if t is None else t for t in texts]
-            sets = shingle(texts, options)
-            sizes = sets.sizes
-            set_prints = set_fingerprints(sets, config.seed)
-            usable = np.flatnonzero(sizes >= config.min_shingles)
-            n = sets.n
-            sig_rows: list[bytes | None] = [None] * n
-            key_rows: list[list[int] | None] = [None] * n
-            simhash_rows: list[int | None] = [None] * n
-            if config.sketch == "simhash":
-                prints = simhash.fingerprints(sets.subset(usable), config.seed)
-                keys = simhash.block_keys(prints, config.hamming_distance())
-                for row, d in enumerate(usable.tolist()):
-                    simhash_rows[d] = int(prints[row].view(np.int64))
-                    key_rows[d] = keys[row].view(np.int64).tolist()
-            else:
-                signatures = minhash(sets.subset(usable), config.num_perm, config.seed,
-                                     config.family)
-                if config.bits is not None:
-                    signatures = signatures.b_bit(config.bits)
-                keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
-                for row, d in enumerate(usable.tolist()):
-                    sig_rows[d] = signatures.matrix[row].tobytes()
-                    key_rows[d] = keys[row].view(np.int64).tolist()
-            yield pa.RecordBatch.from_arrays([
-                batch.column("doc"),
-                pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
+    def sign(texts: list) -> list[pa.Array]:
+        texts = ["" if t is None else t for t in texts]
+        sets = shingle(texts, options)
+        sizes = sets.sizes
+        set_prints = set_fingerprints(sets, config.seed)
+        usable = np.flatnonzero(sizes >= config.min_shingles)
+        n = sets.n
+        sig_rows: list[bytes | None] = [None] * n
+        key_rows: list[list[int] | None] = [None] * n
+        simhash_rows: list[int | None] = [None] * n
+        if config.sketch == "simhash":
+            prints = simhash.fingerprints(sets.subset(usable), config.seed)
+            keys = simhash.block_keys(prints, config.hamming_distance())
+            for row, d in enumerate(usable.tolist()):
+                simhash_rows[d] = int(prints[row].view(np.int64))
+                key_rows[d] = keys[row].view(np.int64).tolist()
+        else:
+            signatures = minhash(sets.subset(usable), config.num_perm, config.seed,
+                                 config.family)
+            if config.bits is not None:
+                signatures = signatures.b_bit(config.bits)
+            keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+            for row, d in enumerate(usable.tolist()):
+                sig_rows[d] = signatures.matrix[row].tobytes()
+                key_rows[d] = keys[row].view(np.int64).tolist()
+        return [pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
                 _list_column(_as_int64(sets.values), sets.offsets, pa.int64()),
                 pa.array(sizes.astype(np.int64)),
                 pa.array(set_prints.view(np.int64)),
                 pa.array(sig_rows, pa.binary()),
                 pa.array(key_rows, pa.list_(pa.int64())),
-                pa.array(simhash_rows, pa.int64()),
-            ], names=["doc", "text_length", "shingles", "size", "fingerprint", "signature",
-                      "keys", "simhash"])
+                pa.array(simhash_rows, pa.int64())]
+    return sign
+
+
+def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
+    """mapInArrow body: (doc, id, text) → (doc, id, and the sketch columns of
+    :func:`_signer`)."""
+    sign = _signer(config, plan, normalize, tokenize)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("doc"), batch.column("id"),
+                 *sign(batch.column("text").to_pylist())],
+                names=["doc", "id", "text_length", "shingles", "size", "fingerprint",
+                       "signature", "keys", "simhash"])
     return run
 
 
-_SIGNED_SCHEMA = ("doc long, text_length long, shingles array<long>, size long, "
+_SIGNED_SCHEMA = ("doc long, id string, text_length long, shingles array<long>, size long, "
                   "fingerprint long, signature binary, keys array<long>, simhash long")
 
 
@@ -167,6 +177,35 @@ def _verify_batches(config: FindConfig):
                 pa.array(jaccard.round(6)), pa.array(estimate.round(6)),
             ], names=["doc_a", "doc_b", "jaccard", "estimate", "jaccard_6", "estimate_6"])
     return run
+
+
+def _bucket_batches(n: int, max_bucket: int, policy: str):
+    """mapInArrow body over one partition of (doc, band, key) entries holding whole buckets:
+    the candidate pairs inside them (:func:`~neardup.lsh.pairs_in_buckets`, the local
+    engine's rule) as (doc_a, doc_b), then one row (doc_a null) with the partition's bucket
+    stats (largest, over: buckets past ``max_bucket``, avoided: pairs they did not emit)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        columns: dict[str, list[np.ndarray]] = {"doc": [], "band": [], "key": []}
+        for batch in batches:
+            for name in columns:
+                columns[name].append(batch.column(name).to_numpy(zero_copy_only=False))
+        doc, band, key = (np.concatenate(columns[name]) if columns[name]
+                          else np.empty(0, dtype=np.int64) for name in ("doc", "band", "key"))
+        i, j, stats = lsh.pairs_in_buckets(band, key, doc, n, max_bucket=max_bucket,
+                                           policy=policy)
+        none = pa.nulls(i.size, pa.int64())
+        yield pa.RecordBatch.from_arrays([pa.array(i), pa.array(j), none, none, none],
+                                         names=_BUCKETED_COLUMNS)
+        yield pa.RecordBatch.from_arrays(
+            [pa.nulls(1, pa.int64()), pa.nulls(1, pa.int64()),
+             pa.array([stats.largest_bucket]), pa.array([stats.buckets_over_limit]),
+             pa.array([stats.pairs_avoided])], names=_BUCKETED_COLUMNS)
+    return run
+
+
+_BUCKETED_COLUMNS = ["doc_a", "doc_b", "largest", "over", "avoided"]
+_BUCKETED_SCHEMA = "doc_a long, doc_b long, largest long, over long, avoided long"
 
 
 _VERIFIED_SCHEMA = ("doc_a long, doc_b long, jaccard double, estimate double, "
@@ -213,11 +252,16 @@ class _Stages:
 
 
 def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
-                seconds: dict) -> _Stages:
-    """Sign (doc, text), group identical sets, LSH buckets, candidate pairs of heads."""
+                seconds: dict, signed: DataFrame | None = None) -> _Stages:
+    """Sign (doc, text), group identical sets, LSH buckets, candidate pairs of heads;
+    ``signed``: the documents signed already (as a reader with a signer gives them)."""
     started = time.perf_counter()
-    signed = docs.select("doc", "text").mapInArrow(
-        _sign_batches(config, plan, normalize, tokenize), _SIGNED_SCHEMA).persist()
+    if signed is None:
+        signed = docs.select("doc", "id", "text").mapInArrow(
+            _sign_batches(config, plan, normalize, tokenize), _SIGNED_SCHEMA).persist()
+    else:  # a projection of the reader's persisted records: not cached twice
+        signed = signed.select("doc", "id", "text_length", "shingles", "size", "fingerprint",
+                               "signature", "keys", "simhash")
     usable = signed.where(F.col("size") >= config.min_shingles)
     seconds["sign"] = time.perf_counter() - started
 
@@ -237,26 +281,19 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
         seconds["hamming search"] = time.perf_counter() - started
         return _Stages(signed, usable, copies, heads, entries, candidates, "hamming search")
 
-    # LSH: (band, key, doc) for heads; pairs inside each bucket, star/skip for big ones
+    # LSH: (band, key, doc) for heads, hashed by (band, key) so that each partition holds
+    # whole buckets, paired there as the local engine pairs them (star/skip past max_bucket)
     started = time.perf_counter()
-    entries = heads.select("doc", F.posexplode("keys").alias("band", "key"))
-    bucket = Window.partitionBy("band", "key")
-    entries = (entries.withColumn("bucket_size", F.count("*").over(bucket))
-               .withColumn("hub", F.min("doc").over(bucket))
-               .where(F.col("bucket_size") > 1)).persist()
-    small = entries.where(F.col("bucket_size") <= config.max_bucket)
-    a, b = small.alias("a"), small.alias("b")
-    full_pairs = a.join(b, (F.col("a.band") == F.col("b.band"))
-                        & (F.col("a.key") == F.col("b.key"))
-                        & (F.col("a.doc") < F.col("b.doc"))).select(
-        F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
-    candidates = full_pairs
-    if config.bucket_policy == "star":
-        star_pairs = entries.where((F.col("bucket_size") > config.max_bucket)
-                                   & (F.col("doc") != F.col("hub"))).select(
-            F.col("hub").alias("doc_a"), F.col("doc").alias("doc_b"))
-        candidates = candidates.union(star_pairs)
-    candidates = candidates.distinct().persist()
+    n = docs.agg(F.max("doc")).first()[0]
+    n = 1 if n is None else int(n) + 1
+    entries = (heads.select("doc", F.posexplode("keys").alias("band", "key"))
+               .repartition(docs.sparkSession.sparkContext.defaultParallelism * 2,
+                            "band", "key"))
+    bucketed = entries.mapInArrow(
+        _bucket_batches(n, config.max_bucket, config.bucket_policy), _BUCKETED_SCHEMA).persist()
+    candidates = (bucketed.where(F.col("doc_a").isNotNull()).select("doc_a", "doc_b")
+                  .distinct().persist())
+    entries = bucketed  # its rows with doc_a null: a partition's bucket stats
     seconds["lsh"] = time.perf_counter() - started
     return _Stages(signed, usable, copies, heads, entries, candidates)
 
@@ -388,13 +425,20 @@ def _numbered(df: DataFrame, text_col: str, id_col: str | None,
     if order_col is not None:
         numbered = df.select(F.col(order_col).cast("long").alias("doc"), text.alias("text"),
                              *( [F.col(id_col).cast("string").alias("id")] if has_id else []))
-    else:
-        selected = df.select(text.alias("text"),
-                             *([F.col(id_col).cast("string").alias("id")] if has_id else []))
-        schema = T.StructType([T.StructField("doc", T.LongType(), False),
-                               *selected.schema.fields])
-        rows = selected.rdd.zipWithIndex().map(lambda pair: (pair[1], *pair[0]))
-        numbered = df.sparkSession.createDataFrame(rows, schema)
+    else:  # the row's position in the DataFrame's order, counted in the JVM (one small job)
+        part = F.spark_partition_id()
+        ranked = df.select(text.alias("text"),
+                           *([F.col(id_col).cast("string").alias("id")] if has_id else []),
+                           part.alias("_part"), (F.monotonically_increasing_id()
+                                                 - F.shiftleft(part.cast("long"), 33))
+                           .alias("_rank")).persist()
+        offsets, total = [], 0
+        for row in ranked.groupBy("_part").count().orderBy("_part").collect():
+            offsets += [F.lit(row["_part"]), F.lit(total)]
+            total += row["count"]
+        doc = (F.create_map(*offsets)[F.col("_part")] + F.col("_rank") if offsets
+               else F.lit(None))
+        numbered = ranked.withColumn("doc", doc.cast("long")).drop("_part", "_rank")
     if not has_id:
         numbered = numbered.withColumn("id", (F.col("doc") + 1).cast("string"))
     return numbered.select("doc", "id", "text")

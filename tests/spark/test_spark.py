@@ -273,7 +273,10 @@ def test_csv_with_multiline_quoted_fields_same_files_as_local(spark, tmp_path):
             assert spark_bytes == local_bytes, name
 
 
-def test_connected_components_match_scipy_on_a_long_chain(spark):
+@pytest.mark.parametrize("local_edges", [0, 10_000], ids=["star rounds", "one task"])
+def test_connected_components_match_scipy_on_a_long_chain(spark, local_edges):
+    """Both ways of labelling: rounds of large-star / small-star over the cluster, and
+    the local union-find in one task (up to local_edges distinct edges)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -286,7 +289,8 @@ def test_connected_components_match_scipy_on_a_long_chain(spark):
     edges = edges[rng.permutation(len(edges))]
     df = spark.createDataFrame([(int(a), int(b)) for a, b in edges], "src long, dst long")
     got = {r["node"]: r["label"] for r in
-           neardup_spark.connected_components(df, "src", "dst").collect()}
+           neardup_spark.connected_components(df, "src", "dst", local_edges=local_edges)
+           .collect()}
 
     graph = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
     _, component = connected_components(graph, directed=False)
