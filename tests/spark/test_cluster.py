@@ -29,6 +29,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 HOST = "127.0.0.1"  # the only address used: CI has loopback and nothing else
 OPTIONS = dict(shingle_kind="word", shingle_size=2, threshold=0.7, method="lsh")
 WORKERS = 2
+# short-lived JVMs on two cores: the quick JIT compiler only, a serial collector (no
+# compiler or GC threads competing for the cores); a third less CPU for the whole test
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 READY_S = 120  # the master and both workers up; the job
 JOB_S = 300
 
@@ -196,7 +199,8 @@ def cluster(tmp_path, spark_home, submit_env, python_without_neardup):
                      SPARK_WORKER_DIR=str(root / "work"), SPARK_LOG_DIR=str(root / "logs"),
                      SPARK_PID_DIR=str(root / "pids"), SPARK_LOCAL_DIRS=str(root / "local"),
                      PYSPARK_PYTHON=str(python_without_neardup),
-                     NUMBA_CACHE_DIR=str(root / "numba-cache"))
+                     NUMBA_CACHE_DIR=str(root / "numba-cache"),
+                     SPARK_DAEMON_JAVA_OPTS=JVM_OPTIONS)
     spark_class = str(spark_home / "bin" / "spark-class")
     port, webui = free_port(), free_port()
     url = f"spark://{HOST}:{port}"
@@ -208,8 +212,7 @@ def cluster(tmp_path, spark_home, submit_env, python_without_neardup):
         for k in range(1, WORKERS + 1):
             processes.start(f"worker-{k}", [
                 spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", HOST,
-                "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
-                "--work-dir", str(root / "work" / f"worker-{k}")], env, root)
+                "--cores", "1", "--memory", "1g", "--webui-port", str(free_port())], env, root)
         deadline, state = time.monotonic() + READY_S, {}
         while state.get("aliveworkers") != WORKERS:
             for name, process in processes.started.items():
@@ -241,7 +244,8 @@ def test_a_standalone_cluster_of_two_workers_finds_the_local_pairs(
     out = tmp_path / "got.json"
     driver = processes.start("driver", [
         str(spark_home / "bin" / "spark-submit"), "--master", url,
-        "--py-files", str(neardup_zip),
+        "--py-files", str(neardup_zip), "--driver-java-options", JVM_OPTIONS,
+        "--conf", f"spark.executor.extraJavaOptions={JVM_OPTIONS}",
         "--conf", f"spark.driver.host={HOST}", "--conf", f"spark.driver.bindAddress={HOST}",
         "--conf", "spark.ui.port=0",  # a free port: the job reads its status API
         "--conf", "spark.ui.showConsoleProgress=false",
