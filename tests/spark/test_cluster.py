@@ -1,12 +1,12 @@
 """neardup on a real Spark cluster: a standalone master and two workers on 127.0.0.1
 (pyspark's ``bin/spark-class``), a job submitted to it with ``spark-submit --master
 spark://127.0.0.1:PORT --py-files neardup.zip`` (docs/spark.md, "A standalone cluster on
-one machine"), run by an interpreter without neardup of its own. Two executors, one a
+one machine"), run by an interpreter without neardup of its own. Two executors, one per
 worker, both run tasks of ``neardup.spark.find_sources`` on a JSON Lines corpus read in
 several partitions, and the pairs are the local engine's. Every process started here (the
 three daemons, the driver, the executors and their Python workers) is stopped at the end,
-failed or not, and checked gone. Slow: five JVMs and the kernels compiled on each
-executor, about a minute on two cores."""
+failed or not, and checked gone. Slow: six JVMs and the kernels compiled on each
+executor, about two minutes on two cores shared with other Spark runs."""
 
 from __future__ import annotations
 
