@@ -8,31 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import site
 import subprocess
 import sys
-import venv
-from pathlib import Path
 
 import pytest
 
 import neardup
 
-try:
-    import pyspark
-except ImportError:  # pragma: no cover - without the spark extra
-    pyspark = None
-
-SPARK_HOME = Path(pyspark.__file__).resolve().parent if pyspark else None
-SPARK_SUBMIT = SPARK_HOME / "bin" / "spark-submit" if SPARK_HOME else None
-
-
-# pyspark and Java: the spark marker (tests/conftest.py); spark-submit itself: here
-needs_spark_submit = pytest.mark.skipif(
-    pyspark is not None and not os.access(SPARK_SUBMIT, os.X_OK),
-    reason=f"no spark-submit at {SPARK_SUBMIT}")
-ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = dict(shingle_kind="word", shingle_size=2, threshold=0.7, method="lsh")
 
 JOB = """\
@@ -81,42 +63,18 @@ def corpus() -> list[str]:
     return texts
 
 
-def dependencies_only(where: Path) -> Path:
-    """An interpreter with this one's packages (numpy, numba, pyarrow, pyspark) but no
-    neardup: a venv whose .pth lists this interpreter's site-packages. Their own .pth files
-    (an editable install of neardup among them) are not read from there."""
-    venv.create(where, with_pip=False, symlinks=os.name != "nt")
-    python = where / "bin" / "python"
-    target = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
-                            capture_output=True, text=True, check=True).stdout.strip()
-    Path(target, "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    return python
-
-
 @pytest.mark.spark
 @pytest.mark.slow
-@needs_spark_submit
-def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(tmp_path):
-    dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q",
-                    "-w", str(dist)], check=True)
-    (wheel,) = dist.glob("neardup-*.whl")
-    archive = dist / "neardup.zip"  # --py-files puts .zip, .egg, .jar on the workers' path
-    shutil.copyfile(wheel, archive)
-    python = dependencies_only(tmp_path / "env")
-    found = subprocess.run([str(python), "-c", "import neardup"], capture_output=True,
-                           cwd=tmp_path)
-    assert found.returncode != 0, "the job's interpreter must not have neardup of its own"
-
+def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(
+        tmp_path, spark_home, neardup_zip, python_without_neardup, submit_env):
+    archive, python = neardup_zip, python_without_neardup
     texts = tmp_path / "texts.json"
     texts.write_text(json.dumps(corpus()))
     (tmp_path / "job.py").write_text(JOB)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR")}
-    env.update(PYSPARK_PYTHON=str(python), SPARK_HOME=str(SPARK_HOME),
-               NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    env = submit_env(PYSPARK_PYTHON=str(python), NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
     run = subprocess.run(
-        [str(SPARK_SUBMIT), "--master", "local[2]", "--py-files", str(archive),
+        [str(spark_home / "bin" / "spark-submit"), "--master", "local[2]",
+         "--py-files", str(archive),
          "--conf", "spark.sql.shuffle.partitions=4", "--conf", "spark.ui.enabled=false",
          "--conf", "spark.ui.showConsoleProgress=false",
          "job.py", str(texts), str(archive), json.dumps(OPTIONS)],
@@ -137,8 +95,7 @@ def test_spark_submit_py_files_runs_the_wheel_on_driver_and_workers(tmp_path):
 
 @pytest.mark.spark
 @pytest.mark.slow
-@needs_spark_submit
-def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path, write_lines):
+def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path, write_lines, spark_home):
     """``--engine spark -q`` in local mode: neither Spark's log (WARN lines, the log4j
     profile and log level banners) nor the JVM's incubator-module warning reaches stderr."""
     corpus_file = tmp_path / "texts.txt"
@@ -146,7 +103,7 @@ def test_quiet_spark_run_prints_nothing_on_stderr(tmp_path, write_lines):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR",
                         "LOG4J_CONFIGURATION_FILE", "PYSPARK_SUBMIT_ARGS")}
-    env["SPARK_HOME"] = str(SPARK_HOME)
+    env["SPARK_HOME"] = str(spark_home)
     run = subprocess.run([sys.executable, "-m", "neardup", "find", str(corpus_file),
                           "--engine", "spark", "-t", "0.7", "--shingle", "word", "--ngram", "2",
                           "--out", str(tmp_path / "out"), "-q"],

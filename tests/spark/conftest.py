@@ -1,0 +1,79 @@
+"""What the tests that run Spark's own launchers share (test_spark_submit.py, test_cluster.py):
+pyspark's Spark home, the wheel of this checkout zipped for ``--py-files``, an interpreter
+with neardup's dependencies but not neardup, and the environment those launchers get.
+
+Session-scoped: the wheel is built once (seconds) for every test that ships it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import site
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def spark_home() -> Path:
+    """pyspark's package folder, Spark's home (bin/spark-submit, bin/spark-class); skips the
+    test where pyspark ships no runnable spark-submit (pyspark and Java themselves: the
+    spark marker, tests/conftest.py)."""
+    import pyspark
+
+    home = Path(pyspark.__file__).resolve().parent
+    if not os.access(home / "bin" / "spark-submit", os.X_OK):
+        pytest.skip(f"no spark-submit at {home / 'bin' / 'spark-submit'}")
+    return home
+
+
+@pytest.fixture(scope="session")
+def neardup_zip(tmp_path_factory) -> Path:
+    """A wheel built from this checkout, copied to ``neardup.zip``: --py-files puts .zip,
+    .egg and .jar files on the Python workers' path, not .whl (docs/spark.md)."""
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q",
+                    "-w", str(dist)], check=True)
+    (wheel,) = dist.glob("neardup-*.whl")
+    archive = dist / "neardup.zip"
+    shutil.copyfile(wheel, archive)
+    return archive
+
+
+@pytest.fixture(scope="session")
+def python_without_neardup(tmp_path_factory) -> Path:
+    """An interpreter with this one's packages (numpy, numba, pyarrow, pyspark) but no
+    neardup: a venv whose .pth lists this interpreter's site-packages. Their own .pth files
+    (an editable install of neardup among them) are not read from there, so a job run by it
+    imports neardup from the shipped zip or fails."""
+    where = tmp_path_factory.mktemp("env")
+    venv.create(where, with_pip=False, symlinks=os.name != "nt")
+    python = where / "bin" / "python"
+    target = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    Path(target, "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    found = subprocess.run([str(python), "-c", "import neardup"], capture_output=True,
+                           cwd=where, env=env)
+    assert found.returncode != 0, "the job's interpreter must not have neardup of its own"
+    return python
+
+
+@pytest.fixture(scope="session")
+def submit_env(spark_home):
+    """``submit_env(**extra)``: this process's environment for Spark's launchers, without
+    what would bring neardup or settings from elsewhere (PYTHONPATH, PYSPARK_DRIVER_PYTHON,
+    SPARK_CONF_DIR), with SPARK_HOME and ``extra``."""
+
+    def env(**extra: str) -> dict[str, str]:
+        out = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR")}
+        out.update(SPARK_HOME=str(spark_home), **extra)
+        return out
+
+    return env
