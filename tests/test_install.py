@@ -99,3 +99,16 @@ def test_the_package_zipped_on_sys_path_runs_and_caches_its_kernels(wheel, corpu
         assert run.stdout.split() == [f"{shipped}/neardup/__init__.py", "10"]
     cached = list((tmp_path / "cache" / "neardup-numba").rglob("*.nbi"))
     assert cached, "no kernel was cached for the zipped package"
+
+    # a copy of the same archive elsewhere (each Spark executor gets its own) reuses the
+    # kernels: the cache is keyed by the modules' content, not by the archive's path
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").rglob("*.nb*")}
+    copy = tmp_path / "elsewhere" / shipped.name
+    copy.parent.mkdir()
+    copy.write_bytes(shipped.read_bytes())
+    run = subprocess.run([sys.executable, "-c", script.replace(str(shipped), str(copy))],
+                         env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [f"{copy}/neardup/__init__.py", "10"]
+    after = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").rglob("*.nb*")}
+    assert after == before, "the copy compiled its kernels again"

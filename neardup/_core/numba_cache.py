@@ -7,11 +7,15 @@ zip's path. Inside a wheel on ``sys.path`` (``spark-submit --py-files neardup.wh
 cache function ...: no locator available". :class:`ArchiveCacheLocator`, registered
 after numba's own locators, takes those: it finds the archive in the source path and
 caches in ``NUMBA_CACHE_DIR``, else the user's cache folder, else the temporary folder,
-whichever is writable first; a kernel is recompiled when the archive changes.
+whichever is writable first. The cache is keyed by the module's content (its SHA-256 in
+the archive), not by the archive's path: every copy of one wheel (each Spark executor
+gets its own) shares one compiled kernel, and a kernel is recompiled when its module
+changes.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -26,17 +30,16 @@ class ArchiveCacheLocator(caching._CacheLocator):
 
     def __init__(self, py_func, py_file: str, archive: str, member: str, cache_dir: str):
         self._lineno = py_func.__code__.co_firstlineno
-        self._archive, self._member = archive, member
-        self._cache_path = os.path.join(cache_dir, self.get_suitable_cache_subpath(py_file))
+        self._digest = member_digest(archive, member)
+        self._cache_path = os.path.join(cache_dir, "archives",
+                                        PurePosixPath(member).with_suffix("").as_posix()
+                                        .replace("/", "."), self._digest[:16])
 
     def get_cache_path(self) -> str:
         return self._cache_path
 
     def get_source_stamp(self):
-        st = os.stat(self._archive)
-        with zipfile.ZipFile(self._archive) as archive:
-            digest = hashlib.sha256(archive.read(self._member)).hexdigest()
-        return st.st_mtime, st.st_size, digest
+        return self._digest
 
     def get_disambiguator(self) -> str:
         return str(self._lineno)
@@ -56,6 +59,13 @@ class ArchiveCacheLocator(caching._CacheLocator):
                 continue
             return self
         return None
+
+
+@functools.lru_cache(maxsize=256)
+def member_digest(archive: str, member: str) -> str:
+    """SHA-256 of one module inside an archive (read once per process)."""
+    with zipfile.ZipFile(archive) as opened:
+        return hashlib.sha256(opened.read(member)).hexdigest()
 
 
 def split_archive_path(py_file: str) -> tuple[str, str] | None:

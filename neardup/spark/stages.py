@@ -267,9 +267,15 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
 
     # identical sets: grouped by fingerprint, confirmed on the arrays, head = smallest doc
     started = time.perf_counter()
-    heads_by_print = usable.groupBy("fingerprint").agg(F.min("doc").alias("head"))
-    head_sets = usable.select(F.col("doc").alias("head"), F.col("shingles").alias("head_set"))
-    copies = (usable.join(heads_by_print, "fingerprint").where(F.col("doc") != F.col("head"))
+    # only the (fingerprint, doc) columns are shuffled; the sets of the few documents whose
+    # fingerprint is shared are joined after, to confirm them
+    shared = (usable.groupBy("fingerprint")
+              .agg(F.min("doc").alias("head"), F.count("*").alias("m"))
+              .where(F.col("m") > 1).select("fingerprint", "head"))
+    sharing = usable.join(shared, "fingerprint", "left_semi").select("doc", "fingerprint",
+                                                                    "shingles")
+    head_sets = sharing.select(F.col("doc").alias("head"), F.col("shingles").alias("head_set"))
+    copies = (sharing.join(shared, "fingerprint").where(F.col("doc") != F.col("head"))
               .join(head_sets, "head").where(F.col("shingles") == F.col("head_set"))
               .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
     heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
@@ -336,7 +342,12 @@ def _checked(heads: DataFrame, candidates: DataFrame, config: FindConfig) -> Dat
     """Each candidate with both sets and sketches joined: exact J and the estimate
     (doc_a, doc_b, jaccard, estimate, jaccard_6, estimate_6)."""
     sketch = "simhash" if config.sketch == "simhash" else "signature"
-    side = heads.select("doc", "shingles", F.col(sketch).alias("signature"))
+    # the sets and sketches of the documents in a candidate pair only (usually few): the
+    # heads are filtered, not shuffled, before the two joins
+    needed = (candidates.select(F.col("doc_a").alias("doc"))
+              .union(candidates.select(F.col("doc_b").alias("doc"))).distinct())
+    side = (heads.join(needed, "doc", "left_semi")
+            .select("doc", "shingles", F.col(sketch).alias("signature")))
     joined = (candidates
               .join(side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias(
                   "shingles_a"), F.col("signature").alias("signature_a")), "doc_a")
