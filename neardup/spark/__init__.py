@@ -30,8 +30,8 @@ module          holds
 ``components``  connected components (large-star / small-star)
 ``read``        the inputs read by Spark as the local readers read them,
                 with the same read report
-``write``       a result written as the local engine writes it, byte for
-                byte (DataFrames collected as Arrow)
+``write``       a result's folder: part files written by the executors
+                (default), or the local engine's files, byte for byte
 ``session``     the pyspark guard and the session the engine starts or joins
 ==============  ==========================================================
 
