@@ -18,6 +18,7 @@ from .lsh import BandPlan, choose_bands, s_curve  # noqa: E402
 from .minhash import Signatures, load_signatures  # noqa: E402
 from .pipeline import FindConfig, FindResult, find_sets, find_texts  # noqa: E402
 from .shingling import ShingleOptions, ShingleSets, shingle  # noqa: E402
+from .sinks import read_results  # noqa: E402
 from .text import cleaning  # noqa: E402
 from .verify import exact_jaccard  # noqa: E402
 
@@ -35,6 +36,6 @@ def __getattr__(name: str):
 __all__ = [
     "BandPlan", "FindConfig", "FindResult", "Index", "ShingleOptions", "ShingleSets", "Signatures",
     "allpairs", "choose_bands", "cleaning", "code", "dedup", "exact_jaccard", "find",
-    "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "pairs", "s_curve", "shingle",
-    "synthetic", "tune", "verify",
+    "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "pairs", "read_results",
+    "s_curve", "shingle", "synthetic", "tune", "verify",
 ]

@@ -37,7 +37,7 @@ __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "dedup", "evaluate", "explain"
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
-         text: str | Sequence[str] | None = None, id: str | None = None,
+         layout: str = "auto", text: str | Sequence[str] | None = None, id: str | None = None,
          against=None, force: bool = False, **options: Unpack[FindOptions]):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
@@ -66,6 +66,12 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     ``escape_formulas``: CSV string cells beginning with =, +, -, @, tab or CR get a
     leading ' (OWASP); False writes them raw. JSONL and Parquet are always raw.
 
+    ``layout`` (:data:`neardup.sinks.LAYOUTS`), how ``out`` holds each table: ``single``,
+    one file (``pairs.csv``); ``parts``, a folder of part files (``pairs/part-00000.csv``,
+    ...), listed in order in the manifest; ``auto`` (the default): parts with
+    ``engine="spark"`` (its executors write them; the driver holds no table), single on
+    the local engine. :func:`neardup.read_results` reads either.
+
     ``engine="spark"`` runs the same stages on Spark (:func:`neardup.spark.find_sources`)
     and returns a :class:`~neardup.spark.SparkFindResult` (DataFrames).
 
@@ -84,6 +90,9 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    sinks.resolve_layout(layout, engine)  # an unknown layout, before any reading
+    if out == STDOUT and layout == "parts":
+        raise ValueError("--layout parts writes a results folder, not standard output")
     groups = split_options(column_names(options, text, id))
     in_memory = frames.is_in_memory(inputs)
     refuse_touching_inputs([] if in_memory else as_paths(inputs),
@@ -101,7 +110,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         from . import spark
 
         return spark.find_sources(inputs, out=out, output_format=output_format,
-                                  escape_formulas=escape_formulas, **_spark_keywords(groups))
+                                  escape_formulas=escape_formulas, layout=layout, quiet=quiet,
+                                  **_spark_keywords(groups))
     documents = None
     if against is not None:
         if memory_limit is not None or report is not None or groups.items:
@@ -133,7 +143,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         sinks.write_pairs_to(sys.stdout.buffer, result, output_format,
                              escape_formulas=escape_formulas)
     elif out is not None:
-        sinks.write_result(result, out, output_format, escape_formulas=escape_formulas)
+        sinks.write_result(result, out, output_format, escape_formulas=escape_formulas,
+                           layout=layout)
     if report is not None:
         from .report import write_report  # matplotlib and difflib only when asked
 

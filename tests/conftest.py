@@ -82,3 +82,37 @@ def pytest_runtest_setup(item):
     """A test marked ``spark`` skips before its fixtures (a Spark session) are set up."""
     if item.get_closest_marker("spark") is not None and (why := spark_missing()):
         pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def manifest_is_true():
+    """``manifest_is_true(folder)``: every file a results folder's manifest lists has the
+    size and SHA-256 it says (recomputed from the bytes), every table file the rows it
+    says (counted by reading it alone), and each table's rows are its files' sum; returns
+    the manifest."""
+    import hashlib
+    from pathlib import Path
+
+    from neardup import sinks
+
+    def check(folder) -> dict:
+        folder = Path(folder)
+        manifest = json.loads((folder / sinks.MANIFEST).read_text(encoding="utf-8"))
+        entries = {e["name"]: e for e in manifest["files"]}
+        for name, entry in entries.items():
+            if "sha256" not in entry:
+                continue
+            data = (folder / name).read_bytes()
+            assert len(data) == entry["bytes"], name
+            assert hashlib.sha256(data).hexdigest() == entry["sha256"], name
+            if "rows" in entry:
+                assert sinks.read_table(folder / name).num_rows == entry["rows"], name
+                if name.endswith(".jsonl"):
+                    assert data.count(b"\n") == entry["rows"], name
+        for name, table in manifest["tables"].items():
+            assert table["rows"] == sum(entries[f]["rows"] for f in table["files"]), name
+        on_disk = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+        assert on_disk == set(entries) | {sinks.MANIFEST}  # nothing unlisted, nothing left
+        return manifest
+
+    return check

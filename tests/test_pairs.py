@@ -143,6 +143,29 @@ def test_1600_copies_are_1279200_pairs_counted_written_and_expanded(tmp_path):
         assert expanded.column(name).to_pylist() == written.column(name).to_pylist(), name
 
 
+@pytest.mark.parametrize("fmt", sinks.OUTPUT_FORMATS)
+def test_expand_lists_every_pair_from_either_layout(copies_corpus, tmp_path, monkeypatch, fmt):
+    """``pairs="groups"`` written as one file a table or as parts, read back by
+    read_results: expand gives the listing ``pairs="all"`` writes, row for row."""
+    monkeypatch.setattr(sinks, "PART_ROWS", 7)  # several parts of set_pairs and identical
+    texts, ids = copies_corpus
+    full = find_texts(texts, ids, threshold=0.6, method="lsh", **SHINGLES)
+    compact = find_texts(texts, ids, threshold=0.6, method="lsh", pairs="groups", **SHINGLES)
+    sinks.write_result(full, tmp_path / "all", fmt)
+    listed = neardup.read_results(tmp_path / "all")["pairs"]
+    for layout in ("single", "parts"):
+        sinks.write_result(compact, tmp_path / layout, fmt, layout=layout)
+        read = neardup.read_results(tmp_path / layout)
+        assert "pairs" not in read and read.layout == layout
+        expanded = pairs.expand(read["set_pairs"], read["identical"])
+        assert expanded.num_rows == full.counts["pairs"] > compact.counts["set_pairs"]
+        for name in ("id_a", "id_b", "doc_a", "doc_b", "jaccard"):
+            assert expanded.column(name).to_pylist() == listed.column(name).to_pylist(), name
+        assert read.pairs().to_pylist() == expanded.to_pylist()
+    assert len(neardup.read_results(tmp_path / "parts").manifest["tables"]["identical"]
+               ["files"]) > 1
+
+
 def read_csv(path):
     types = {name: pa.string() for name in ("id_a", "id_b", "group", "id")}
     return pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(column_types=types))

@@ -74,7 +74,7 @@ def _run(args) -> int:
                               representative_field=args.representative_field,
                               engine=args.engine, memory_limit=args.memory_limit,
                               work_dir=args.work_dir, escape_formulas=args.escape_formulas,
-                              against=args.against, force=args.force,
+                              layout=args.layout, against=args.against, force=args.force,
                               **against_options(args))
             print(format_report(result, top=args.top, out=args.out),
                   file=sys.stderr if args.out == api.STDOUT else sys.stdout)

@@ -231,6 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "summary to standard error")
     p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS),
                    help="csv, jsonl or parquet (default: csv)")
+    p.add_argument("--layout", default="auto", choices=list(sinks.LAYOUTS),
+                   help="how --out holds each table: single (one file, pairs.csv), parts (a "
+                        "folder of part files, pairs/part-00000.csv, ..., listed in order in "
+                        "manifest.json), or auto: parts with --engine spark (its executors "
+                        "write them; the folder must be on a file system they all see), "
+                        "single on the local engine (default: auto)")
     p.add_argument("--raw-csv", dest="escape_formulas", action="store_false",
                    help="write CSV cells as they are; by default a cell beginning with =, "
                         "+, -, @, tab or CR gets a leading ' so spreadsheets do not run it "

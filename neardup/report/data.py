@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from ..sinks import read_results, read_table
+
 TABLE_NAMES = ("documents", "pairs", "set_pairs", "identical", "candidates", "clusters",
                "evaluation")
 TABLE_FORMATS = ("parquet", "csv", "jsonl")
-STRING_COLUMNS = ("id", "id_a", "id_b", "cluster", "group")
 
 
 @dataclass
@@ -70,45 +70,22 @@ def load(result_or_dir) -> ReportData:
 
 
 def _load_dir(directory: Path) -> ReportData:
-    from ..sinks import read_manifest
-
     if not directory.is_dir():
         raise NotADirectoryError(f"result directory {directory} does not exist")
-    read_manifest(directory)  # a complete run's folder, every file as the run wrote it
-    tables = {}
-    for name in TABLE_NAMES:
-        for fmt in TABLE_FORMATS:
-            path = directory / f"{name}.{fmt}"
-            if path.exists():
-                tables[name] = read_table(path)
-                break
+    # either layout (one file a table, or part files); every file read is checked
+    # against the manifest as it is read: a complete run's folder, as the run wrote it
+    results = read_results(directory)
+    tables = {name: table for name, table in results.tables.items() if name in TABLE_NAMES}
+    for fmt in TABLE_FORMATS:  # an evaluation table put beside the run's files
+        path = directory / f"evaluation.{fmt}"
+        if path.exists():
+            tables["evaluation"] = read_table(path)
+            break
     for needed in ("documents", "candidates", "pairs"):
         if needed not in tables and not (needed == "pairs" and "set_pairs" in tables):
-            raise FileNotFoundError(f"{directory} has no {needed}.csv|.jsonl|.parquet; "
+            raise FileNotFoundError(f"{directory} has no {needed} table; "
                                     f"write it with `neardup find ... --out {directory}`")
-    summary_path = directory / "summary.json"
-    if not summary_path.exists():
-        raise FileNotFoundError(f"{directory} has no summary.json")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    timings_path = directory / "timings.json"
-    timings = (json.loads(timings_path.read_text(encoding="utf-8"))
-               if timings_path.exists() else {})
-    return _from_tables(tables, summary, timings, str(directory))
-
-
-def read_table(path: Path) -> pa.Table:
-    """A result table in any of the formats :mod:`neardup.sinks` writes; ids stay strings."""
-    fmt = path.suffix.lstrip(".")
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-        return pq.read_table(path)
-    if fmt == "csv":
-        import pyarrow.csv as pa_csv
-        types = {name: pa.string() for name in STRING_COLUMNS}
-        return pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(column_types=types))
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    return pa.Table.from_pylist(rows)
+    return _from_tables(tables, results.summary, results.timings, str(directory))
 
 
 def _columns(table: pa.Table | None, names: Sequence[str]) -> dict:

@@ -7,15 +7,25 @@ end). Timings, which change from run to run, go to ``timings.json`` only.
 Every format is written column-wise by Arrow, batch by batch, so the pairs of a run
 (possibly hundreds of millions of rows) stream to disk in bounded memory; JSON Lines
 rows are assembled with Arrow string kernels, escaped as ``json.dumps`` escapes them.
+
+A results folder has one of two layouts (``LAYOUTS``; :func:`resolve_layout`): ``single``,
+one file a table (``pairs.parquet``), or ``parts``, a folder a table of part files
+(``pairs/part-00000.parquet``, ...) written by the same code a part at a time
+(:func:`write_part`, which Spark's executors run on their partitions). The manifest lists
+every file with its rows and SHA-256, and each table's files in row order;
+:func:`read_results` reads either layout back, checking what it reads against it.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import secrets
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +35,28 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from ..pairs import PAIR_SCHEMA, too_many_pairs
+from .results import (
+    MANIFEST,
+    STRING_COLUMNS,
+    Results,
+    load_manifest,
+    read_results,
+    read_table,
+    read_table_bytes,
+    table_files,
+)
 from .staging import file_sha256
 
 OUTPUT_FORMATS = ("csv", "jsonl", "parquet")
 ROW_GROUP_ROWS = 1 << 20
+# auto: parts on Spark (its executors write them), single on the local engine
+LAYOUTS = ("auto", "single", "parts")
+PART_ROWS = 1 << 22  # the local engine's parts (layout="parts"): rows a part at most
+__all__ = ["LAYOUTS", "MANIFEST", "MANIFEST_VERSION", "OUTPUT_FORMATS", "PART_ROWS",
+           "RESULT_TABLES", "ROW_GROUP_ROWS", "STRING_COLUMNS", "PartsTable", "Results",
+           "load_manifest", "owned", "part_name", "read_manifest", "read_results", "read_table",
+           "read_table_bytes", "resolve_layout", "table_files", "write_folder", "write_json",
+           "write_pairs_to", "write_part", "write_result", "write_table", "write_tables"]
 
 
 def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None) -> Path:
@@ -183,21 +211,103 @@ def write_json(obj, path: str | os.PathLike) -> Path:
 
 
 RESULT_TABLES = ("pairs", "set_pairs", "identical", "clusters", "documents", "candidates")
-MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
-_RESULT_FILES = {f"{name}.{fmt}" for name in RESULT_TABLES for fmt in OUTPUT_FORMATS} | {
-    "summary.json", "timings.json", MANIFEST}
+_RESULT_FILES = ({f"{name}.{fmt}" for name in RESULT_TABLES for fmt in OUTPUT_FORMATS}
+                 | set(RESULT_TABLES)  # the parts layout's folders
+                 | {"summary.json", "timings.json", MANIFEST})
 
 
 def owned(name: str) -> bool:
-    """True for the file names a results folder may hold (what a run replaces)."""
+    """True for the names a results folder may hold at its top (what a run replaces):
+    a table's file (single layout) or folder (parts layout), summary, timings, manifest."""
     return name in _RESULT_FILES
 
 
+def resolve_layout(layout: str, engine: str = "local") -> str:
+    """``single`` or ``parts``: ``auto`` is parts on Spark (the executors write their
+    partitions, nothing large passes through the driver) and single on the local
+    engine (one file a table, as before); ``single`` and ``parts`` stand as given."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if layout == "auto":
+        return "parts" if engine == "spark" else "single"
+    return layout
+
+
+@dataclass(frozen=True)
+class PartsTable:
+    """A table of the parts layout, for :func:`write_folder`: ``write(folder)`` writes its
+    parts into the table's folder (each with :func:`write_part`) and returns their
+    entries in row order; ``schema`` writes the one empty part of a table with no rows;
+    ``expected``: the rows counted for it, or None."""
+
+    write: Callable[[Path], list[dict]]
+    schema: pa.Schema
+    expected: int | None = None
+
+
+def part_name(index: int, fmt: str) -> str:
+    """The file name of part ``index`` (a partition's number): part-00007.parquet."""
+    return f"part-{index:05d}.{fmt}"
+
+
+def write_part(tables: Iterable[pa.Table], folder: str | os.PathLike, index: int, fmt: str, *,
+               schema: pa.Schema, escape_formulas: bool = False, attempt: str = "") -> dict | None:
+    """Write the rows of ``tables`` as ``folder/part-INDEX.FMT`` with the writer of a whole
+    table (:func:`write_tables`: the same CSV escaping, JSON Lines, Parquet schema and row
+    groups); returns its entry (name, rows, bytes, sha256), or None, writing nothing,
+    when there are no rows.
+
+    The file is written under a hidden name (``attempt`` in it: a retried or speculative
+    task's copy never meets another's), then renamed into place; the same rows give the
+    same bytes, so whichever attempt lands last, the entry holds.
+    """
+    tables = iter(tables)
+    first = next((t for t in tables if t.num_rows), None)
+    if first is None:
+        return None
+    folder = Path(folder)
+    name = part_name(index, fmt)
+    temp = folder / f".{name}.{attempt or os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        _, rows = write_tables(itertools.chain([first], tables), temp, fmt, schema=schema,
+                               escape_formulas=escape_formulas)
+        os.replace(temp, folder / name)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    path = folder / name
+    return {"name": name, "rows": rows, "bytes": path.stat().st_size,
+            "sha256": file_sha256(path)}
+
+
+def _local_parts(batches: Iterable[pa.Table], schema: pa.Schema, fmt: str,
+                 escape_formulas: bool) -> Callable[[Path], list[dict]]:
+    """The local engine's parts: ``batches`` cut into parts of PART_ROWS rows."""
+
+    def write(folder: Path) -> list[dict]:
+        entries, pending, held = [], [], 0
+        for table in itertools.chain(batches, [None]):
+            if table is not None:
+                pending.append(table)
+                held += table.num_rows
+            while held >= PART_ROWS or (table is None and held):
+                whole = pa.concat_tables(pending)
+                entries.append(write_part([whole.slice(0, PART_ROWS)], folder, len(entries),
+                                          fmt, schema=schema, escape_formulas=escape_formulas))
+                pending, held = [whole.slice(PART_ROWS)], max(0, held - PART_ROWS)
+        return entries
+
+    return write
+
+
 def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
-                 escape_formulas: bool = True) -> dict[str, Path]:
+                 escape_formulas: bool = True, layout: str = "auto") -> dict[str, Path]:
     """pairs (or set_pairs), identical, clusters, documents, candidates (.FMT),
     summary.json, timings.json, manifest.json: one complete results folder.
+
+    ``layout``: ``auto`` and ``single`` write one file a table; ``parts`` a folder a table
+    of files of up to PART_ROWS rows (as Spark writes them; :func:`read_results` reads both).
 
     With ``pairs="all"`` (the default) ``pairs.FMT`` lists every document pair, streamed
     in batches; above ``max_pairs`` nothing is written and a ValueError says how many
@@ -206,6 +316,7 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
     (:func:`neardup.pairs.expand` lists every pair from them). See :func:`write_folder`
     for what is atomic.
     """
+    layout = resolve_layout(layout, "local")
     config = result.config
     if config.pairs == "all":
         message = too_many_pairs(result.counts, config.max_pairs or None)
@@ -221,6 +332,10 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
     for name in ("identical", "clusters", "documents", "candidates"):
         table = getattr(result, f"{name}_table")()
         tables[name] = ([table], table.schema, None)
+    if layout == "parts":
+        tables = {name: PartsTable(_local_parts(batches, schema, fmt, escape_formulas), schema,
+                                   expected)
+                  for name, (batches, schema, expected) in tables.items()}
     return write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
                         escape_formulas=escape_formulas)
 
@@ -253,13 +368,16 @@ def _pairs_schema(result) -> pa.Schema:
 def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: dict,
                  seconds: dict, *, escape_formulas: bool = True) -> dict[str, Path]:
     """Write a results folder all at once: ``tables`` maps a name to (batches, schema,
-    expected rows or None).
+    expected rows or None), written as one file ``NAME.FMT`` (the single layout), or to
+    a :class:`PartsTable`, written as part files in a folder ``NAME/`` (the parts layout).
 
     Everything is written into a hidden sibling, then swapped in for ``out_dir`` in one
     step (:class:`~neardup.sinks.staging.StagedDirectory`): ``out_dir`` is always the previous
     complete run or this one, and holds no file of an earlier run. ``manifest.json``,
     written last, lists every file with its rows, bytes and SHA-256 (timings.json, which
-    changes between identical runs, by name only), the neardup version and the command.
+    changes between identical runs, by name only), each table's files in row order
+    (``tables``), the layout, the neardup version and the command. A table's rows are
+    those its writer counted as it wrote them, checked against ``expected``.
     A folder holding files neardup did not write is refused, not replaced.
     ``escape_formulas``: CSV string cells that begin with =, +, -, @, tab or CR get a
     leading ' so a spreadsheet shows them as text (OWASP's advice against CSV injection).
@@ -271,29 +389,74 @@ def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: di
         raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
     started = time.perf_counter()
     final = Path(out_dir)
-    files = []
+    entries, listing, written = [], {}, []
     with StagedDirectory(out_dir, owned) as stage:
-        for name, (batches, schema, expected) in tables.items():
-            path, rows = write_tables(batches, stage / f"{name}.{fmt}", fmt, schema=schema,
-                                      escape_formulas=escape_formulas)
+        for name, spec in tables.items():
+            if isinstance(spec, PartsTable):
+                parts = _write_parts(stage, name, fmt, spec, escape_formulas)
+                expected = spec.expected
+            else:
+                batches, schema, expected = spec
+                path, rows = write_tables(batches, stage / f"{name}.{fmt}", fmt, schema=schema,
+                                          escape_formulas=escape_formulas)
+                parts = [_file_entry(path, rows)]
+            rows = sum(part["rows"] for part in parts)
             if expected is not None and rows != expected:  # the listing and the count agree
                 raise RuntimeError(f"wrote {rows:,} rows of {name} where {expected:,} were "
                                    f"counted")
-            files.append((path, rows))
-        files.append((write_json(summary, stage / "summary.json"), None))
+            entries += parts
+            listing[name] = {"rows": rows, "files": [part["name"] for part in parts]}
+            written.append(name if isinstance(spec, PartsTable) else f"{name}.{fmt}")
+        entries.append(_file_entry(write_json(summary, stage / "summary.json"), None))
         seconds["write"] = time.perf_counter() - started
         timings = write_json({k: round(v, 4) for k, v in seconds.items()},
                              stage / "timings.json")
+        layout = "parts" if any(isinstance(t, PartsTable) for t in tables.values()) else "single"
         manifest = {
             "manifest_version": MANIFEST_VERSION, "neardup": VERSION,
             "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]] if sys.argv else [],
             "output_format": fmt, "csv_formulas_escaped": escape_formulas and fmt == "csv",
-            "files": [_file_entry(path, rows) for path, rows in files]
-            + [{"name": timings.name, "note": "seconds per stage; not checksummed"}],
+            "layout": layout, "tables": listing,
+            "files": entries + [{"name": timings.name,
+                                 "note": "seconds per stage; not checksummed"}],
         }
         write_json(manifest, stage / MANIFEST)
-    return {path.stem: final / path.name
-            for path, _ in [*files, (timings, None), (Path(MANIFEST), None)]}
+    return {Path(name).stem: final / name
+            for name in [*written, "summary.json", timings.name, MANIFEST]}
+
+
+def _write_parts(stage: Path, name: str, fmt: str, spec: PartsTable,
+                 escape_formulas: bool) -> list[dict]:
+    """A table's parts in ``stage/name/``, entries named from the folder's top, in order.
+
+    What the writers report is checked against what this process sees (every part there,
+    at its size: the folder must be one file system for the driver and every executor);
+    a file not reported (a failed task attempt's) is removed. A table with no rows gets
+    one part with none (a CSV header, an empty JSON Lines file, a Parquet schema), so
+    every table is on disk with its columns.
+    """
+    folder = stage / name
+    folder.mkdir()
+    parts = [entry for entry in spec.write(folder) if entry is not None]
+    reported = {entry["name"] for entry in parts}
+    for path in folder.iterdir():
+        if path.name not in reported:
+            path.unlink()
+    for entry in parts:
+        path = folder / entry["name"]
+        seen = path.stat().st_size if path.is_file() else None
+        if seen != entry["bytes"]:
+            raise RuntimeError(
+                f"{name}/{entry['name']} was written with {entry['bytes']:,} bytes, but here "
+                f"it is {'missing' if seen is None else f'{seen:,} bytes'}: the results "
+                f"folder must be on a file system the driver and every executor share")
+    if not parts:
+        path, _ = write_tables([spec.schema.empty_table()], folder / part_name(0, fmt), fmt,
+                               schema=spec.schema, escape_formulas=escape_formulas)
+        parts = [{"name": path.name, "rows": 0, "bytes": path.stat().st_size,
+                  "sha256": file_sha256(path)}]
+    return [{"name": f"{name}/{entry['name']}", "bytes": int(entry["bytes"]),
+             "sha256": entry["sha256"], "rows": int(entry["rows"])} for entry in parts]
 
 
 def _file_entry(path: Path, rows: int | None) -> dict:
@@ -303,21 +466,16 @@ def _file_entry(path: Path, rows: int | None) -> dict:
     return entry
 
 
-
 def read_manifest(out_dir: str | os.PathLike) -> dict:
     """The manifest of a complete results folder, after checking every file against it;
-    ValueError naming what is missing or differs."""
+    ValueError naming what is missing or differs. (:func:`read_results` checks the files
+    it reads as it reads them.)"""
     out_dir = Path(out_dir)
-    path = out_dir / MANIFEST
-    if not path.is_file():
-        raise ValueError(f"{out_dir} is not a complete neardup results folder: no {MANIFEST} "
-                         f"(a run that did not finish, a folder of an older neardup, or not "
-                         f"one at all); run `neardup find ... --out {out_dir}` again")
+    manifest = load_manifest(out_dir)
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
         entries = [e for e in manifest["files"] if "sha256" in e]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path} is not a neardup manifest: {exc}") from None
+    except TypeError as exc:
+        raise ValueError(f"{out_dir / MANIFEST} is not a neardup manifest: {exc}") from None
     for entry in entries:
         file = out_dir / entry["name"]
         if not file.is_file():

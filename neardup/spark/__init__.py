@@ -30,8 +30,8 @@ module          holds
 ``components``  connected components (large-star / small-star)
 ``read``        the inputs read by Spark as the local readers read them,
                 with the same read report
-``write``       a result written as the local engine writes it, byte for
-                byte (DataFrames collected as Arrow)
+``write``       a result's folder: part files written by the executors
+                (default), or the local engine's files, byte for byte
 ``session``     the pyspark guard and the session the engine starts or joins
 ==============  ==========================================================
 
@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from .. import lsh, simhash
 from ..config import FindConfig
 from ..evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
+from ..sinks import resolve_layout
 from .components import connected_components
 from .read import _read, read_documents, read_sources
 from .session import _require_spark, _session
@@ -412,16 +413,22 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
                  encoding: str = "utf-8", normalize=None, tokenize=None,
                  respect_ignore: bool = True, escape_formulas: bool = True,
-                 **options) -> SparkFindResult:
+                 layout: str = "auto", quiet: bool = True, **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
+    ``layout`` (:data:`neardup.sinks.LAYOUTS`): ``auto``/``parts`` has the executors write
+    each table as part files (``out`` on a file system they all see); ``single`` collects
+    the tables to the driver and writes the local engine's files (small runs).
+    Without ``spark``, the session of :func:`~neardup.spark.session._session`, which says
+    what it sized on standard error unless ``quiet``.
     ``result.read_report`` is the read report of
     :func:`~neardup.spark.read.read_documents`."""
     _require_spark()
     config = FindConfig.from_options(**options)  # checked before any reading
     _check_find_config(config)
+    resolve_layout(layout, "spark")  # checked before any reading
     if spark is None:
-        spark = _session()
+        spark = _session(quiet=quiet)
     signer = _signer(config, config.band_plan(), normalize, tokenize)
     read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
                  delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
@@ -430,7 +437,8 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
     result.read_report = report
     if out is not None:
-        write_result(result, out, output_format, escape_formulas=escape_formulas)
+        write_result(result, out, output_format, escape_formulas=escape_formulas,
+                     layout=layout)
     read.release()
     return result
 

@@ -4,7 +4,8 @@ pyspark is an optional dependency (extra ``spark``): every Spark module imports 
 ``try`` and holds None without it, so ``import neardup.spark`` works anywhere;
 :func:`_require_spark`, called first by every entry point, names the extra to install.
 :func:`_session` joins the active session or spark-submit's, else starts local mode with
-neardup's defaults (Python workers in this interpreter, a quiet log).
+neardup's defaults (Python workers in this interpreter, a quiet log) and settings sized
+from the machine (:func:`local_settings`: memory and cores).
 """
 
 from __future__ import annotations
@@ -19,17 +20,109 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     SparkSession = F = None
 
 
+GIB = 1 << 30
+MIB = 1 << 20
+MAX_HEAP = 31 * GIB  # past 32 GiB the JVM loses compressed object pointers
+ROW_BUDGET = 64 * 1024  # bytes an Arrow row may cost a Python worker (text, shingles, sketch)
+
+
 def _require_spark() -> None:
     if F is None:
         raise ImportError("the Spark engine needs pyspark: pip install 'neardup[spark]'")
 
 
-def _session() -> SparkSession:
+def local_settings(memory: int, cores: int) -> dict[str, str]:
+    """The settings of the local-mode session neardup starts on a machine of ``memory``
+    bytes and ``cores`` cores (a pure function of the two).
+
+    - ``spark.driver.memory``: half the memory, at least 1 GiB, at most 31 GiB. In local
+      mode the JVM is driver and executors at once, so this is the executors' memory
+      too; the other half is left to the Python workers (one a core) and this process.
+    - ``spark.driver.maxResultSize``: half the heap (Spark's default is 1 GiB), what a
+      collect may bring back; the parts layout collects a row a part, ``single`` more.
+    - ``spark.sql.shuffle.partitions``: 4 a core (Spark's 200 is many tasks of nothing on
+      a laptop, and too few parts to spread a large table's rows on a big machine).
+    - ``spark.sql.execution.arrow.maxRecordsPerBatch``: the rows a Python worker holds
+      at once: a quarter of a core's share of the memory at 64 KiB a row, between 1,000
+      and Spark's 10,000, in thousands.
+    """
+    cores = max(1, int(cores))
+    heap = min(MAX_HEAP, max(GIB, memory // 2)) // MIB
+    batch = memory // cores // 4 // ROW_BUDGET
+    return {
+        "spark.driver.memory": f"{heap}m",
+        "spark.driver.maxResultSize": f"{max(1024, heap // 2)}m",
+        "spark.sql.shuffle.partitions": str(4 * cores),
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(min(10_000,
+                                                                max(1_000, batch // 1000 * 1000))),
+    }
+
+
+def machine_memory() -> int:
+    """This machine's memory in bytes: MemTotal, or a smaller cgroup limit (a container)."""
+    total = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    total = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if total is None:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            total = 4 * GIB  # unknown: Spark's 1 GiB heap and a little more
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit, encoding="ascii") as f:
+                value = f.read().strip()
+        except OSError:
+            continue
+        if value.isdigit() and 0 < int(value) < total:
+            total = int(value)
+    return total
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (its affinity, else every core)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _configured_keys(conf_dir: str) -> set[str]:
+    """The settings a user already gave local mode: in ``spark-defaults.conf``, or as
+    ``--driver-memory``/``--conf k=v`` in ``PYSPARK_SUBMIT_ARGS`` (kept, not overridden)."""
+    keys = set()
+    try:
+        with open(os.path.join(conf_dir, "spark-defaults.conf"), encoding="utf-8") as f:
+            for line in f:
+                words = line.split()
+                if words and not words[0].startswith("#"):
+                    keys.add(words[0].split("=", 1)[0])
+    except OSError:
+        pass
+    words = os.environ.get("PYSPARK_SUBMIT_ARGS", "").split()
+    for flag, value in zip(words, words[1:] + [""]):
+        if flag == "--driver-memory":
+            keys.add("spark.driver.memory")
+        elif flag == "--conf":
+            keys.add(value.split("=", 1)[0])
+    return keys
+
+
+def _session(quiet: bool = True) -> SparkSession:
     """The active session; else one from spark-submit's settings; else local mode on all cores.
 
     Only a session started here in local mode gets neardup's defaults: Python workers in
-    this interpreter (it has neardup and numba), a few shuffle partitions per core instead
-    of 200, no progress bars, and a quiet log, since neardup reports its own progress:
+    this interpreter (it has neardup and numba), memory, shuffle partitions, Arrow batch
+    and result sizes from the machine (:func:`local_settings`; a key set in
+    ``spark-defaults.conf`` or ``PYSPARK_SUBMIT_ARGS`` is kept), said in one line on
+    standard error unless ``quiet``, no progress bars, and a quiet log, since neardup
+    reports its own progress:
     Spark logs errors only, without its start-up banners (a log4j2 configuration of
     neardup's, unless Spark's conf folder has a ``log4j2.properties`` or
     ``LOG4J_CONFIGURATION_FILE`` names one), the JVM's "WARNING: Using incubator modules"
@@ -55,15 +148,23 @@ def _session() -> SparkSession:
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                             category=FutureWarning)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    cores = os.cpu_count() or 1
-    conf = (SparkConf().setMaster("local[*]").setAppName("neardup")
-            .set("spark.sql.shuffle.partitions", str(4 * cores))
-            .set("spark.ui.showConsoleProgress", "false"))
-    if getattr(SparkContext, "_gateway", None) is not None:  # a JVM from an earlier session
-        return SparkSession.builder.config(conf=conf).getOrCreate()
-
     conf_dir = os.environ.get("SPARK_CONF_DIR") or os.path.join(
         os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__), "conf")
+    memory, cores = machine_memory(), machine_cores()
+    sized = local_settings(memory, cores)
+    given = _configured_keys(conf_dir) & set(sized)
+    chosen = {k: v for k, v in sized.items() if k not in given}
+    conf = (SparkConf().setMaster("local[*]").setAppName("neardup")
+            .setAll(list(chosen.items()))
+            .set("spark.ui.showConsoleProgress", "false"))
+    if getattr(SparkContext, "_gateway", None) is not None:  # a JVM from an earlier session
+        return SparkSession.builder.config(conf=conf).getOrCreate()  # its heap stays
+    if not quiet:
+        settings = ", ".join(f"{k}={v}" for k, v in chosen.items())
+        kept = f"; kept yours: {', '.join(sorted(given))}" if given else ""
+        print(f"neardup: Spark local mode, {cores} cores, {memory / GIB:.1f} GiB: "
+              f"{settings}{kept}", file=sys.stderr, flush=True)
+
     own_log = ("LOG4J_CONFIGURATION_FILE" in os.environ
                or os.path.exists(os.path.join(conf_dir, "log4j2.properties")))
     config = None

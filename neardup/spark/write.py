@@ -1,12 +1,22 @@
-"""A Spark result written as the local engine writes it: the same results folder, byte
-for byte (timings aside).
+"""A Spark result written as a results folder, in one of two layouts
+(:data:`neardup.sinks.LAYOUTS`; ``auto`` is ``parts`` here).
 
-:func:`write_result` hands :func:`neardup.sinks.write_folder` the tables the local
-engine would. The small ones are collected whole as Arrow (:func:`_local_table`: in the
-local tables' schema, since a Parquet file embeds it); the pairs, which can outgrow the
-driver, come a partition at a time (:func:`_arrow_batches`, about one partition held)
-and are cut again into the row groups the writer cuts (:func:`_row_groups`), since a
-Parquet row group's bytes depend on where its column chunks end.
+``parts`` (the default): each table, ordered as the local engine orders it (``orderBy``
+range-partitions, so partition order is row order), is written by the executors, a
+partition a file, ``pairs/part-00007.parquet``, by the local writer's own code
+(:func:`neardup.sinks.write_part` in ``mapInArrow``: the same CSV escaping, JSON Lines and
+Parquet schema and row groups); each task hashes what it wrote and returns one small row
+(part, rows, bytes, SHA-256), the only thing the driver collects
+(:func:`_written_parts`). The folder must be on a file system the driver and every
+executor see at the same path (local mode: any folder; a cluster: a shared mount).
+
+``single``: the local engine's folder, byte for byte (timings aside), for small runs:
+:func:`write_result` hands :func:`neardup.sinks.write_folder` the tables the local engine
+would. The small ones are collected whole as Arrow (:func:`_local_table`: in the local
+tables' schema, since a Parquet file embeds it); the pairs come a partition at a time
+(:func:`_arrow_batches`, about one partition held) and are cut again into the row groups
+the writer cuts (:func:`_row_groups`), since a Parquet row group's bytes depend on where
+its column chunks end. Everything passes through the driver: its memory bounds the run.
 """
 
 from __future__ import annotations
@@ -30,18 +40,22 @@ if TYPE_CHECKING:
 
 
 def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str = "csv", *,
-                 escape_formulas: bool = True) -> dict[str, Path]:
-    """The results folder :func:`neardup.sinks.write_result` writes for the same config,
-    byte for byte (timings aside), by the same :func:`~neardup.sinks.write_folder`.
+                 escape_formulas: bool = True, layout: str = "auto") -> dict[str, Path]:
+    """The results folder of ``result``: its tables, summary, timings and manifest.
 
-    ``pairs="all"``: above ``max_pairs`` nothing is written (the local message); else
-    ``pairs.FMT`` streams to disk a partition at a time (:func:`_arrow_batches`), its
-    rows checked against ``counts["pairs"]``. ``pairs="groups"``: ``set_pairs.FMT``
-    instead. Then identical, clusters, documents, candidates (.FMT), far smaller than the
-    pairs, each collected whole; summary, timings and manifest as the local engine's.
+    ``layout`` ``auto`` or ``parts``: each table written by the executors as part files
+    (:func:`_parts`), the manifest listing every part with its rows and SHA-256; read in
+    order, the parts hold the local engine's rows in its order. ``single``: the folder
+    :func:`neardup.sinks.write_result` writes for the same config, byte for byte (timings
+    aside), every table collected to the driver (small runs only).
+
+    ``pairs="all"``: above ``max_pairs`` nothing is written (the local message); else the
+    pairs' rows are checked against ``counts["pairs"]``. ``pairs="groups"``: set_pairs
+    instead. Then identical, clusters, documents, candidates.
     """
     from .. import sinks
 
+    layout = sinks.resolve_layout(layout, "spark")
     config = result.config
     if config.pairs == "all":
         message = too_many_pairs(result.counts, config.max_pairs or None)
@@ -49,6 +63,18 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
             raise ValueError(message)
     if fmt not in sinks.OUTPUT_FORMATS:  # checked again by write_folder, here before collecting
         raise ValueError(f"output format must be one of {sinks.OUTPUT_FORMATS}, got {fmt!r}")
+    if layout == "parts":
+        frames = ({"pairs": (result.pairs, PAIR_SCHEMA, result.counts["pairs"])}
+                  if config.pairs == "all" else
+                  {"set_pairs": (result.set_pairs, _local_schema(result.set_pairs), None)})
+        for name in ("identical", "clusters", "documents", "candidates"):
+            df = getattr(result, name)
+            frames[name] = (df, _local_schema(df), None)
+        tables = {name: sinks.PartsTable(_parts(df, schema, fmt, escape_formulas), schema,
+                                         expected)
+                  for name, (df, schema, expected) in frames.items()}
+        return sinks.write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
+                                  escape_formulas=escape_formulas)
     tables = {}
     if config.pairs == "all":
         batches = (pa.Table.from_batches([batch]).cast(PAIR_SCHEMA)
@@ -63,6 +89,57 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
         tables[name] = ([table], table.schema, None)
     return sinks.write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
                               escape_formulas=escape_formulas)
+
+
+_PART_ROW = pa.schema([("partition", pa.int64()), ("name", pa.string()), ("rows", pa.int64()),
+                       ("bytes", pa.int64()), ("sha256", pa.string())])
+
+
+def _parts(df: DataFrame, schema: pa.Schema, fmt: str, escape_formulas: bool):
+    """A :class:`neardup.sinks.PartsTable` writer: ``df``'s partitions written by the
+    executors into the table's folder (:func:`_written_parts`)."""
+
+    def write(folder: Path) -> list[dict]:
+        return _written_parts(df, os.path.abspath(folder), schema, fmt, escape_formulas)
+
+    return write
+
+
+def _written_parts(df: DataFrame, folder: str, schema: pa.Schema, fmt: str,
+                   escape_formulas: bool) -> list[dict]:
+    """Each non-empty partition of ``df`` written as ``folder/part-<partition>.FMT`` by the
+    task that computes it; the parts' entries (name, rows, bytes, sha256) in partition
+    order, which is row order for a sorted ``df``. Only these rows reach the driver."""
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from neardup import sinks  # the executor's neardup: the same writer code
+
+        context = TaskContext.get()
+        partition = context.partitionId()
+        tables = (pa.Table.from_batches([batch]).cast(schema) for batch in batches
+                  if batch.num_rows)
+        entry = sinks.write_part(tables, folder, partition, fmt, schema=schema,
+                                 escape_formulas=escape_formulas,
+                                 attempt=f"task{context.taskAttemptId()}")
+        if entry is not None:
+            yield pa.RecordBatch.from_pylist([{"partition": partition, **entry}],
+                                             schema=_PART_ROW)
+
+    rows = df.mapInArrow(write, "partition long, name string, rows long, bytes long, "
+                                "sha256 string").collect()
+    return [{k: row[k] for k in ("name", "rows", "bytes", "sha256")}
+            for row in sorted(rows, key=lambda row: row["partition"])]
+
+
+def _local_schema(df: DataFrame) -> pa.Schema:
+    """The Arrow schema of ``df`` as the local engine's tables have it
+    (:func:`_local_table`): string, every field nullable, no metadata."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return pa.schema([pa.field(f.name, pa.string() if pa.types.is_large_string(f.type)
+                               else f.type) for f in to_arrow_schema(df.schema)])
 
 
 def _local_table(df: DataFrame) -> pa.Table:

@@ -104,10 +104,19 @@ def test_plots_are_written_as_png_and_svg(injected, tmp_path):
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
 
 
+@pytest.mark.parametrize("layout", ["single", "parts"])
 @pytest.mark.parametrize("fmt", sinks.OUTPUT_FORMATS)
-def test_report_from_a_result_directory_matches_the_in_memory_one(injected, tmp_path, fmt):
+def test_report_from_a_result_directory_matches_the_in_memory_one(injected, tmp_path, fmt,
+                                                                  layout, monkeypatch):
     result, _ = injected
-    sinks.write_result(result, tmp_path / "out", fmt)
+    monkeypatch.setattr(sinks, "PART_ROWS", 5)  # parts: several files a table
+    sinks.write_result(result, tmp_path / "out", fmt, layout=layout)
+    loaded, memory = report.load(tmp_path / "out"), report.load(result)
+    assert loaded.ids == memory.ids
+    for name in ("doc_a", "doc_b", "jaccard"):
+        assert loaded.pairs[name].tolist() == memory.pairs[name].tolist(), name
+        assert loaded.candidates[name].tolist() == memory.candidates[name].tolist(), name
+    assert loaded.head.tolist() == memory.head.tolist()
     (tmp_path / "out" / "evaluation.csv").write_text(  # a true pair LSH missed
         "doc_a,doc_b,jaccard,candidate\n0,3,0.42,false\n0,1,0.9,true\n")
     rc = cli.main(["report", str(tmp_path / "out"), "-o", str(tmp_path / "r.html")])

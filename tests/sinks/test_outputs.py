@@ -229,3 +229,137 @@ def test_dedup_into_an_existing_folder_gives_exactly_this_runs_copy(tmp_path, ca
     assert main(["dedup", str(corpus), "-o", str(mine), "-q"]) == 2
     assert "neardup did not write" in capsys.readouterr().err
     assert [p.name for p in mine.iterdir()] == ["keep.txt"]
+
+
+# ---------------------------------------------------------------- the parts layout
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """A run with every table non-trivial: planted pairs, identical copies, and ids a
+    spreadsheet would run (escaped in CSV alike in both layouts)."""
+    from neardup.synthetic import planted_corpus
+
+    c = planted_corpus(400, dup_fraction=0.1, exact_copies=12, seed=4)
+    ids = [("=" if k % 7 == 0 else "") + i for k, i in enumerate(c.ids)]
+    return neardup.find_texts(list(c.texts), ids, shingle_kind="word", shingle_size=1,
+                              threshold=0.6, method="lsh")
+
+
+@pytest.mark.parametrize("fmt", sinks.OUTPUT_FORMATS)
+def test_parts_layout_holds_the_single_layouts_rows_in_order(planted, tmp_path, monkeypatch,
+                                                             manifest_is_true, fmt):
+    monkeypatch.setattr(sinks, "PART_ROWS", 37)  # several parts a table
+    sinks.write_result(planted, tmp_path / "single", fmt)
+    sinks.write_result(planted, tmp_path / "parts", fmt, layout="parts")
+    single, parts = (neardup.read_results(tmp_path / k) for k in ("single", "parts"))
+    assert (single.layout, parts.layout) == ("single", "parts")
+    names = ["pairs", "identical", "clusters", "documents", "candidates"]
+    assert list(single.tables) == list(parts.tables) == names
+    for name in names:
+        assert parts[name].to_pylist() == single[name].to_pylist(), name
+        files = parts.manifest["tables"][name]["files"]
+        assert files == [f"{name}/{sinks.part_name(k, fmt)}" for k in range(len(files))]
+        assert len(files) == -(-single[name].num_rows // 37)
+        if fmt == "parquet":  # the local tables themselves, types and all
+            assert parts[name].equals(getattr(planted, f"{name}_table")()), name
+    assert parts["pairs"].num_rows == planted.counts["pairs"] > 37
+    if fmt == "csv":
+        assert any(i.startswith("'=") for i in parts["documents"].column("id").to_pylist())
+    assert parts.summary == single.summary == json.loads(
+        (tmp_path / "single" / "summary.json").read_text())
+    manifest = manifest_is_true(tmp_path / "parts")
+    assert manifest["tables"]["pairs"]["rows"] == planted.counts["pairs"]
+    manifest_is_true(tmp_path / "single")
+    sinks.read_manifest(tmp_path / "parts")  # the check every file gets
+
+
+def test_an_empty_table_is_one_part_with_its_columns(tmp_path, manifest_is_true):
+    result = neardup.find_texts(["one text about the weather in spring",
+                                 "another about the price of bread today"], threshold=0.9)
+    for fmt in sinks.OUTPUT_FORMATS:
+        sinks.write_result(result, tmp_path / fmt, fmt, layout="parts")
+        manifest = manifest_is_true(tmp_path / fmt)
+        assert manifest["tables"]["pairs"] == {"rows": 0, "files": [f"pairs/part-00000.{fmt}"]}
+        read = neardup.read_results(tmp_path / fmt)
+        assert read["pairs"].num_rows == 0
+        if fmt != "jsonl":  # an empty JSON Lines file has no columns to name
+            assert read["pairs"].column_names == result.pairs_table().column_names
+
+
+def test_a_changed_or_missing_part_is_refused(planted, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sinks, "PART_ROWS", 100)
+    out = tmp_path / "out"
+    sinks.write_result(planted, out, "csv", layout="parts")
+    part = out / "documents" / "part-00001.csv"
+    part.write_bytes(part.read_bytes().replace(b'"ok"', b'"OK"', 1))
+    with pytest.raises(ValueError, match="documents/part-00001.csv differs"):
+        neardup.read_results(out)
+    assert main(["report", str(out), "-o", str(tmp_path / "r.html")]) == 2
+    assert "documents/part-00001.csv differs" in capsys.readouterr().err
+    part.unlink()
+    with pytest.raises(ValueError, match="documents/part-00001.csv is listed .* but missing"):
+        neardup.read_results(out, tables=["documents"])
+    assert neardup.read_results(out, tables=["pairs"])["pairs"].num_rows > 0  # read: checked
+
+
+def test_layouts_replace_each_other_whole_and_cli_chooses(ads, tmp_path, capsys):
+    out = tmp_path / "out"
+    single = sorted(["candidates.csv", "clusters.csv", "documents.csv", "identical.csv",
+                     "pairs.csv", "summary.json", "timings.json", "manifest.json"])
+    assert main(["find", str(ads), "--out", str(out), "--layout", "parts", "-q"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["candidates", "clusters", "documents", "identical", "pairs", "summary.json",
+         "timings.json", "manifest.json"])
+    assert (out / "pairs" / "part-00000.csv").is_file()
+    assert main(["find", str(ads), "--out", str(out), "-q"]) == 0  # auto: single, locally
+    assert sorted(p.name for p in out.iterdir()) == single
+    assert main(["find", str(ads), "--out", "-", "--layout", "parts", "-q"]) == 2
+    assert "--layout parts writes a results folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="layout must be one of"):
+        neardup.find(str(ads), out=out, layout="many")
+
+
+def test_a_manifest_from_before_layouts_is_read_as_single(ads, tmp_path):
+    out = tmp_path / "out"
+    neardup.find(str(ads), id_field="id", out=out, output_format="parquet")
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["layout"], manifest["tables"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    read = neardup.read_results(out)
+    assert read.layout == "single"
+    assert list(read.tables) == ["pairs", "identical", "clusters", "documents", "candidates"]
+    assert read["documents"].num_rows == 36
+
+
+def test_parts_are_what_their_writers_reported(tmp_path, manifest_is_true):
+    """A file a writer did not report (a failed task attempt's) is removed; one reported
+    but absent or of another size (an executor's own disk) is an error, not a manifest."""
+    import pyarrow as pa
+
+    schema = pa.schema([("doc", pa.int64())])
+
+    def writer(extra):
+        def write(folder):
+            (folder / ".part-00001.csv.task7-0badc0de").write_text("half a part")
+            entries = [sinks.write_part([pa.table({"doc": [k, k + 1]}, schema=schema)], folder,
+                                        k, "csv", schema=schema) for k in (0, 2)]
+            extra(folder)
+            return entries
+        return write
+
+    tables = {"documents": sinks.PartsTable(writer(lambda folder: None), schema, 4)}
+    sinks.write_folder(tmp_path / "ok", "csv", tables, {}, {})
+    manifest = manifest_is_true(tmp_path / "ok")  # the stray file is gone
+    assert manifest["tables"]["documents"] == {
+        "rows": 4, "files": ["documents/part-00000.csv", "documents/part-00002.csv"]}
+    assert neardup.read_results(tmp_path / "ok")["documents"].column("doc").to_pylist() == [
+        0, 1, 2, 3]
+    lost = {"documents": sinks.PartsTable(
+        writer(lambda folder: (folder / "part-00002.csv").unlink()), schema, 4)}
+    with pytest.raises(RuntimeError, match="file system the driver and every executor share"):
+        sinks.write_folder(tmp_path / "lost", "csv", lost, {}, {})
+    assert not (tmp_path / "lost").exists()
+    with pytest.raises(RuntimeError, match="wrote 4 rows of documents where 5 were counted"):
+        sinks.write_folder(tmp_path / "miscounted", "csv", {"documents": sinks.PartsTable(
+            writer(lambda folder: None), schema, 5)}, {}, {})

@@ -141,10 +141,71 @@ def _same_files(local_dir, spark_dir):
 def test_written_files_same_bytes_as_local(request, engines, tmp_path, fmt):
     local, result = request.getfixturevalue(engines)
     sinks.write_result(local, tmp_path / "local", fmt)
-    neardup_spark.write_result(result, tmp_path / "spark", fmt)
+    neardup_spark.write_result(result, tmp_path / "spark", fmt, layout="single")
     names = _same_files(tmp_path / "local", tmp_path / "spark")
     assert {f"{name}.{fmt}" for name in ("pairs", "identical", "clusters", "documents",
                                          "candidates")} | {"summary.json"} <= set(names)
+
+
+@pytest.fixture
+def many_parts(spark):
+    """Spark's adaptive execution keeps its partitions (it would join a small table's into
+    one), so a table is written as several parts."""
+    key = "spark.sql.adaptive.coalescePartitions.enabled"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "false")
+    yield
+    spark.conf.set(key, before)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
+def test_parts_layout_same_rows_in_order_as_local_every_table(runs, tmp_path, fmt, many_parts,
+                                                              manifest_is_true):
+    local, result = runs
+    sinks.write_result(local, tmp_path / "local", fmt)
+    neardup_spark.write_result(result, tmp_path / "spark", fmt)  # auto: parts on Spark
+    single, parts = (neardup.read_results(tmp_path / e) for e in ("local", "spark"))
+    assert (single.layout, parts.layout) == ("single", "parts")
+    names = ["pairs", "identical", "clusters", "documents", "candidates"]
+    assert list(parts.tables) == list(single.tables) == names
+    for name in names:  # through the same reader: CSV escapes and JSON types alike
+        assert _rows(parts[name]) == _rows(single[name]), name
+        if fmt == "parquet":  # the local tables, their schema included
+            assert parts[name].equals(getattr(local, f"{name}_table")()), name
+    manifest = manifest_is_true(tmp_path / "spark")  # rows, bytes, SHA-256 recomputed
+    files = {name: manifest["tables"][name]["files"] for name in names}
+    assert len(files["pairs"]) > 1 and len(files["documents"]) > 1  # several partitions
+    for name, listed in files.items():
+        numbers = [int(f.split("part-")[1].split(".")[0]) for f in listed]
+        assert numbers == sorted(numbers) and all(f.startswith(f"{name}/") for f in listed)
+    assert manifest["tables"]["pairs"]["rows"] == local.counts["pairs"]
+    assert ((tmp_path / "spark" / "summary.json").read_bytes()
+            == (tmp_path / "local" / "summary.json").read_bytes())
+    if fmt == "csv":  # neardup report reads the parts as it reads the single files
+        from neardup import report
+
+        for engine in ("local", "spark"):
+            assert cli.main(["report", str(tmp_path / engine), "-o",
+                             str(tmp_path / f"{engine}.html")]) == 0
+        local_data, spark_data = (report.load(tmp_path / e) for e in ("local", "spark"))
+        assert spark_data.ids == local_data.ids
+        assert spark_data.head.tolist() == local_data.head.tolist()
+        for name in ("doc_a", "doc_b", "jaccard"):
+            assert spark_data.pairs[name].tolist() == local_data.pairs[name].tolist(), name
+            assert (spark_data.candidates[name].tolist()
+                    == local_data.candidates[name].tolist()), name
+
+
+def test_an_empty_table_is_one_part_with_the_local_columns(runs, tmp_path, manifest_is_true):
+    local, result = runs
+    empty = dataclasses.replace(result, identical=result.identical.limit(0))
+    folder = tmp_path / "spark"
+    neardup_spark.write_result(empty, folder, "parquet")
+    manifest = manifest_is_true(folder)
+    assert manifest["tables"]["identical"] == {"rows": 0,
+                                               "files": ["identical/part-00000.parquet"]}
+    identical = neardup.read_results(folder, tables=["identical"])["identical"]
+    assert identical.num_rows == 0 and identical.schema == local.identical_table().schema
 
 
 def test_pairs_groups_writes_the_compact_form_that_expands_to_every_pair(runs, corpus,
@@ -157,12 +218,20 @@ def test_pairs_groups_writes_the_compact_form_that_expands_to_every_pair(runs, c
     sinks.write_result(compact, tmp_path / "local", "parquet")
     # find does not depend on how pairs are written: the same DataFrames, the new config
     spark_compact = dataclasses.replace(result, config=compact.config)
-    neardup_spark.write_result(spark_compact, tmp_path / "spark", "parquet")
+    neardup_spark.write_result(spark_compact, tmp_path / "spark", "parquet", layout="single")
     names = _same_files(tmp_path / "local", tmp_path / "spark")
     assert "set_pairs.parquet" in names and "pairs.parquet" not in names
     expanded = expand(pq.read_table(tmp_path / "spark" / "set_pairs.parquet"),
                       pq.read_table(tmp_path / "spark" / "identical.parquet"))
     assert _rows(expanded) == _rows(local.pairs_table())
+    # the parts layout (Spark's default): the same tables, read back, expand alike
+    neardup_spark.write_result(spark_compact, tmp_path / "parts", "parquet")
+    parts = neardup.read_results(tmp_path / "parts")
+    assert parts.layout == "parts" and "pairs" not in parts
+    for name in ("set_pairs", "identical"):
+        assert parts[name].equals(getattr(compact, f"{name}_table")()), name
+    assert _rows(expand(parts["set_pairs"], parts["identical"])) == _rows(local.pairs_table())
+    assert _rows(parts.pairs()) == _rows(local.pairs_table())
 
 
 def test_max_pairs_refused_before_anything_is_written(runs, tmp_path):
@@ -247,7 +316,7 @@ def test_csv_with_multiline_quoted_fields_same_files_as_local(spark, tmp_path):
     # star policy with buckets of 2 and 8-bit signatures: every branch of the parity
     options = ["--shingle", "char", "--ngram", "4", "--threshold", "0.5", "--max-bucket", "2",
                "--bits", "8", "--representative", "shortest", "--method", "lsh", "--quiet",
-               "--top", "3"]
+               "--top", "3", "--layout", "single"]  # the local engine's files, byte for byte
     assert cli.main(["find", str(source), "--out", str(tmp_path / "local"), *options]) == 0
     assert cli.main(["find", str(source), "--out", str(tmp_path / "spark"), "--engine",
                      "spark", *options]) == 0
@@ -316,7 +385,8 @@ def test_jsonl_with_malformed_lines_same_documents_and_read_report_as_local(spar
     path = tmp_path / "records.jsonl"
     path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"text": "caf\xe9"}\n'
                      + json.dumps({"text": "last " + text}).encode())
-    options = ["--method", "lsh", "--shingle", "word", "--ngram", "1", "-t", "0.5", "-q"]
+    options = ["--method", "lsh", "--shingle", "word", "--ngram", "1", "-t", "0.5", "-q",
+               "--layout", "single"]
     for engine in ("local", "spark"):
         assert cli.main(["find", str(path), "--out", str(tmp_path / engine), "--engine",
                          engine, *options]) == 0
@@ -459,17 +529,16 @@ def test_cli_find_engine_spark_sketch_simhash_same_files_as_local(spark, tmp_pat
     options = ["--shingle", "char", "--ngram", "4", "--threshold", "0.5", "--sketch",
                "simhash", "--simhash-distance", "16", "--representative", "shortest",
                "--quiet"]
-    for engine in ("local", "spark"):
+    for engine in ("local", "spark"):  # the default layouts: single, parts
         assert cli.main(["find", str(source), "--out", str(tmp_path / engine), "--engine",
                          engine, *options]) == 0
-    local_json, spark_json = (json.loads((tmp_path / e / "summary.json").read_text())
-                              for e in ("local", "spark"))
-    local_counts = dict(local_json["counts"])
+    local_read, spark_read = (neardup.read_results(tmp_path / e) for e in ("local", "spark"))
+    assert (local_read.layout, spark_read.layout) == ("single", "parts")
+    local_counts = dict(local_read.summary["counts"])
     local_counts.pop("char_fallback", None)  # the local prepare step's (no CJK here)
-    assert spark_json["counts"] == local_counts
+    assert spark_read.summary["counts"] == local_counts
     assert local_counts["method"] == "simhash" and local_counts["near_duplicate_pairs"] >= 2
-    assert spark_json["config"] == local_json["config"]
-    for name in ("pairs.csv", "identical.csv", "clusters.csv", "documents.csv",
-                 "candidates.csv"):
-        assert ((tmp_path / "spark" / name).read_bytes()
-                == (tmp_path / "local" / name).read_bytes()), name
+    assert spark_read.summary["config"] == local_read.summary["config"]
+    for name in ("pairs", "identical", "clusters", "documents", "candidates"):
+        assert _rows(spark_read[name]) == _rows(local_read[name]), name
+    assert (tmp_path / "spark" / "pairs" / "part-00000.csv").is_file()
