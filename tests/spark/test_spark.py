@@ -31,7 +31,10 @@ def spark():
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # workers import neardup from this env
+    # 2 GiB: every module's results stay alive (fixtures) and keep their broadcast joins;
+    # one run needs far less (a new JVM only: an earlier test's session is reused as is)
     session = (SparkSession.builder.master("local[2]").appName("neardup-tests")
+               .config("spark.driver.memory", "2g")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
