@@ -381,7 +381,7 @@ def _counts(signed, heads, copies, candidates, pair_counts, clustered, config, s
         "too_few_shingles": n - usable,
         "shingled": usable,
         "shingles": int(doc_row["shingles"] or 0),
-        "distinct_sets": heads.count(),
+        "distinct_sets": usable - n_copies,  # the heads: every usable set but its copies
         "identical_copies": n_copies,
         "candidates": candidates.count(),
         **pair_counts,
@@ -430,11 +430,14 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     if spark is None:
         spark = _session(quiet=quiet)
     signer = _signer(config, config.band_plan(), normalize, tokenize)
+    started = time.perf_counter()
     read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
                  delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
                  respect_ignore=respect_ignore, signer=signer)
-    report = read.report()
+    report = read.report()  # runs the one pass: read, shingle, sign and band
+    read_seconds = time.perf_counter() - started
     result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
+    result.seconds = {"read, shingle and sign": round(read_seconds, 4), **result.seconds}
     result.read_report = report
     if out is not None:
         write_result(result, out, output_format, escape_formulas=escape_formulas,
