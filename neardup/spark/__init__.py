@@ -199,7 +199,7 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
         (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
 
     started = time.perf_counter()
-    counts = _counts(signed, heads, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
+    counts = _counts(signed, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
                      clustered, config, search_stats)
     seconds["count"] = time.perf_counter() - started
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
@@ -361,7 +361,7 @@ def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
             "pairs_avoided": int(row["avoided"])}
 
 
-def _counts(signed, heads, copies, candidates, pair_counts, clustered, config, search) -> dict:
+def _counts(signed, copies, candidates, pair_counts, clustered, config, search) -> dict:
     """The local engine's counts, keys in its order (``pair_counts``:
     :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`)."""
     doc_row = signed.agg(
