@@ -49,7 +49,7 @@ from .. import lsh, simhash
 from ..config import FindConfig
 from ..evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
 from ..sinks import resolve_layout
-from .components import connected_components
+from .components import center_clusters, connected_components
 from .read import _read, read_documents, read_sources
 from .session import _require_spark, _session
 from .stages import (
@@ -155,17 +155,26 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     started = time.perf_counter()
     set_pair_docs = verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
                                     F.col("estimate_6").alias("estimate")).persist()
-    components = connected_components(set_pair_docs.select("doc_a", "doc_b").union(copies),
-                                      "doc_a", "doc_b")
     base = signed.select("doc", "id", "size", "text_length")
-    rank = {"first": [F.col("doc")],
-            "longest": [F.col("text_length").desc(), F.col("doc")],
-            "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
     by_label = Window.partitionBy("label")
-    clustered = (components.withColumnRenamed("node", "doc").join(base, "doc")
-               .withColumn("cluster_size", F.count("*").over(by_label))
-               .withColumn("representative",
-                           F.row_number().over(by_label.orderBy(*rank)) == 1))
+    if config.clusters == "center":  # stars: one task runs the local cover on the edges
+        stars = center_clusters(set_pair_docs, copies,
+                                base.select("doc", F.col("text_length").alias("key")),
+                                config.representative)
+        # a centre whose neighbours were all taken first is a cluster of one: not listed
+        clustered = (stars.join(base, "doc")
+                     .withColumn("cluster_size", F.count("*").over(by_label))
+                     .where(F.col("cluster_size") > 1))
+    else:
+        components = connected_components(
+            set_pair_docs.select("doc_a", "doc_b").union(copies), "doc_a", "doc_b")
+        rank = {"first": [F.col("doc")],
+                "longest": [F.col("text_length").desc(), F.col("doc")],
+                "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
+        clustered = (components.withColumnRenamed("node", "doc").join(base, "doc")
+                     .withColumn("cluster_size", F.count("*").over(by_label))
+                     .withColumn("representative",
+                                 F.row_number().over(by_label.orderBy(*rank)) == 1))
     label_ids = clustered.where(F.col("doc") == F.col("label")).select(
         "label", F.col("id").alias("cluster"))
     clustered = clustered.join(label_ids, "label").persist()
@@ -320,9 +329,6 @@ def _check_find_config(config: FindConfig) -> None:
     if config.method == "exact":
         raise ValueError("method='exact' is not supported by the Spark engine, which runs "
                          "MinHash + LSH; use the local engine for the exact join")
-    if config.clusters != "components":
-        raise ValueError(f"clusters={config.clusters!r} is not supported by the Spark engine, "
-                         f"which computes connected components; use the local engine")
     _check_sketch_and_measure(config)
 
 
@@ -376,6 +382,10 @@ def _counts(signed, copies, candidates, pair_counts, clustered, config, search) 
         F.sum(F.when(F.col("representative"), 1).otherwise(0)).alias("clusters")).first()
     in_clusters = int(cluster_row["in_clusters"])
     clusters = int(cluster_row["clusters"] or 0)
+    center = {}
+    if config.clusters == "center":  # the lowest similarity of a removed doc to its kept
+        lowest = clustered.agg(F.min("similarity")).first()[0]
+        center = {"min_member_similarity": None if lowest is None else round(lowest, 6)}
     return {
         "documents": n,
         "too_few_shingles": n - usable,
@@ -388,6 +398,7 @@ def _counts(signed, copies, candidates, pair_counts, clustered, config, search) 
         "clusters": clusters,
         "documents_in_clusters": in_clusters,
         "removable": in_clusters - clusters,
+        **center,
         **search,
         **_method_counts(config),
     }

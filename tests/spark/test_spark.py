@@ -112,6 +112,29 @@ def test_planted_corpus_same_pairs_clusters_and_counts_as_local(runs):
     assert list(result.counts) == list(local.counts)  # summary.json: same key order
 
 
+@pytest.mark.parametrize("representative", ["first", "longest"])
+def test_center_clusters_same_clusters_keepers_and_counts_as_local(spark, corpus,
+                                                                   representative):
+    # a chain of versions too: components join it whole, stars keep a document per star
+    texts, ids = corpus
+    words = [f"w{k}" for k in range(100)]
+    chain = []
+    for version in range(30):
+        words = words[:version * 2] + [f"v{version}a", f"v{version}b"] + words[version * 2 + 2:]
+        chain.append(" ".join(words))
+    options = dict(OPTIONS, representative=representative, clusters="center", threshold=0.8)
+    local, result = _both_engines(spark, (texts + chain, ids + [f"v{k}" for k in range(30)]),
+                                  options)
+    assert local.counts["min_member_similarity"] >= 0.8
+    for name in ("pairs", "identical", "clusters", "documents"):
+        assert (_rows(spark_write._to_arrow(getattr(result, name)))
+                == _rows(getattr(local, f"{name}_table")())), name
+    assert result.counts == local.counts
+    assert list(result.counts) == list(local.counts)
+    kept = np.flatnonzero(local.representative)
+    assert kept.size < len(local.ids) - 20  # clusters of several documents were formed
+
+
 def test_pairs_are_every_document_pair_with_j_at_least_t(runs):
     local, result = runs
     t = local.config.threshold
