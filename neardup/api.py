@@ -156,7 +156,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
-          against=None, add: bool = False, force: bool = False,
+          against=None, add: bool = False, force: bool = False, engine: str = "local",
           **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
@@ -171,8 +171,30 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     ``against``: an index (see :func:`find`): the new documents minus those that
     duplicate an indexed document or are not kept among themselves; ``add=True`` adds
     the kept ones to the index in the same step, holding its write lock throughout.
+
+    ``engine="spark"``: :func:`neardup.spark.dedup_sources`; a JSON Lines or Parquet
+    input's copy is a folder of part files written by the executors (JSON Lines parts,
+    concatenated in order, are the local copy byte for byte), other inputs are read and
+    copied on the driver as locally; CSV/TSV files are refused (the local engine copies
+    them).
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     groups = split_options(column_names(options, text, id))
+    if engine == "spark":
+        if against is not None or add:
+            raise ValueError("--against (an index) runs on the local engine, not on Spark")
+        if representative_field is not None:
+            raise ValueError("--representative-field is not supported by the Spark engine")
+        if frames.is_in_memory(inputs) or out is None or out == STDOUT:
+            raise ValueError("dedup --engine spark copies files into out= (a folder of "
+                             "part files); data in memory and standard output are the "
+                             "local engine's")
+        refuse_touching_inputs(as_paths(inputs), {"--out": out})
+        from . import spark
+
+        return spark.dedup_sources(as_paths(inputs), out, quiet=quiet,
+                                   **_spark_keywords(groups))
     if against is not None:
         from .index.against import dedup_against
 

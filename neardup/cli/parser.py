@@ -269,6 +269,11 @@ def build_parser() -> argparse.ArgumentParser:
                         ".zst, .bz2, .xz); a directory for a directory or several inputs; "
                         "- writes the kept records of one file to standard output "
                         "(uncompressed) and the summary to standard error")
+    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
+                   help="local (this process) or spark: a JSON Lines or Parquet input's "
+                        "copy is then a folder of part files written by the executors "
+                        "(JSON Lines parts, concatenated in order, are the local copy); "
+                        "CSV/TSV is copied by the local engine only (default: local)")
     cli_index.add_against_arguments(p, dedup=True)
 
     cli_index.add_parsers(commands, _source_arguments, _Formatter)

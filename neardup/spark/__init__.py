@@ -18,8 +18,8 @@ every member of B's for each verified pair of distinct sets (A, B). Counts come 
 the group sizes, not from the listing.
 
 This package's entry module holds the entry points and what they report: :func:`find`,
-:func:`evaluate`, :func:`find_sources` and :func:`evaluate_sources` (read, find,
-write), the options the Spark engine refuses, and the counts. The rest:
+:func:`evaluate`, :func:`find_sources`, :func:`dedup_sources` and
+:func:`evaluate_sources` (read, find, write), the options the Spark engine refuses, and the counts. The rest:
 
 ==============  ==========================================================
 module          holds
@@ -32,6 +32,8 @@ module          holds
                 with the same read report
 ``write``       a result's folder: part files written by the executors
                 (default), or the local engine's files, byte for byte
+``dedup``       the dedup copy: the inputs read again by the executors,
+                the removed records left out by a join, written as parts
 ``session``     the pyspark guard and the session the engine starts or joins
 ==============  ==========================================================
 
@@ -41,6 +43,7 @@ so ``import neardup.spark`` works without it and an entry point says what to ins
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,8 +74,9 @@ try:  # pyspark is an optional dependency (extra "spark")
 except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = Window = F = None
 
-__all__ = ["SparkFindResult", "connected_components", "evaluate", "evaluate_sources", "find",
-           "find_sources", "read_documents", "read_sources", "write_result"]
+__all__ = ["SparkFindResult", "connected_components", "dedup_sources", "evaluate",
+           "evaluate_sources", "find", "find_sources", "read_documents", "read_sources",
+           "write_result"]
 
 
 @dataclass
@@ -435,26 +439,62 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     ``result.read_report`` is the read report of
     :func:`~neardup.spark.read.read_documents`."""
     _require_spark()
-    config = FindConfig.from_options(**options)  # checked before any reading
-    _check_find_config(config)
     resolve_layout(layout, "spark")  # checked before any reading
-    if spark is None:
-        spark = _session(quiet=quiet)
-    signer = _signer(config, config.band_plan(), normalize, tokenize)
-    started = time.perf_counter()
-    read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
-                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
-                 respect_ignore=respect_ignore, signer=signer)
-    report = read.report()  # runs the one pass: read, shingle, sign and band
-    read_seconds = time.perf_counter() - started
-    result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
-    result.seconds = {"read, shingle and sign": round(read_seconds, 4), **result.seconds}
-    result.read_report = report
+    result, read = _found(inputs, spark, quiet, normalize, tokenize, options,
+                          dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
+                               delimiter=delimiter, include=include, exclude=exclude,
+                               encoding=encoding, respect_ignore=respect_ignore))
     if out is not None:
         write_result(result, out, output_format, escape_formulas=escape_formulas,
                      layout=layout)
     read.release()
     return result
+
+
+def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("text",),
+                  id_field: str | None = None, fmt: str = "auto",
+                  delimiter: str | None = None, include=(), exclude=(),
+                  encoding: str = "utf-8", normalize=None, tokenize=None,
+                  respect_ignore: bool = True, quiet: bool = True,
+                  **options) -> SparkFindResult:
+    """``neardup dedup --engine spark``: :func:`find_sources` on ``inputs``, then their copy
+    minus the documents not kept, written to ``out`` (see :mod:`neardup.spark.dedup`: part
+    files written by the executors for JSON Lines and Parquet, the local copy for inputs
+    read on the driver). ``result.counts["dedup"]`` says what was written."""
+    from .. import sources
+    from .dedup import check_dedup_inputs, write_copies
+
+    _require_spark()
+    paths = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike))
+                                    else inputs)]
+    check_dedup_inputs(paths, [sources.resolve_format(p, fmt) for p in paths])
+    result, read = _found(paths, spark, quiet, normalize, tokenize, options,
+                          dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
+                               delimiter=delimiter, include=include, exclude=exclude,
+                               encoding=encoding, respect_ignore=respect_ignore))
+    started = time.perf_counter()
+    result.counts["dedup"] = write_copies(read, result.documents, out)
+    result.seconds["write"] = round(time.perf_counter() - started, 4)
+    read.release()
+    return result
+
+
+def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
+           source_options: dict):
+    """(result, read) of ``inputs``: read, shingled and signed in one pass, then found."""
+    config = FindConfig.from_options(**options)  # checked before any reading
+    _check_find_config(config)
+    if spark is None:
+        spark = _session(quiet=quiet)
+    signer = _signer(config, config.band_plan(), normalize, tokenize)
+    started = time.perf_counter()
+    read = _read(spark, inputs, signer=signer, **source_options)
+    report = read.report()  # runs the one pass: read, shingle, sign and band
+    read_seconds = time.perf_counter() - started
+    result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
+    result.seconds = {"read, shingle and sign": round(read_seconds, 4), **result.seconds}
+    result.read_report = report
+    return result, read
 
 
 def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text",),

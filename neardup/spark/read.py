@@ -112,6 +112,12 @@ class _Read:
     local_report: dict | None = None  # the driver's ReadReport.as_dict()
     ranked: DataFrame | None = None  # the records as read, persisted (record: partition rank)
     signed: DataFrame | None = None  # doc, id and the sketch columns, when read with a signer
+    paths: list[str] = field(default_factory=list)  # the inputs as given
+    formats: list[str] = field(default_factory=list)  # each input's resolved format
+    # (source, partition) -> the input's rows in its earlier partitions: a record's
+    # position in its input is this plus its rank in the partition (:func:`_globally`)
+    starts: dict = field(default_factory=dict)
+    local_documents: object = None  # the local reader's Documents, when read on the driver
 
     def report(self) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs)."""
@@ -216,12 +222,14 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
             exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems,
             respect_ignore=respect_ignore)
         rows = list(zip(range(len(documents)), documents.ids, documents.texts))
+        local_documents = documents
         local = report.as_dict()
         local["inputs"] = [{"path": src.given if src.given == sources.STDIN
                             else os.path.abspath(src.given), "format": src.fmt,
                             "name": src.name, "prefixed": several} for src in documents.inputs]
         documents = spark.createDataFrame(rows, "doc long, id string, text string")
-        read = _Read(documents, None, local["inputs"], local_report=local)
+        read = _Read(documents, None, local["inputs"], local_report=local, paths=paths,
+                     formats=formats, local_documents=local_documents)
         if signer is not None:
             read.signed = documents.select("doc", "id", "text").mapInArrow(
                 _signed_documents(signer), "doc long, id string, " + _SIGNED_COLUMNS)
@@ -229,7 +237,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
 
     not_decodable = f"not {sources.encoding_label(encoding)}"
     codec = sources.text_codec(encoding)
-    read = _Read(None, None, described, max_problems=max_problems)
+    read = _Read(None, None, described, max_problems=max_problems, paths=paths,
+                 formats=formats)
     record_schema = (_RECORD_SCHEMA + _PART_SCHEMA
                      + ("" if signer is None else ", " + _SIGNED_COLUMNS))
     parts = []
@@ -284,8 +293,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     for part in parts[1:]:
         ranked = ranked.union(part)
     read.ranked = ranked.persist()
-    read.records = _globally(read.ranked, [f"{sources.printable(n)}:" if several else ""
-                                           for n in names], id_field is None)
+    read.records, read.starts = _globally(read.ranked, [f"{sources.printable(n)}:" if several
+                                                        else "" for n in names],
+                                          id_field is None)
     processed = read.records.where(F.col("outcome") == "processed")
     read.documents = processed.select("doc", "id", "text")
     if signer is not None:
@@ -310,29 +320,29 @@ def _ranked(df: DataFrame) -> DataFrame:
     return df.withColumn("record", rank).withColumn("part", part)
 
 
-def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool) -> DataFrame:
+def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool
+              ) -> tuple[DataFrame, dict]:
     """The persisted records of :func:`_ranked` inputs with global numbers: ``record`` the
     record's 0-based position in its input (blank lines counted, as line numbers count
     them), ``doc`` a processed record's position over all inputs, from one small job (the
     rows and processed records of each input's partitions); a record with no id field
-    gets its position in its input, 1-based, after its input's prefix."""
+    gets its position in its input, 1-based, after its input's prefix. Also the starts:
+    (source, partition) -> the input's rows before that partition."""
     counts = (ranked.groupBy("source", "part")
               .agg(F.count("*").alias("rows"), F.count("local_doc").alias("docs"))
               .orderBy("source", "part").collect())
-    record_at, doc_at, docs, previous, rows = [], [], 0, None, 0
+    starts, doc_at, docs, previous, rows = {}, [], 0, None, 0
     for row in counts:
         if row["source"] != previous:
             previous, rows = row["source"], 0
-        key = F.lit((int(row["source"]) << 32) + int(row["part"]))
-        record_at += [key, F.lit(rows)]
-        doc_at += [key, F.lit(docs)]
+        starts[int(row["source"]), int(row["part"])] = rows
+        doc_at += [F.lit((int(row["source"]) << 32) + int(row["part"])), F.lit(docs)]
         rows += int(row["rows"])
         docs += int(row["docs"])
     if not counts:
-        return ranked.withColumn("doc", F.lit(None).cast("long"))
+        return ranked.withColumn("doc", F.lit(None).cast("long")), starts
     key = F.shiftleft(F.col("source").cast("long"), 32) + F.col("part")
-    numbered = (ranked.withColumn("record", (F.create_map(*record_at)[key]
-                                             + F.col("record")).cast("long"))
+    numbered = (positioned(ranked, starts)
                 .withColumn("doc", (F.create_map(*doc_at)[key] + F.col("local_doc"))
                             .cast("long")))
     if default_ids:
@@ -341,7 +351,18 @@ def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool) -> Data
         numbered = numbered.withColumn(
             "id", F.when(F.col("id").isNotNull(), F.concat(
                 prefix[F.col("source")], (F.col("record") + 1).cast("string"))))
-    return numbered
+    return numbered, starts
+
+
+def positioned(ranked: DataFrame, starts: dict, source: int | None = None) -> DataFrame:
+    """``ranked`` (:func:`_ranked` rows, with ``source`` unless ``source`` is given) with
+    ``record`` its position in its input, from the partitions' ``starts``
+    (:func:`_globally`); the same file read again is split the same way."""
+    at = [x for (src, part), rows in starts.items() if source is None or src == source
+          for x in (F.lit((src << 32) + part), F.lit(rows))]
+    src = F.col("source").cast("long") if source is None else F.lit(source).cast("long")
+    key = F.shiftleft(src, 32) + F.col("part")
+    return ranked.withColumn("record", (F.create_map(*at)[key] + F.col("record")).cast("long"))
 
 
 def _numbering(body, signer):

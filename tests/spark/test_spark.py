@@ -568,3 +568,81 @@ def test_cli_find_engine_spark_sketch_simhash_same_files_as_local(spark, tmp_pat
     for name in ("pairs", "identical", "clusters", "documents", "candidates"):
         assert _rows(spark_read[name]) == _rows(local_read[name]), name
     assert (tmp_path / "spark" / "pairs" / "part-00000.csv").is_file()
+
+
+@pytest.fixture
+def small_splits(spark, many_parts):
+    """Input files split into several partitions, so copies are several parts."""
+    key = "spark.sql.files.maxPartitionBytes"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "4096")
+    yield
+    spark.conf.set(key, before)
+
+
+def _dedup_corpus(tmp_path):
+    """Planted near-duplicates and copies as JSON Lines with malformed, blank and
+    skipped lines, CRLF and a last line without a newline."""
+    c = planted_corpus(300, dup_fraction=0.2, similarity=(0.6, 1.0), exact_copies=15, seed=9)
+    lines = [json.dumps({"id": i, "text": t}) for i, t in zip(c.ids, c.texts)]
+    lines[5:5] = ["", '{"text": "never closed', json.dumps({"text": "  "}) + "\r", "   "]
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(("\n".join(lines[:-1]) + "\n" + lines[-1]).encode())
+    return path
+
+
+@pytest.mark.parametrize("clusters", ["components", "center"])
+def test_dedup_on_spark_parts_are_the_local_copy_byte_for_byte(spark, tmp_path, small_splits,
+                                                               clusters):
+    path = _dedup_corpus(tmp_path)
+    options = dict(threshold=0.7, shingle_kind="word", shingle_size=2, method="lsh",
+                   clusters=clusters)
+    local = neardup.dedup(path, tmp_path / "local.jsonl", **options)
+    result = neardup.dedup(path, tmp_path / "spark", engine="spark", **options)
+    assert result.counts["dedup"] == local.counts["dedup"] | {
+        "outputs": [dict(local.counts["dedup"]["outputs"][0],
+                         output=str(tmp_path / "spark") + os.sep)]}
+    assert local.counts["dedup"]["removed"] > 20  # copies and near-duplicates removed
+    manifest = json.loads((tmp_path / "spark" / "manifest.json").read_text())
+    parts = [tmp_path / "spark" / f["name"] for f in manifest["files"]]
+    assert len(parts) > 1  # written by several tasks
+    assert sorted(p.name for p in (tmp_path / "spark").iterdir()) == sorted(
+        [p.name for p in parts] + ["manifest.json"])
+    copy = b"".join(p.read_bytes() for p in parts)
+    assert copy == (tmp_path / "local.jsonl").read_bytes()
+    lines = copy.count(b"\n") + (not copy.endswith(b"\n"))
+    assert sum(f["rows"] for f in manifest["files"]) == lines
+
+
+def test_dedup_on_spark_parquet_rows_and_driver_read_inputs_as_local(spark, tmp_path,
+                                                                     small_splits):
+    import pyarrow.parquet as pq
+
+    path = _dedup_corpus(tmp_path)
+    options = dict(threshold=0.7, shingle_kind="word", shingle_size=2, method="lsh")
+    rows = [json.loads(line) for line in path.read_text().splitlines()
+            if line.strip().startswith('{"id"')]
+    table = pa.table({"id": [str(r["id"]) for r in rows], "text": [r["text"] for r in rows],
+                      "n": list(range(len(rows)))})
+    pq.write_table(table, tmp_path / "corpus.parquet", row_group_size=50)
+    local = neardup.dedup(tmp_path / "corpus.parquet", tmp_path / "local.parquet",
+                          id_field="id", **options)
+    neardup.dedup(tmp_path / "corpus.parquet", tmp_path / "spark", engine="spark",
+                  id_field="id", **options)
+    parts = sorted((tmp_path / "spark").glob("part-*.parquet"))
+    assert len(parts) > 1
+    spark_rows = pa.concat_tables(pq.read_table(p) for p in parts)
+    assert spark_rows.equals(pq.read_table(tmp_path / "local.parquet"))
+    assert spark_rows.num_rows == len(rows) - local.counts["dedup"]["removed"]
+    # a compressed input is read and copied on the driver: the local copy, byte for byte
+    import gzip
+
+    (tmp_path / "corpus.jsonl.gz").write_bytes(gzip.compress(path.read_bytes()))
+    neardup.dedup(tmp_path / "corpus.jsonl.gz", tmp_path / "local.jsonl", **options)
+    neardup.dedup(tmp_path / "corpus.jsonl.gz", tmp_path / "spark.jsonl", engine="spark",
+                  **options)
+    assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    (tmp_path / "ads.csv").write_text("id,text\n1,a b c\n")
+    with pytest.raises(ValueError, match="Spark's CSV parser keeps no row's bytes"):
+        neardup.dedup(tmp_path / "ads.csv", tmp_path / "ads-spark", engine="spark")
+    assert not (tmp_path / "ads-spark").exists()

@@ -1,0 +1,216 @@
+"""``neardup dedup --engine spark``: the inputs minus their near-duplicates, copied by the
+executors.
+
+The documents removed are those :func:`neardup.spark.find_sources` does not keep (the
+``documents`` table's ``representative``, as locally). The copy of each input is then
+written where the input was read:
+
+- **JSON Lines and Parquet files read by the executors**: the file is read again, split
+  as the first read split it (:func:`~neardup.spark.read.positioned` gives every row its
+  position in the input), the removed records are left out by a join on those positions
+  (no record list reaches the driver), and the rest, sorted by position, is written a
+  partition a part file (``part-00000.jsonl``, ...) by the task that holds it. JSON
+  Lines parts hold the input's lines byte for byte (blank, malformed and skipped lines
+  too, as the local copy keeps them): concatenated in name order they are the local
+  engine's copy, byte for byte. Parquet parts hold the kept rows in the input's schema.
+  ``out`` is a folder (swapped in whole, as a results folder is) with the parts and
+  ``manifest.json`` (each part's rows, bytes and SHA-256; what was written and
+  removed); several inputs get a subfolder each, named as the local copies are.
+- **Inputs read on the driver** (directories, line files, compressed files, standard
+  input): their documents went through the driver already, so the keep flags are
+  collected and the local writer (:func:`neardup.sources.write_deduplicated`) writes
+  the local engine's copy, in its layout.
+
+CSV/TSV files are read by Spark's CSV parser, which keeps no row's bytes: their copy is
+refused before any reading (the local engine copies them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from .read import _ranked, positioned
+
+try:  # pyspark is an optional dependency (extra "spark")
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    DataFrame = F = None
+
+MANIFEST = "manifest.json"
+COPIED_ON_EXECUTORS = ("jsonl", "parquet")
+_PART_ROW = "partition long, name string, rows long, bytes long, sha256 string"
+
+
+def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str]) -> None:
+    """ValueError, before any reading, for an input Spark reads but cannot copy."""
+    from .. import sources
+
+    for path, fmt in zip(paths, formats):
+        if (fmt in ("csv", "tsv") and path != sources.STDIN and os.path.isfile(path)
+                and not sources.compression_of(path)):
+            raise ValueError(f"{path}: dedup --engine spark copies JSON Lines and Parquet "
+                             f"files on the executors; Spark's CSV parser keeps no row's "
+                             f"bytes, so a {fmt.upper()} copy is the local engine's "
+                             f"(--engine local)")
+
+
+def write_copies(read, documents: DataFrame, out: str | os.PathLike) -> dict:
+    """The dedup copy of what ``read`` (:class:`~neardup.spark.read._Read`) read, minus
+    the documents ``documents`` (the result's documents table) does not keep; returns
+    the local writer's summary: written, removed, outputs."""
+    from .. import sources
+
+    if read.records is None:  # read on the driver: the local writer, the local layout
+        flags = documents.select("doc", "representative").orderBy("doc").toArrow()
+        keep = np.asarray(flags.column("representative").to_numpy(zero_copy_only=False),
+                          dtype=bool)
+        return sources.write_deduplicated(read.local_documents, keep, read.paths, out)
+    from ..sinks.staging import StagedDirectory
+
+    removed = (read.records.where(F.col("outcome") == "processed")
+               .join(documents.where(~F.col("representative")).select("doc"), "doc")
+               .select("source", "record").persist())
+    several = len(read.paths) > 1
+    names = [entry["name"] for entry in read.inputs]
+    owned = set(names) if several else None
+    with StagedDirectory(out, lambda name: name == MANIFEST or (
+            name in owned if several else name.startswith("part-")), option="--out") as stage:
+        outputs, files = [], []
+        for source, (path, fmt) in enumerate(zip(read.paths, read.formats)):
+            folder = stage / names[source] if several else stage
+            folder.mkdir(exist_ok=True)
+            gone = removed.where(F.col("source") == source).select("record")
+            lines = read.records.where(F.col("source") == source)
+            total, records = lines.count(), lines.where(F.col("outcome") != "blank").count()
+            parts = _copy(read, source, path, fmt, gone, folder, total)
+            n_removed = gone.count()
+            rows = sum(part["rows"] for part in parts)
+            if rows != total - n_removed:  # every row of the input is copied or removed
+                raise RuntimeError(f"{path}: the copy holds {rows:,} rows where "
+                                   f"{total - n_removed:,} were read and kept; the input "
+                                   f"changed or was split differently: run again")
+            prefix = f"{names[source]}/" if several else ""
+            files += [{**part, "name": prefix + part["name"]} for part in parts]
+            outputs.append({"input": sources.printable(path),
+                            "output": os.path.join(os.fspath(out), prefix),
+                            "format": fmt, "written": records - n_removed,
+                            "removed": n_removed, "not_copied": 0})
+        removed.unpersist()
+        written = {"written": sum(o["written"] for o in outputs),
+                   "removed": sum(o["removed"] for o in outputs), "outputs": outputs}
+        from .._core.version import VERSION
+
+        with open(stage / MANIFEST, "w", encoding="utf-8") as f:
+            json.dump({"written by": "neardup dedup --engine spark", "neardup": VERSION,
+                       **written, "files": files}, f, indent=1)
+    return written
+
+
+def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
+          total: int) -> list[dict]:
+    """The input ``path`` (``total`` rows) read again, minus the ``gone`` records, written
+    into ``folder`` as part files by the executors; their entries, in order."""
+    spark = gone.sparkSession
+    if fmt == "jsonl":
+        frame = spark.read.text(path, lineSep="\n").select(
+            F.col("value").cast("binary").alias("raw"))
+        with open(path, "rb") as f:  # a last line without "\n" is copied without one
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - 1))
+            open_end = size > 0 and f.read(1) != b"\n"
+        write = _line_parts(str(folder), total - 1 if open_end else None)
+    else:
+        import pyarrow.parquet as pq
+
+        frame = spark.read.parquet(path)
+        write = _parquet_parts(str(folder), pq.read_schema(path))
+    kept = (positioned(_ranked(frame), read.starts, source)
+            .join(gone, "record", "left_anti").orderBy("record"))
+    rows = kept.mapInArrow(write, _PART_ROW).collect()
+    return [{k: row[k] for k in ("name", "rows", "bytes", "sha256")}
+            for row in sorted(rows, key=lambda row: row["partition"])]
+
+
+def _line_parts(folder: str, last_record: int | None):
+    """mapInArrow body: the partition's lines (raw bytes, in order) written as
+    ``part-NNNNN.jsonl``, each followed by "\\n" but ``last_record``, the input's last
+    line when it has none."""
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        partition = context.partitionId()
+        name = f"part-{partition:05d}.jsonl"
+        temp = os.path.join(folder, f".{name}.task{context.taskAttemptId()}-"
+                                    f"{secrets.token_hex(4)}")
+        digest, rows, size = hashlib.sha256(), 0, 0
+        try:
+            with open(temp, "wb") as f:
+                for batch in batches:
+                    if not batch.num_rows:
+                        continue
+                    data = _newline_joined(batch.column("raw"))
+                    if batch.column("record")[batch.num_rows - 1].as_py() == last_record:
+                        data = data[:-1]  # the input's last line, left open
+                    f.write(data)
+                    digest.update(data)
+                    rows += batch.num_rows
+                    size += len(data)
+            if not rows:
+                os.remove(temp)
+                return
+            os.replace(temp, os.path.join(folder, name))
+        except BaseException:
+            if os.path.exists(temp):
+                os.remove(temp)
+            raise
+        yield pa.RecordBatch.from_pylist([{"partition": partition, "name": name, "rows": rows,
+                                           "bytes": size, "sha256": digest.hexdigest()}])
+    return write
+
+
+def _newline_joined(raw: pa.Array) -> bytes:
+    """The values of a binary array, each followed by "\\n", as one bytes object."""
+    raw = raw.cast(pa.binary())
+    offsets = np.frombuffer(raw.buffers()[1], dtype=np.int32)[raw.offset:raw.offset
+                                                               + len(raw) + 1]
+    data = np.frombuffer(raw.buffers()[2], dtype=np.uint8) if raw.buffers()[2] else \
+        np.empty(0, dtype=np.uint8)
+    n = len(raw)
+    out = np.empty(int(offsets[-1] - offsets[0]) + n, dtype=np.uint8)
+    newline = offsets[1:] - offsets[0] + np.arange(n)
+    byte = np.ones(out.size, dtype=bool)
+    byte[newline] = False
+    out[byte] = data[offsets[0]:offsets[-1]]
+    out[newline] = 10
+    return out.tobytes()
+
+
+def _parquet_parts(folder: str, schema: pa.Schema):
+    """mapInArrow body: the partition's kept rows written as ``part-NNNNN.parquet`` in the
+    input's schema (the writer of a results part)."""
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from neardup import sinks
+
+        context = TaskContext.get()
+        partition = context.partitionId()
+        tables = (pa.Table.from_batches([batch]).select(schema.names).cast(schema)
+                  for batch in batches if batch.num_rows)
+        entry = sinks.write_part(tables, folder, partition, "parquet", schema=schema,
+                                 attempt=f"task{context.taskAttemptId()}")
+        if entry is not None:
+            yield pa.RecordBatch.from_pylist([{"partition": partition, **entry}])
+    return write
