@@ -19,7 +19,8 @@ the group sizes, not from the listing.
 
 This package's entry module holds the entry points and what they report: :func:`find`,
 :func:`evaluate`, :func:`find_sources`, :func:`dedup_sources` and
-:func:`evaluate_sources` (read, find, write), the options the Spark engine refuses, and the counts. The rest:
+:func:`evaluate_sources` (read, find, write), the options the Spark engine refuses, and
+the counts. The rest:
 
 ==============  ==========================================================
 module          holds
