@@ -1,16 +1,22 @@
 """Where outputs may go: never onto an input, and a results folder replaced whole.
 
-Two rules every command follows before it writes:
+Three rules every command follows when it writes:
 
 - :func:`refuse_touching_inputs`: an output path (``--out``, ``-o``, ``--report``,
   ``--plots``, ``--work-dir``, ...) that is an input, lies inside an input directory,
   holds an input (a folder that would be replaced), or is the same file through a link,
   is refused with a ValueError naming the option and the input (exit 2 in the CLI).
+  Folders are compared by device and inode, not by path, so a second name for an input
+  directory (a symlink, a bind mount) is seen through.
 - :class:`StagedDirectory`: a folder is written into a hidden sibling and then swapped
   into place in one step (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames),
   so a reader, or a run killed at any moment, sees the previous complete folder or the
   new complete folder, never a mix. A folder that holds files neardup did not write is
   never replaced; stale siblings of killed runs are swept on the next write.
+- :class:`StagedFile`: a file (a dedup copy) is written into a hidden sibling of its own,
+  created new (``O_EXCL``: never an existing file, so never an input or another run's
+  file), and renamed onto the target once whole. Runs writing one target at once each
+  write their own sibling: the last rename wins, whole.
 """
 
 from __future__ import annotations
@@ -46,9 +52,10 @@ def refuse_touching_inputs(inputs: Iterable[str | os.PathLike],
             source = os.path.realpath(given)
             if target == source or _same_file(out, given):
                 why = "is the input"
-            elif os.path.isdir(source) and _inside(target, source):
+            elif os.path.isdir(source) and (_inside(target, source)
+                                             or _below_folder(out, given)):
                 why = "lies inside the input directory"
-            elif option in replaced and _inside(source, target):
+            elif option in replaced and (_inside(source, target) or _below_folder(given, out)):
                 why = "holds the input (a folder that would be replaced)"
             else:
                 continue
@@ -65,6 +72,26 @@ def _same_file(a, b) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _below_folder(path, folder) -> bool:
+    """True if an existing folder above ``path`` is the folder ``folder`` (device and
+    inode): a path under a bind mount or a symlink of ``folder`` is inside it."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    identity = (st.st_dev, st.st_ino)
+    above = os.path.abspath(path)
+    while (parent := os.path.dirname(above)) != above:
+        above = parent
+        try:
+            st = os.stat(above)
+        except OSError:  # not made yet: its own folders come later
+            continue
+        if (st.st_dev, st.st_ino) == identity:
+            return True
+    return False
 
 
 class StagedDirectory:
