@@ -135,6 +135,46 @@ class StagedDirectory:
             raise
 
 
+class StagedFile:
+    """``with StagedFile(target, keep=inputs) as stage:`` write the file ``stage``; on
+    success it is renamed onto ``target`` in one step, on failure removed.
+
+    ``stage`` is a hidden sibling of ``target``, ``.NAME.neardup-PID-HEX``, created with
+    ``O_EXCL``: it is never a file that exists, so never an input, another file of the
+    user's, or the stage of another run writing the same target. A reader, or a run
+    killed at any moment, sees the previous ``target`` or the new one whole. Stale stages
+    of killed runs are swept first, except any of the paths in ``keep`` (the inputs).
+    """
+
+    def __init__(self, target: str | os.PathLike, keep: Iterable[str | os.PathLike] = ()):
+        self.target = Path(os.path.abspath(target))
+        self.keep = [os.fspath(p) for p in keep if os.fspath(p) != STDIN]
+        self.stage: Path | None = None
+
+    def __enter__(self) -> Path:
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_stale(self.target, keep=self.keep)
+        while self.stage is None:
+            stage = self.target.parent / (f".{self.target.name}{_STAGE_MARK}{os.getpid()}-"
+                                          f"{secrets.token_hex(4)}")
+            try:
+                os.close(os.open(stage, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            except FileExistsError:
+                continue
+            self.stage = stage
+        return self.stage
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            try:
+                os.replace(self.stage, self.target)
+                return
+            except BaseException:
+                self.stage.unlink(missing_ok=True)
+                raise
+        self.stage.unlink(missing_ok=True)
+
+
 def replace_directory(new: Path, target: Path) -> None:
     """Put the folder ``new`` at ``target`` in one step; the old ``target`` is deleted."""
     if not target.exists():
@@ -166,15 +206,22 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(errno, os.strerror(errno), os.fspath(b))
 
 
-def _sweep_stale(target: Path) -> None:
-    """Remove siblings left by runs that were killed while writing ``target``."""
+def _sweep_stale(target: Path, keep: Iterable[str] = ()) -> None:
+    """Remove siblings left by runs that were killed while writing ``target``, never one
+    of the files in ``keep``."""
     prefix = f".{target.name}{_STAGE_MARK}"
+    keep = list(keep)
     for sibling in target.parent.glob(f"{prefix}*"):
         pid = sibling.name[len(prefix):].split("-", 1)[0]
+        if any(_same_file(sibling, given) for given in keep):
+            continue
         if pid == "old" and not target.exists():  # killed between the two renames
             os.rename(sibling, target)
         elif pid == "old" or (pid.isdigit() and not _alive(int(pid))):
-            shutil.rmtree(sibling, ignore_errors=True)
+            if sibling.is_dir() and not sibling.is_symlink():
+                shutil.rmtree(sibling, ignore_errors=True)
+            else:
+                sibling.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
