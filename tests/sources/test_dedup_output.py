@@ -1,9 +1,12 @@
 """The dedup copy as a file (issue 22): written in a hidden stage of its own, never onto
 an input or a file of the user's; concurrent runs give one run's copy whole; a write that
-fails names the copy. Each test is a repro from the report."""
+fails names the copy; a CSV keeps its byte-order mark. Each test is a repro from the
+report."""
 
 from __future__ import annotations
 
+import codecs
+import gzip
 import json
 import os
 import resource
@@ -156,3 +159,16 @@ def test_a_full_device_is_written_in_place_and_named(tmp_path):
     assert f"No space left on device: {full}" in run.stderr
     assert full.is_symlink() and stat.S_ISCHR(os.stat(full).st_mode)
     assert left_behind(tmp_path) == []
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_a_csv_copy_keeps_the_inputs_byte_order_mark(tmp_path, suffix, capsys):
+    """D14: a UTF-8 CSV with a BOM came back without it (JSONL and text copies keep it)."""
+    body = b"text,id\r\nhello world foo bar,1\r\nhello world foo bar,2\r\nsomething else,3\r\n"
+    for name, data in (("bom", codecs.BOM_UTF8 + body), ("plain", body)):
+        source = tmp_path / f"{name}.csv{suffix}"
+        source.write_bytes(gzip.compress(data) if suffix else data)
+        out = tmp_path / f"{name}.dd.csv"
+        assert main(["dedup", str(source), "-o", str(out), *CLI]) == 0
+        expected = data.replace(b"hello world foo bar,2\r\n", b"")
+        assert out.read_bytes() == expected, name
