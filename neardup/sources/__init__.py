@@ -491,6 +491,9 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
     out = os.fspath(out)
     formats = [resolve_format(p, fmt) for p in paths]
     if out == STDOUT:
+        if sys.stdout is None:  # started with it closed (`>&-`): a failure, not a usage error
+            raise OSError("standard output is closed: the copy (-o -) has nowhere to go; "
+                          "give -o PATH or open standard output")
         if len(paths) != 1:
             raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
                              f"only, got {len(paths)}; give a directory for several")

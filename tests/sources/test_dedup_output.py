@@ -1,7 +1,7 @@
 """The dedup copy as a file (issue 22): written in a hidden stage of its own, never onto
 an input or a file of the user's; concurrent runs give one run's copy whole; a write that
-fails names the copy; a CSV keeps its byte-order mark. Each test is a repro from the
-report."""
+fails names the copy; a CSV keeps its byte-order mark; a closed standard output is said
+so. Each test is a repro from the report."""
 
 from __future__ import annotations
 
@@ -172,3 +172,13 @@ def test_a_csv_copy_keeps_the_inputs_byte_order_mark(tmp_path, suffix, capsys):
         assert main(["dedup", str(source), "-o", str(out), *CLI]) == 0
         expected = data.replace(b"hello world foo bar,2\r\n", b"")
         assert out.read_bytes() == expected, name
+
+
+def test_a_closed_standard_output_is_said_so(tmp_path):
+    """D16: `dedup c.jsonl -o - >&-` failed with AttributeError on sys.stdout None."""
+    source = tmp_path / "c.jsonl"
+    source.write_text(json.dumps({"text": "one two three four five"}) + "\n")
+    run = neardup_cli("dedup", str(source), "-o", "-", *CLI, preexec_fn=lambda: os.close(1))
+    assert run.returncode == 1
+    assert "standard output is closed" in run.stderr
+    assert "AttributeError" not in run.stderr and "Traceback" not in run.stderr
