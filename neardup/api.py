@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from . import lsh, sinks
+from . import cluster, lsh, sinks
 from ._core.progress import StageTimer
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore
@@ -172,6 +172,12 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     duplicate an indexed document or are not kept among themselves; ``add=True`` adds
     the kept ones to the index in the same step, holding its write lock throughout.
 
+    Clusters are star clusters unless ``clusters`` says otherwise
+    (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one
+    whose similarity to it is >= ``threshold``, and ``counts["min_member_similarity"]``
+    is the lowest such similarity. Against an index they are components (the index's
+    rule).
+
     ``engine="spark"``: :func:`neardup.spark.dedup_sources`; a JSON Lines or Parquet
     input's copy is a folder of part files written by the executors (JSON Lines parts,
     concatenated in order, are the local copy byte for byte), other inputs are read and
@@ -180,6 +186,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if against is None:
+        options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
     if engine == "spark":
         if against is not None or add:

@@ -14,6 +14,9 @@ Two policies (``CLUSTER_POLICIES``):
   pair with its cluster's centre, so it is ≥ t to the document kept for it. See
   :func:`center_clusters` for the order, which makes it deterministic.
 
+``find`` clusters by components unless told (:class:`neardup.config.FindConfig`);
+``dedup`` by centres (``DEDUP_CLUSTERS``), since what it removes is gone from the copy.
+
 Labels are deterministic: a cluster's label is the smallest document index in
 it, so the same pairs always give the same labels. A document in no pair is a
 cluster of one.
@@ -26,6 +29,9 @@ import numpy as np
 
 REPRESENTATIVE_POLICIES = ("first", "longest", "shortest", "field")
 CLUSTER_POLICIES = ("components", "center")
+# dedup's clusters, on every engine: a document is removed only for a kept one >= t to it
+# (components would remove the far end of a chain of edits for its first version)
+DEDUP_CLUSTERS = "center"
 
 
 def cluster_labels(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:

@@ -186,3 +186,41 @@ def test_cli_center_reports_the_lowest_member_similarity(tmp_path, capsys, write
     assert summary["counts"]["min_member_similarity"] >= 0.8
     assert summary["counts"]["clusters"] >= 4
     assert "lowest similarity to the kept document" in capsys.readouterr().out
+
+
+def test_dedup_removes_a_document_only_for_a_kept_one_at_least_t_to_it(tmp_path, capsys):
+    """Issue 22, D10: 40 versions, each 2 of 100 words off the previous one. Components
+    (dedup's old default) keep v_0 alone and remove versions that share little with it;
+    dedup's default, centre clusters, removes a version only for a kept one >= t to it
+    (brute force), and the summary's lowest similarity is the true lowest."""
+    texts = chain_of_versions(versions=40, words=100, edits=2, seed=7)
+    path = tmp_path / "versions.jsonl"
+    path.write_text("".join(json.dumps({"id": f"v{k}", "text": t}) + "\n"
+                            for k, t in enumerate(texts)))
+    t = 0.8
+    options = dict(threshold=t, shingle_kind="word", shingle_size=1)
+    result = neardup.dedup(str(path), tmp_path / "dd.jsonl", **options)
+    sets = word_sets(texts)
+    kept = np.flatnonzero(result.representative)
+    kept_of = {int(result.labels[d]): d for d in kept}
+    removed = np.flatnonzero(~result.representative)
+    assert removed.size > 0
+    to_kept = [brute_jaccard(sets[d], sets[kept_of[int(result.labels[d])]]) for d in removed]
+    assert min(to_kept) >= t
+    assert result.counts["min_member_similarity"] == pytest.approx(min(to_kept), abs=1e-6)
+    assert result.config.clusters == cluster.DEDUP_CLUSTERS == "center"
+    written = [json.loads(line)["id"] for line in (tmp_path / "dd.jsonl").open()]
+    assert written == [f"v{d}" for d in kept]
+    # what components did: one kept, a removed version far below t from it
+    chained = neardup.dedup(str(path), tmp_path / "chained.jsonl", clusters="components",
+                            **options)
+    assert chained.representative.sum() == 1
+    assert min(brute_jaccard(sets[0], s) for s in sets) < t / 2
+    # the command line: the same default, the lowest similarity in its summary; find
+    # still clusters by components unless told
+    assert main(["dedup", str(path), "-o", str(tmp_path / "cli.jsonl"), "-t", "0.8",
+                 "--shingle", "word", "--ngram", "1", "-q"]) == 0
+    assert (tmp_path / "cli.jsonl").read_bytes() == (tmp_path / "dd.jsonl").read_bytes()
+    assert (f"lowest similarity to the kept document {min(to_kept):.4f}"
+            in capsys.readouterr().out)
+    assert neardup.find(str(path), **options).config.clusters == "components"

@@ -8,7 +8,7 @@ import os
 from dataclasses import fields
 
 from .. import api, lsh, sinks, sources
-from ..cluster import CLUSTER_POLICIES, REPRESENTATIVE_POLICIES
+from ..cluster import CLUSTER_POLICIES, DEDUP_CLUSTERS, REPRESENTATIVE_POLICIES
 from ..config import SKETCHES, FindConfig
 from ..evaluate import TRUTHS
 from ..minhash import HASH_FAMILIES
@@ -23,7 +23,9 @@ from ..verify import MEASURES
 from . import index as cli_index
 
 
-def _source_arguments(p: argparse.ArgumentParser) -> None:
+def _source_arguments(p: argparse.ArgumentParser, clusters: str | None = None) -> None:
+    """The input, similarity and text options; ``clusters``: the command's default
+    clustering where it is not FindConfig's (dedup)."""
     g = p.add_argument_group("input")
     g.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
@@ -96,11 +98,12 @@ def _source_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --pairs all: stop before writing if there are more than N "
                         f"document pairs, naming the count (0: no limit; default: "
                         f"{d.max_pairs:,})")
-    g.add_argument("--clusters", default=d.clusters, choices=list(CLUSTER_POLICIES),
+    clusters = clusters or d.clusters
+    g.add_argument("--clusters", default=clusters, choices=list(CLUSTER_POLICIES),
                    help="components: connected components of the pairs (a chain of edits "
                         "is one cluster, however far its ends are); center: star clusters, "
                         "every member >= T to its cluster's centre, which is the one kept "
-                        f"(default: {d.clusters})")
+                        f"(default: {clusters})")
     g.add_argument("--measure", default=d.measure, choices=list(MEASURES),
                    help="jaccard: |A & B| / |A | B|; containment: |A & B| / min(|A|, |B|), "
                         "a document found inside a longer one (--method auto: the exact "
@@ -263,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
                             description="A copy of the input, in its format, without the "
                             "documents that have a near-duplicate kept in their place.",
                             epilog=DEDUP_EXAMPLES, formatter_class=_Formatter)
-    _source_arguments(p)
+    _source_arguments(p, clusters=DEDUP_CLUSTERS)
     p.add_argument("--out", "-o", required=True, metavar="PATH",
                    help="output file, compressed as its name says (out.jsonl.gz: gzip; "
                         ".zst, .bz2, .xz); a directory for a directory or several inputs; "

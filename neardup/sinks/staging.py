@@ -1,16 +1,22 @@
 """Where outputs may go: never onto an input, and a results folder replaced whole.
 
-Two rules every command follows before it writes:
+Three rules every command follows when it writes:
 
 - :func:`refuse_touching_inputs`: an output path (``--out``, ``-o``, ``--report``,
   ``--plots``, ``--work-dir``, ...) that is an input, lies inside an input directory,
   holds an input (a folder that would be replaced), or is the same file through a link,
   is refused with a ValueError naming the option and the input (exit 2 in the CLI).
+  Folders are compared by device and inode, not by path, so a second name for an input
+  directory (a symlink, a bind mount) is seen through.
 - :class:`StagedDirectory`: a folder is written into a hidden sibling and then swapped
   into place in one step (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames),
   so a reader, or a run killed at any moment, sees the previous complete folder or the
   new complete folder, never a mix. A folder that holds files neardup did not write is
   never replaced; stale siblings of killed runs are swept on the next write.
+- :class:`StagedFile`: a file (a dedup copy) is written into a hidden sibling of its own,
+  created new (``O_EXCL``: never an existing file, so never an input or another run's
+  file), and renamed onto the target once whole. Runs writing one target at once each
+  write their own sibling: the last rename wins, whole.
 """
 
 from __future__ import annotations
@@ -46,9 +52,10 @@ def refuse_touching_inputs(inputs: Iterable[str | os.PathLike],
             source = os.path.realpath(given)
             if target == source or _same_file(out, given):
                 why = "is the input"
-            elif os.path.isdir(source) and _inside(target, source):
+            elif os.path.isdir(source) and (_inside(target, source)
+                                             or _below_folder(out, given)):
                 why = "lies inside the input directory"
-            elif option in replaced and _inside(source, target):
+            elif option in replaced and (_inside(source, target) or _below_folder(given, out)):
                 why = "holds the input (a folder that would be replaced)"
             else:
                 continue
@@ -65,6 +72,26 @@ def _same_file(a, b) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _below_folder(path, folder) -> bool:
+    """True if an existing folder above ``path`` is the folder ``folder`` (device and
+    inode): a path under a bind mount or a symlink of ``folder`` is inside it."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    identity = (st.st_dev, st.st_ino)
+    above = os.path.abspath(path)
+    while (parent := os.path.dirname(above)) != above:
+        above = parent
+        try:
+            st = os.stat(above)
+        except OSError:  # not made yet: its own folders come later
+            continue
+        if (st.st_dev, st.st_ino) == identity:
+            return True
+    return False
 
 
 class StagedDirectory:
@@ -108,6 +135,46 @@ class StagedDirectory:
             raise
 
 
+class StagedFile:
+    """``with StagedFile(target, keep=inputs) as stage:`` write the file ``stage``; on
+    success it is renamed onto ``target`` in one step, on failure removed.
+
+    ``stage`` is a hidden sibling of ``target``, ``.NAME.neardup-PID-HEX``, created with
+    ``O_EXCL``: it is never a file that exists, so never an input, another file of the
+    user's, or the stage of another run writing the same target. A reader, or a run
+    killed at any moment, sees the previous ``target`` or the new one whole. Stale stages
+    of killed runs are swept first, except any of the paths in ``keep`` (the inputs).
+    """
+
+    def __init__(self, target: str | os.PathLike, keep: Iterable[str | os.PathLike] = ()):
+        self.target = Path(os.path.abspath(target))
+        self.keep = [os.fspath(p) for p in keep if os.fspath(p) != STDIN]
+        self.stage: Path | None = None
+
+    def __enter__(self) -> Path:
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_stale(self.target, keep=self.keep)
+        while self.stage is None:
+            stage = self.target.parent / (f".{self.target.name}{_STAGE_MARK}{os.getpid()}-"
+                                          f"{secrets.token_hex(4)}")
+            try:
+                os.close(os.open(stage, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            except FileExistsError:
+                continue
+            self.stage = stage
+        return self.stage
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            try:
+                os.replace(self.stage, self.target)
+                return
+            except BaseException:
+                self.stage.unlink(missing_ok=True)
+                raise
+        self.stage.unlink(missing_ok=True)
+
+
 def replace_directory(new: Path, target: Path) -> None:
     """Put the folder ``new`` at ``target`` in one step; the old ``target`` is deleted."""
     if not target.exists():
@@ -139,15 +206,22 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(errno, os.strerror(errno), os.fspath(b))
 
 
-def _sweep_stale(target: Path) -> None:
-    """Remove siblings left by runs that were killed while writing ``target``."""
+def _sweep_stale(target: Path, keep: Iterable[str] = ()) -> None:
+    """Remove siblings left by runs that were killed while writing ``target``, never one
+    of the files in ``keep``."""
     prefix = f".{target.name}{_STAGE_MARK}"
+    keep = list(keep)
     for sibling in target.parent.glob(f"{prefix}*"):
         pid = sibling.name[len(prefix):].split("-", 1)[0]
+        if any(_same_file(sibling, given) for given in keep):
+            continue
         if pid == "old" and not target.exists():  # killed between the two renames
             os.rename(sibling, target)
         elif pid == "old" or (pid.isdigit() and not _alive(int(pid))):
-            shutil.rmtree(sibling, ignore_errors=True)
+            if sibling.is_dir() and not sibling.is_symlink():
+                shutil.rmtree(sibling, ignore_errors=True)
+            else:
+                sibling.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

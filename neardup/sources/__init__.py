@@ -82,6 +82,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from ..sinks.staging import StagedDirectory, refuse_touching_inputs
 from .compression import _input_compression, _open_output, _zstandard, compression_of
 from .delimited import _read_table, _write_table
 from .directory import (
@@ -459,6 +460,7 @@ def write_deduplicated(
         )
     out = os.fspath(out)
     single = len(documents.inputs) == 1
+    refuse_touching_inputs(given, {"--out": out})
     targets = [out if single else os.path.join(out, src.name) for src in documents.inputs]
     for src, target in zip(documents.inputs, targets):
         if target != STDOUT:
@@ -466,7 +468,6 @@ def write_deduplicated(
     if single and documents.inputs[0].fmt != "dir":
         return _write_copies(documents, keep, targets, targets)
     # a folder of copies is replaced whole: a second run leaves exactly its own files
-    from ..sinks.staging import StagedDirectory
 
     marked = os.path.isfile(os.path.join(out, DEDUP_MARKER))
     with StagedDirectory(out, lambda name: marked, option="--out") as stage:
@@ -490,6 +491,9 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
     out = os.fspath(out)
     formats = [resolve_format(p, fmt) for p in paths]
     if out == STDOUT:
+        if sys.stdout is None:  # started with it closed (`>&-`): a failure, not a usage error
+            raise OSError("standard output is closed: the copy (-o -) has nowhere to go; "
+                          "give -o PATH or open standard output")
         if len(paths) != 1:
             raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
                              f"only, got {len(paths)}; give a directory for several")
@@ -518,7 +522,7 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
             counts = _write_dir(src, removed, path)
         else:
             _check_unchanged(src)
-            with _open_output(path) as out:
+            with _open_output(path, [s.given for s in documents.inputs]) as out:
                 counts = _WRITERS[src.fmt](src, removed, out)
         outputs.append({"input": src.display, "output": target, "format": src.fmt,
                         "written": counts[0], "removed": len(removed),
@@ -531,13 +535,9 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
 
 
 def _refuse_overwriting_input(src: InputSource, target: str) -> None:
+    """A file input's copy is a file (onto or into an input: see refuse_touching_inputs)."""
     if src.given == STDIN:
         return
-    source_path, target_path = os.path.realpath(src.given), os.path.realpath(target)
-    inside = src.fmt == "dir" and os.path.commonpath([source_path, target_path]) == source_path
-    if source_path == target_path or inside:
-        raise ValueError(f"the dedup copy {target} would overwrite or sit inside its input "
-                         f"{src.given}")
     if src.fmt != "dir" and os.path.isdir(target):
         raise ValueError(f"{target} is a directory; the dedup copy of {src.given} is a file")
 

@@ -11,23 +11,30 @@ they are (a ``.gz`` there is a binary file).
 
 Writing: a dedup copy is compressed as its name says (:func:`_open_output`; gzip
 without a name or a time, so the same copy is the same bytes), standard output
-(``"-"``) takes it uncompressed. A copy goes to ``path.partial`` first and is renamed
-onto ``path`` only once written whole (:class:`_AtomicFile`); on an error the partial
-file is removed and ``path`` is left as it was.
+(``"-"``) takes it uncompressed. A copy goes to a hidden sibling of ``path`` first, made
+new for this run (:class:`neardup.sinks.staging.StagedFile`: never an input, another
+file, or another run's copy), and is renamed onto ``path`` only once written whole; on
+an error the sibling is removed and ``path`` is left as it was. A ``path`` that exists
+and is no regular file (``/dev/null``, a named pipe) is written in place, never
+replaced. A write that fails for want of space names the copy (``No space left on
+device: out.jsonl``).
 """
 
 from __future__ import annotations
 
 import bz2
 import contextlib
+import errno
 import gzip
 import io
 import lzma
 import os
+import stat
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from ..sinks.staging import StagedFile
 from .documents import STDIN, STDOUT, InputSource, printable
 
 # a decompressed stream's read buffer: one block of lines (read_lines.LINE_BLOCK_BYTES)
@@ -36,6 +43,8 @@ STREAM_BUFFER_BYTES = 1 << 16
 
 _COMPRESSION_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2",
                          ".xz": "xz"}
+# a write that fails for want of room: only writing the copy raises these, so they name it
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def compression_of(path: str | os.PathLike) -> str | None:
@@ -118,46 +127,51 @@ class _Decompressed(io.RawIOBase):
 
 
 @contextlib.contextmanager
-def _open_output(target: str) -> Iterator[io.BufferedIOBase]:
+def _open_output(target: str, inputs: Iterable[str] = ()) -> Iterator[io.BufferedIOBase]:
     """A binary stream for a copy: ``target`` written whole or not at all (see
-    :class:`_AtomicFile`) and compressed as its name says; "-": standard output as it
-    is, flushed and left open."""
+    :class:`~neardup.sinks.staging.StagedFile`; ``inputs`` are never touched) and
+    compressed as its name says; "-": standard output as it is, flushed and left open."""
     if target == STDOUT:
         sys.stdout.flush()
         stdout = sys.stdout.buffer
         yield stdout
         stdout.flush()
         return
+    try:
+        with _written_at(target, inputs) as path, open(path, "wb") as raw:
+            with _compressed(raw, target) as stream:
+                yield stream
+    except OSError as err:
+        if err.errno in _NO_ROOM and err.filename is None:
+            raise type(err)(err.errno, err.strerror, target) from err
+        raise
+
+
+def _written_at(target: str, inputs: Iterable[str]):
+    """Where ``target`` is written: a stage renamed onto it once whole, or, for a target
+    that exists and is no regular file (a device, a named pipe), the target itself."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return contextlib.nullcontext(target)
+    return StagedFile(target, keep=inputs)
+
+
+@contextlib.contextmanager
+def _compressed(raw: io.BufferedIOBase, target: str) -> Iterator[io.BufferedIOBase]:
     compression = compression_of(target)
-    with _AtomicFile(target) as partial, open(partial, "wb") as raw:
-        if compression is None:
-            yield raw
-            return
-        if compression == "gzip":  # no name, no time: the same copy byte for byte
-            stream = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-        elif compression == "bz2":
-            stream = bz2.BZ2File(raw, "wb")
-        elif compression == "xz":
-            stream = lzma.LZMAFile(raw, "wb")
-        else:
-            stream = _zstandard(target).ZstdCompressor().stream_writer(raw, closefd=False)
-        with stream:
-            yield stream
-
-
-class _AtomicFile:
-    """Open ``path + '.partial'``; on success rename it onto ``path``, on error remove it."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self.partial = f"{path}.partial"
-
-    def __enter__(self) -> str:
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        return self.partial
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            os.replace(self.partial, self.path)
-        elif os.path.exists(self.partial):
-            os.remove(self.partial)
+    if compression is None:
+        yield raw
+        return
+    if compression == "gzip":  # no name, no time: the same copy byte for byte
+        stream = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+    elif compression == "bz2":
+        stream = bz2.BZ2File(raw, "wb")
+    elif compression == "xz":
+        stream = lzma.LZMAFile(raw, "wb")
+    else:
+        stream = _zstandard(target).ZstdCompressor().stream_writer(raw, closefd=False)
+    with stream:
+        yield stream

@@ -13,12 +13,13 @@ read as rows, not merged into it (one that a later quote closes just before a de
 or line break looks like a field over several lines, and is read as one).
 
 The dedup copy (:func:`_write_table`) is rewritten in the input's delimiter and line
-ending; a row the csv module cannot parse is copied as it is. Needs an
-ASCII-compatible encoding.
+ending, after the input's UTF-8 byte-order mark if it has one; a row the csv module
+cannot parse is copied as it is. Needs an ASCII-compatible encoding.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import io
@@ -207,6 +208,10 @@ def _write_table(src: InputSource, removed: set[int], out) -> tuple[int, int]:
             cr = bare_cr and any("\r" in value for value in row)
             (quoting if cr else writer).writerow(row)
 
+        if codec == "utf-8-sig":  # reading drops a UTF-8 byte-order mark; the copy keeps it
+            with _open_binary(src) as f:  # opened twice: a decompressing stream cannot seek
+                if f.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8:
+                    text_out.write("\ufeff")
         with _open_binary(src) as f, contextlib.closing(_csv_rows(f, codec,
                                                                  src.delimiter)) as rows:
             header = next(rows, None)

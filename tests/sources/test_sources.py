@@ -366,7 +366,7 @@ def test_dedup_copy_refuses_a_changed_input_and_mismatched_arguments(tmp_path, w
         write_deduplicated(documents, keep, [str(tmp_path / "b.txt")], tmp_path / "out.txt")
     with pytest.raises(ValueError, match="bool array"):
         write_deduplicated(documents, keep[:1], [path], tmp_path / "out.txt")
-    with pytest.raises(ValueError, match="overwrite"):
+    with pytest.raises(ValueError, match="is the input"):
         write_deduplicated(documents, keep, [path], path)
     write(tmp_path / "a.txt", "x\ny\nz\n")
     with pytest.raises(RuntimeError, match="changed since it was read"):
