@@ -165,13 +165,10 @@ def test_dedup_with_center_keeps_exactly_the_centres_and_the_singletons():
     assert len(texts) - len(kept) == result.counts["removable"]
 
 
-def test_the_option_is_checked_and_refused_where_unsupported():
+def test_the_option_is_checked():
+    # (the Spark engine runs it too: tests/spark/test_spark.py holds it to the local one)
     with pytest.raises(ValueError, match="clusters must be one of"):
         FindConfig(clusters="stars")
-    from neardup import spark
-
-    with pytest.raises(ValueError, match="clusters='center' is not supported by the Spark"):
-        spark._check_find_config(FindConfig(clusters="center"))
 
 
 def test_cli_center_reports_the_lowest_member_similarity(tmp_path, capsys, write_lines):
