@@ -412,8 +412,9 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  text_fields: Sequence[str] = ("text",), id_field: str | None = None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
                  encoding: str = "utf-8", normalize=None, tokenize=None,
-                 respect_ignore: bool = True, escape_formulas: bool = True,
-                 layout: str = "auto", quiet: bool = True, **options) -> SparkFindResult:
+                 respect_ignore: bool = True, follow_links: bool = False,
+                 escape_formulas: bool = True, layout: str = "auto", quiet: bool = True,
+                 **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
     ``layout`` (:data:`neardup.sinks.LAYOUTS`): ``auto``/``parts`` has the executors write
@@ -433,7 +434,7 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     started = time.perf_counter()
     read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
                  delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
-                 respect_ignore=respect_ignore, signer=signer)
+                 respect_ignore=respect_ignore, follow_links=follow_links, signer=signer)
     report = read.report()  # runs the one pass: read, shingle, sign and band
     read_seconds = time.perf_counter() - started
     result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
