@@ -50,12 +50,17 @@ records`` (half of ``limit - fixed`` when the records are unknown), 3/4 of it fo
 1/4 for the documents' rows. A chunk closes between reads once it holds
 ``chunk_chars``, so the record or block of lines that closes it must fit too: with only
 line files the text budget less the longest line and one block, else half of it.
+A record longer than what a chunk can still take once it closes (``record_bytes``: the
+longest line where it was counted and fits, else the other half of the text budget) is
+skipped by the readers unread, and an input kept whole (a stream, a JSON file) may hold
+what the chunks leave (``stream_bytes``; past it the run ends saying so); compressed
+inputs are not counted (their lines are the stream's).
 Below ``fixed + per document × records + min_chunk`` (or when the longest line cannot
 even be read) it refuses with that floor named, before reading: 400k documents of 200
 words need ~423 MiB (at 512M the run peaked at 294 MiB, at 1G at 492 MiB with larger
 chunks; BENCHMARKS.md, "memory").
-:meth:`ChunkPlan.admit` checks every chunk before it is shingled: a document whose text
-alone exceeds the chunk's text budget, or more documents (or longer ids) than the limit
+:meth:`ChunkPlan.admit` checks every chunk before it is shingled: a chunk whose text
+exceeds the chunk's text budget, or more documents (or longer ids) than the limit
 holds, end the run with a message naming the document or the floor, instead of
 exceeding the limit. Not counted: candidates and pairs (about 40 bytes each, for
 inputs with many duplicates), ``representative_field="id"`` (a fixed-width copy of the

@@ -27,6 +27,7 @@ module           reads and writes back
 ``delimited``    CSV and TSV (quote resync)
 ``parquet``      Parquet
 ``compression``  compressed streams in and out; copies written whole or not at all
+``bounded``      reads that hold at most a bound (lines, files, streams kept whole)
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
 ``frames``       data already in memory (DataFrames, Arrow, lists) as Documents
 ``itemsets``     records that already are sets: (user, item) rows, list fields
@@ -35,9 +36,12 @@ module           reads and writes back
 Compressed files (``.gz``, ``.zst``/``.zstd``, ``.bz2``, ``.xz`` after the format's
 suffix: ``docs.jsonl.gz``) are read as a stream, record for record as the file they
 hold; a corrupt or truncated stream ends its file there, the rest one failed record
-(see :mod:`neardup.sources.compression`). Directories skip version-control folders and what
-the tree's ``.gitignore`` files ignore, each counted as skipped, unless
-``respect_ignore=False`` (see :mod:`neardup.sources.directory`).
+(see :mod:`neardup.sources.compression`); so is each compressed file of a directory.
+Directories skip version-control folders and what the tree's ``.gitignore`` files ignore,
+each counted as skipped, unless ``respect_ignore=False``, and a link that leads outside
+the directory ("link outside the input"), unless ``follow_links=True`` (see
+:mod:`neardup.sources.directory`). Read in chunks under a memory limit, no read holds
+more than a bound (see :mod:`neardup.sources.bounded`).
 
 Guarantees:
 
@@ -56,7 +60,7 @@ Guarantees:
   (a lone surrogate, which no output can hold) fails its record; a file name that
   is not UTF-8 gets an id with its bytes escaped (``bad\\xff.txt``), noted.
   A directory's named pipes, sockets and devices are skipped ("not a regular
-  file") without being opened.
+  file") without being opened; a device given as an input is refused.
 * :func:`write_deduplicated` removes exactly the documents whose ``keep`` is
   False; skipped and failed records are written back. Lines and JSONL are copied
   byte for byte, directories file for file, CSV/TSV rewritten by the csv module
@@ -190,10 +194,15 @@ def read_documents(
         ``representative_field``. A column missing from a table header is a
         ValueError; lines and directories have no fields (ValueError).
 
+    follow_links: directories read a link to a file outside them (by default it is
+        skipped as "link outside the input"; links inside are read either way).
+
     Directories: symlinked directories are never entered (no loops); files with
     a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
-    sockets and devices as "not a regular file" (never opened); empty files are
-    documents. A named pipe given as an input is read once, like standard input.
+    sockets and devices as "not a regular file" (never opened); a ``.gz``,
+    ``.zst``, ``.bz2`` or ``.xz`` file is decompressed (its id keeps its name);
+    empty files are documents. A named pipe given as an input is read once, like
+    standard input; a character or block device is refused (ValueError).
     Records with blank text in the other formats are skipped ("empty line",
     "empty text").
     """
@@ -241,6 +250,11 @@ def read_document_chunks(
     ``read_lines.LINE_BLOCK_BYTES``, a JSON Lines block of ``jsonl.BLOCK_BYTES``, a Parquet
     batch of ``read_parquet.PARQUET_BATCH_ROWS`` rows, one file of a directory, one CSV
     row; a JSON file is read whole).
+    ``max_record_bytes``: no line, CSV/TSV row or directory file longer than this is kept;
+    each is skipped as "record larger than N bytes", consumed unread
+    (:mod:`neardup.sources.bounded`). ``max_stream_bytes``: what an input kept whole
+    (standard input, a named pipe, a JSON file) may hold; past it the read raises
+    :class:`StreamTooLarge`. None (the default): no bound.
     """
     if not isinstance(chunk_chars, int) or chunk_chars < 1:
         raise ValueError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")

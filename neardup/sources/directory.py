@@ -4,11 +4,17 @@ the removed files.
 A record is a file under the root, its id the path relative to the root
 ("/"-separated; several inputs: prefixed by the root's name). Files are read in the
 order of their sorted relative paths. Symlinked directories are never entered (no
-loops); a file with a NUL byte in its first ``BINARY_PROBE_BYTES`` is skipped as
-"binary file", named pipes, sockets and devices as "not a regular file" (never
-opened); a folder that cannot be listed is one failed record; empty files are
-documents. A file name that is not UTF-8 gets an id with its bytes escaped
-(``bad\\xff.txt``), noted. ``--include``/``--exclude`` globs filter first: what they
+loops); a link to a file that resolves outside the root is skipped unread as "link
+outside the input" unless ``follow_links`` (links inside are read); a file with a NUL
+byte in its first ``BINARY_PROBE_BYTES`` is skipped as "binary file", named pipes,
+sockets and devices as "not a regular file" (never opened); a folder that cannot be
+listed is one failed record; empty files are documents. A file named ``.gz``,
+``.zst``/``.zstd``, ``.bz2`` or ``.xz`` is decompressed as a lone compressed input is
+(:mod:`neardup.sources.compression`; a break fails the file); its id keeps its name.
+Under a memory limit (``max_record_bytes``) a file larger than the bound, by its size
+or what it decompresses to, is skipped as "record larger than N bytes", never held.
+A file name that is not UTF-8 gets an id with its bytes escaped (``bad\\xff.txt``),
+noted. ``--include``/``--exclude`` globs filter first: what they
 leave out is not a record.
 
 The walk skips version-control folders (``.git``, ``.hg``, ``.svn``) and what the
@@ -22,7 +28,9 @@ excludes are not consulted.
 
 The dedup copy (:func:`_write_dir`) copies the tree file for file, leaving out the
 removed documents and the records that could not be copied (unreadable, not a regular
-file, ignored); a file that could not be read as text is copied.
+file, ignored, a link outside); a file that could not be read as text is copied, a
+compressed one as it is. A link to a file the copy holds is written as a relative link
+into the copy; any other (its target left out, or followed outside) as a file.
 """
 
 from __future__ import annotations
