@@ -103,7 +103,6 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
     consumed: list[str] = []  # the lines of the row being parsed
     at_end: list[bool] = [False]  # the row being parsed ran into the end of the file
     held = [0]  # characters of the lines in consumed
-    first = [on_first_line]
 
     def lines() -> Iterator[str]:  # a new one after each resync, which fills pending
         keep = consumed.append
@@ -112,15 +111,16 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
             keep(line)
             held[0] += len(line)
             yield line
-        while True:
-            room = bound - held[0] if bound is not None else -1
-            line = stream.readline(room + 1 if bound is not None else -1)
-            if first[0] is not None and line:
-                first[0](line)
-                first[0] = None
+        if bound is None:
+            for line in stream:
+                keep(line)
+                yield line
+        while bound is not None:
+            room = bound - held[0]
+            line = stream.readline(room + 1)
             if not line:
                 break
-            if bound is not None and len(line) > room:
+            if len(line) > room:
                 if not line.endswith(("\n", "\r")):
                     _skip_text_line(stream)
                 raise _RowTooLarge
@@ -133,6 +133,7 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
     try:
         reader = csv.reader(lines(), delimiter=delimiter)
         row_number, next_line = 0, 1
+        first_line_seen = on_first_line
         while True:
             consumed.clear()
             held[0] = 0
@@ -158,6 +159,9 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
                     del consumed[opened + 1:]
                     at_end[0] = False
                     reader = csv.reader(lines(), delimiter=delimiter)
+            if first_line_seen is not None and consumed:
+                first_line_seen(consumed[0])
+                first_line_seen = None
             first_line = next_line
             next_line += len(consumed) + oversized
             if row is not None and not row:
