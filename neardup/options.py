@@ -34,6 +34,7 @@ class SourceKeywords(TypedDict, total=False):
     delimiter: str | None  # CSV delimiter (default: "," for csv, tab for tsv)
     encoding: str  # text encoding of the inputs (default: "utf-8")
     respect_ignore: bool  # skip VCS folders and .gitignore'd files (default: True)
+    follow_links: bool  # read links that lead outside a directory input (default: False)
 
 
 class SimilarityKeywords(TypedDict, total=False):

@@ -45,6 +45,10 @@ def _source_arguments(p: argparse.ArgumentParser, clusters: str | None = None) -
     g.add_argument("--no-ignore", dest="respect_ignore", action="store_false",
                    help="directory input: also read .git/.hg/.svn folders and what .gitignore "
                         "files ignore (by default they are skipped and counted)")
+    g.add_argument("--follow-links", action="store_true",
+                   help="directory input: also read links that lead outside the directory "
+                        "(by default they are skipped and counted: 'link outside the "
+                        "input'); links inside it are read either way")
     g.add_argument("--delimiter", help="CSV delimiter (default: ',' for csv, tab for tsv)")
     g.add_argument("--encoding", default="utf-8", metavar="NAME",
                    help="text encoding of every input (a Python codec name: latin-1, "
@@ -177,6 +181,8 @@ def keyword_options(args) -> dict:
     options["exclude"] = tuple(args.exclude)
     if options["respect_ignore"]:  # the default: engines that do not take it never see it
         del options["respect_ignore"]
+    if not options["follow_links"]:
+        del options["follow_links"]
     if options["representative"] is None:  # the library's default, or "field" with a field
         del options["representative"]
     if args.items or args.items_field:

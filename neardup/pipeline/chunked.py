@@ -17,7 +17,7 @@ from .._core.progress import StageTimer
 from ..options import OptionGroups
 from ..result import FindResult
 from ..shingling import set_fingerprints
-from ..sources import read_document_chunks
+from ..sources import StreamTooLarge, read_document_chunks
 from ..sources.options import as_paths
 from ..text import prepare
 from . import find_sets, outofcore, sign
@@ -50,6 +50,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
     chunking = outofcore.ChunkPlan.for_run(limit, config, as_paths(inputs), source_options)
     chunks, report, sources = read_document_chunks(
         as_paths(inputs), chunk_chars=chunking.chunk_chars, chunk_docs=chunking.chunk_docs,
+        max_record_bytes=chunking.record_bytes, max_stream_bytes=chunking.stream_bytes,
         progress=not quiet, **source_options)
     timer = StageTimer(quiet)
     chunk_timer = StageTimer(quiet=True)  # per-chunk stages add up without a line each
@@ -59,7 +60,10 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
         writer = outofcore.SpillWriter(directory, plan.bands, plan.rows)
         while True:
             with chunk_timer.stage("read"):
-                chunk = next(chunks, None)
+                try:
+                    chunk = next(chunks, None)
+                except StreamTooLarge as err:  # an input kept whole outgrew the limit
+                    raise outofcore.MemoryLimitError(str(err)) from None
             if chunk is None:
                 break
             chunking.admit(chunk)  # a document or a count the limit cannot hold ends the run

@@ -50,12 +50,17 @@ records`` (half of ``limit - fixed`` when the records are unknown), 3/4 of it fo
 1/4 for the documents' rows. A chunk closes between reads once it holds
 ``chunk_chars``, so the record or block of lines that closes it must fit too: with only
 line files the text budget less the longest line and one block, else half of it.
+A record longer than what a chunk can still take once it closes (``record_bytes``: the
+longest line where it was counted and fits, else the other half of the text budget) is
+skipped by the readers unread, and an input kept whole (a stream, a JSON file) may hold
+what the chunks leave (``stream_bytes``; past it the run ends saying so); compressed
+inputs are not counted (their lines are the stream's).
 Below ``fixed + per document × records + min_chunk`` (or when the longest line cannot
 even be read) it refuses with that floor named, before reading: 400k documents of 200
 words need ~423 MiB (at 512M the run peaked at 294 MiB, at 1G at 492 MiB with larger
 chunks; BENCHMARKS.md, "memory").
-:meth:`ChunkPlan.admit` checks every chunk before it is shingled: a document whose text
-alone exceeds the chunk's text budget, or more documents (or longer ids) than the limit
+:meth:`ChunkPlan.admit` checks every chunk before it is shingled: a chunk whose text
+exceeds the chunk's text budget, or more documents (or longer ids) than the limit
 holds, end the run with a message naming the document or the floor, instead of
 exceeding the limit. Not counted: candidates and pairs (about 40 bytes each, for
 inputs with many duplicates), ``representative_field="id"`` (a fixed-width copy of the
@@ -80,6 +85,7 @@ import numpy as np
 from .. import lsh
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
+from ..sources import compression_of
 
 CHUNK_SHARE = 0.5  # of the limit above ``fixed``, for a chunk, when the records are not counted
 TEXT_SHARE = 0.75  # of a chunk's budget, for its text; the rest for its documents' rows
@@ -212,6 +218,8 @@ def _survey_kind(path: str, fmt: str) -> str:
         return "unknown"  # the reader says why
     if not stat.S_ISREG(mode):  # a directory, or a pipe read once by the reader
         return "unknown"
+    if compression_of(path) is not None:  # its lines are the decompressed stream's
+        return "unknown"
     if fmt == "parquet" or (fmt == "auto"
                             and os.path.splitext(path)[1].lower() in (".parquet", ".pq")):
         return "parquet"
@@ -270,6 +278,8 @@ class ChunkPlan:
     costs: MemoryCosts = field(default=COSTS, repr=False)
     seen: int = 0  # documents admitted so far
     id_chars: int = 0  # their ids' characters
+    record_bytes: int = 0  # the longest record a chunk can take: longer ones are skipped
+    stream_bytes: int = 0  # what an input kept whole (a stream, a JSON file) may hold
 
     @classmethod
     def for_limit(cls, limit: int, num_perm: int, bands: int, *, documents: int | None = None,
@@ -300,16 +310,21 @@ class ChunkPlan:
         # a chunk closes once it holds chunk_chars, between reads: one record, or one
         # block of lines; what closes it must fit too, and a counted input says how long
         # a document can be (its line, at most)
+        # a record longer than what is left once a chunk closes could not be shingled
+        # within the budget: the readers skip it unread (record_bytes)
         slack = READ_BLOCK_CHARS
         if survey.bounded and survey.longest + slack + MIN_CHUNK_CHARS <= chars:
             chars -= survey.longest + slack  # no document is longer than its line
+            record = survey.longest
         else:
             chars = chars // 2 - slack
+            record = max(MIN_CHUNK_CHARS, chars)
         chars = max(MIN_CHUNK_CHARS, chars)  # shingled in this process (no workers)
         docs = max(1, int((budget - text) / (costs.per_chunk_document + num_perm * 4
                                              + bands * 8)))
+        stream = max(0, limit - held - budget)  # the rest, while reading
         return cls(limit, chars, docs, budget, per_char, documents, floor, survey.longest,
-                   survey.bounded, costs)
+                   survey.bounded, costs, record_bytes=record, stream_bytes=stream)
 
     @classmethod
     def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict
@@ -346,7 +361,8 @@ class ChunkPlan:
     def as_dict(self) -> dict:
         return {"memory_limit": self.limit, "chunk_chars": self.chunk_chars,
                 "chunk_docs": self.chunk_docs, "chunk_budget": self.budget,
-                "floor": self.floor, "records_counted": self.documents}
+                "floor": self.floor, "records_counted": self.documents,
+                "max_record_bytes": self.record_bytes, "max_stream_bytes": self.stream_bytes}
 
     def _document_message(self, chunk, lengths: list[int]) -> str:
         costs, k = self.costs, int(np.argmax(lengths))

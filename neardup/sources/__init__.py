@@ -27,6 +27,7 @@ module           reads and writes back
 ``delimited``    CSV and TSV (quote resync)
 ``parquet``      Parquet
 ``compression``  compressed streams in and out; copies written whole or not at all
+``bounded``      reads that hold at most a bound (lines, files, streams kept whole)
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
 ``frames``       data already in memory (DataFrames, Arrow, lists) as Documents
 ``itemsets``     records that already are sets: (user, item) rows, list fields
@@ -35,9 +36,12 @@ module           reads and writes back
 Compressed files (``.gz``, ``.zst``/``.zstd``, ``.bz2``, ``.xz`` after the format's
 suffix: ``docs.jsonl.gz``) are read as a stream, record for record as the file they
 hold; a corrupt or truncated stream ends its file there, the rest one failed record
-(see :mod:`neardup.sources.compression`). Directories skip version-control folders and what
-the tree's ``.gitignore`` files ignore, each counted as skipped, unless
-``respect_ignore=False`` (see :mod:`neardup.sources.directory`).
+(see :mod:`neardup.sources.compression`); so is each compressed file of a directory.
+Directories skip version-control folders and what the tree's ``.gitignore`` files ignore,
+each counted as skipped, unless ``respect_ignore=False``, and a link that leads outside
+the directory ("link outside the input"), unless ``follow_links=True`` (see
+:mod:`neardup.sources.directory`). Read in chunks under a memory limit, no read holds
+more than a bound (see :mod:`neardup.sources.bounded`).
 
 Guarantees:
 
@@ -56,7 +60,7 @@ Guarantees:
   (a lone surrogate, which no output can hold) fails its record; a file name that
   is not UTF-8 gets an id with its bytes escaped (``bad\\xff.txt``), noted.
   A directory's named pipes, sockets and devices are skipped ("not a regular
-  file") without being opened.
+  file") without being opened; a device given as an input is refused.
 * :func:`write_deduplicated` removes exactly the documents whose ``keep`` is
   False; skipped and failed records are written back. Lines and JSONL are copied
   byte for byte, directories file for file, CSV/TSV rewritten by the csv module
@@ -74,6 +78,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import io
 import json
 import os
 import stat
@@ -83,13 +88,13 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs
+from .bounded import StreamTooLarge, read_at_most
 from .compression import _input_compression, _open_output, _zstandard, compression_of
 from .delimited import _read_table, _write_table
 from .directory import (
     BINARY_PROBE_BYTES,
     DEDUP_MARKER,
     VCS_FOLDERS,
-    _read_bytes,
     _read_dir,
     _write_dir,
 )
@@ -123,8 +128,8 @@ __all__ = [
     "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER", "VCS_FOLDERS",
     "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
     "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "Problem", "ReadReport",
-    "SourceOptions", "as_paths", "read_documents", "read_document_chunks", "write_deduplicated",
-    "check_copy_target",
+    "SourceOptions", "StreamTooLarge", "as_paths", "read_documents", "read_document_chunks",
+    "write_deduplicated", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
     "encoding_label", "has_surrogates", "name_the_fields", "printable", "resolve_format",
     "text_codec", "unique_names",
@@ -160,6 +165,7 @@ def read_documents(
     progress: bool = False,
     respect_ignore: bool = True,
     extra_fields: Sequence[str] = (),
+    follow_links: bool = False,
 ) -> tuple[Documents, ReadReport]:
     """Read every input into one :class:`Documents`, accounting for every record.
 
@@ -189,10 +195,15 @@ def read_documents(
         ``representative_field``. A column missing from a table header is a
         ValueError; lines and directories have no fields (ValueError).
 
+    follow_links: directories read a link to a file outside them (by default it is
+        skipped as "link outside the input"; links inside are read either way).
+
     Directories: symlinked directories are never entered (no loops); files with
     a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
-    sockets and devices as "not a regular file" (never opened); empty files are
-    documents. A named pipe given as an input is read once, like standard input.
+    sockets and devices as "not a regular file" (never opened); a ``.gz``,
+    ``.zst``, ``.bz2`` or ``.xz`` file is decompressed (its id keeps its name);
+    empty files are documents. A named pipe given as an input is read once, like
+    standard input; a character or block device is refused (ValueError).
     Records with blank text in the other formats are skipped ("empty line",
     "empty text").
     """
@@ -201,7 +212,7 @@ def read_documents(
     sources: list[InputSource] = []
     for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                           encoding, max_problems, progress, builder, sources,
-                          respect_ignore):
+                          respect_ignore, follow_links):
         pass
     return builder.build(sources), report
 
@@ -222,6 +233,9 @@ def read_document_chunks(
     progress: bool = False,
     respect_ignore: bool = True,
     extra_fields: Sequence[str] = (),
+    follow_links: bool = False,
+    max_record_bytes: int | None = None,
+    max_stream_bytes: int | None = None,
 ) -> tuple[Iterator[Documents], ReadReport, list[InputSource]]:
     """:func:`read_documents` a chunk at a time: (chunks, report, inputs).
 
@@ -237,6 +251,11 @@ def read_document_chunks(
     ``read_lines.LINE_BLOCK_BYTES``, a JSON Lines block of ``jsonl.BLOCK_BYTES``, a Parquet
     batch of ``read_parquet.PARQUET_BATCH_ROWS`` rows, one file of a directory, one CSV
     row; a JSON file is read whole).
+    ``max_record_bytes``: no line, CSV/TSV row or directory file longer than this is kept;
+    each is skipped as "record larger than N bytes", consumed unread
+    (:mod:`neardup.sources.bounded`). ``max_stream_bytes``: what an input kept whole
+    (standard input, a named pipe, a JSON file) may hold; past it the read raises
+    :class:`StreamTooLarge`. None (the default): no bound.
     """
     if not isinstance(chunk_chars, int) or chunk_chars < 1:
         raise ValueError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
@@ -247,9 +266,13 @@ def read_document_chunks(
     builder = _DocumentsBuilder(report, _field_names(extra_fields))
     builder.chunk_chars, builder.chunk_docs = chunk_chars, max_docs
     sources: list[InputSource] = []
+    for name, bound in (("max_record_bytes", max_record_bytes),
+                        ("max_stream_bytes", max_stream_bytes)):
+        if bound is not None and (not isinstance(bound, int) or bound < 0):
+            raise ValueError(f"{name} must be a non-negative integer or None, got {bound!r}")
     records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                            encoding, max_problems, progress, builder, sources,
-                           respect_ignore)
+                           respect_ignore, follow_links, max_record_bytes, max_stream_bytes)
     next(records)  # runs the checks now, not at the first chunk
 
     def chunks() -> Iterator[Documents]:
@@ -263,16 +286,18 @@ def read_document_chunks(
 
 
 def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter, encoding,
-                 max_problems, progress, builder, sources,
-                 respect_ignore=True) -> Iterator[None]:
+                 max_problems, progress, builder, sources, respect_ignore=True,
+                 follow_links=False, max_record_bytes=None,
+                 max_stream_bytes=None) -> Iterator[None]:
     """Read every input into ``builder``, yielding between records (where a chunk may end).
 
     The first yield comes after the options are checked, before any record is read.
     """
     paths = [os.fspath(p) for p in inputs]
     check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems)
-    if not isinstance(respect_ignore, bool):
-        raise ValueError(f"respect_ignore must be True or False, got {respect_ignore!r}")
+    for name, value in (("respect_ignore", respect_ignore), ("follow_links", follow_links)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
     text_fields = list(text_fields)
     codec = text_codec(encoding)
     not_decodable = f"not {encoding_label(encoding)}"
@@ -298,23 +323,26 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
         )
         sources.append(src)
         if path == STDIN:
-            src.data = _read_stdin(encoding)
+            src.data = _read_stdin(encoding, max_stream_bytes)
         elif path_fmt != "dir":
             st = os.stat(path)
             if stat.S_ISREG(st.st_mode):
                 src.stat = (st.st_size, st.st_mtime_ns)
             else:  # a named pipe given by name is a stream: read once and kept, like stdin
-                src.data = _read_bytes(path)
+                with open(path, "rb") as pipe:
+                    src.data = _kept_whole(pipe, max_stream_bytes, printable(path))
         shown_name = printable(name)
         context = _ReadContext(
             index=index, src=src, builder=builder, report=report, codec=codec,
             not_decodable=not_decodable, text_fields=text_fields, id_field=id_field,
             id_prefix=((f"{shown_name}/" if path_fmt == "dir" else f"{shown_name}:")
                        if several else ""),
-            extra_fields=extra_fields,
+            extra_fields=extra_fields, max_record_bytes=max_record_bytes,
+            max_stream_bytes=max_stream_bytes,
         )
         if path_fmt == "dir":
-            yield from _read_dir(context, include, exclude, progress, respect_ignore)
+            yield from _read_dir(context, include, exclude, progress, respect_ignore,
+                                 follow_links)
         elif path_fmt == "lines":
             yield from _read_lines(context)
         elif path_fmt == "jsonl":
@@ -359,6 +387,12 @@ def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
     for path in paths:
         if path != STDIN and not os.path.exists(path):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+        if path != STDIN:  # a device never ends (/dev/zero) or is no input at all
+            mode = os.stat(path).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                kind = "character" if stat.S_ISCHR(mode) else "block"
+                raise ValueError(f"{printable(path)} is a {kind} device, not a file: give a "
+                                 f"file, a directory or - (standard input)")
 
 
 def resolve_format(path: str, fmt: str) -> str:
@@ -411,11 +445,24 @@ def encoding_label(encoding: str) -> str:
     return "UTF-8" if name == "utf-8" else name
 
 
-def _read_stdin(encoding: str) -> bytes:
+def _read_stdin(encoding: str, bound: int | None = None) -> bytes:
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is not None:
-        return buffer.read()
-    return sys.stdin.read().encode(encoding)  # a text stream without bytes (tests, notebooks)
+        return _kept_whole(buffer, bound, STDIN_NAME)
+    # a text stream without bytes (tests, notebooks)
+    text = sys.stdin.read() if bound is None else sys.stdin.read(bound + 1)
+    return _kept_whole(io.BytesIO(text.encode(encoding)), bound, STDIN_NAME)
+
+
+def _kept_whole(stream, bound: int | None, shown: str) -> bytes:
+    """A stream's bytes, kept for the dedup copy; StreamTooLarge past ``bound`` bytes."""
+    data = read_at_most(stream, bound)
+    if data is None:
+        raise StreamTooLarge(
+            f"{shown} is a stream, kept whole while it is read, and it holds more than "
+            f"{bound:,} bytes, what the memory limit leaves for it: save it to a file and "
+            f"give the file, or give a larger --memory-limit")
+    return data
 
 
 # ---------------------------------------------------------------- the dedup copy

@@ -6,8 +6,8 @@ after the format's suffix (``docs.jsonl.gz``) is read as a stream
 ids); zstd needs the ``zstandard`` package. A stream that turns out corrupt or
 truncated ends its file there (:class:`_Decompressed`): what came before is read, the
 rest is one failed record ("corrupt or truncated gzip data: ..."). Parquet compresses
-its own columns and is not read compressed; files inside a directory are read as
-they are (a ``.gz`` there is a binary file).
+its own columns and is not read compressed; a directory's compressed files are read
+the same way, one record each (:mod:`neardup.sources.directory`).
 
 Writing: a dedup copy is compressed as its name says (:func:`_open_output`; gzip
 without a name or a time, so the same copy is the same bytes), standard output

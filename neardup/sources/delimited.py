@@ -27,19 +27,21 @@ import itertools
 import re
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from .bounded import DISCARD_BYTES, too_large
 from .compression import _open_binary
 from .documents import InputSource, _ReadContext, text_codec
 
 
 def _read_table(ctx: _ReadContext) -> Iterator[None]:
     src = ctx.src
-    with _open_binary(src) as f:  # opened twice: a decompressing stream cannot seek back
-        first_line = f.readline()
-    src.line_terminator = "\r\n" if first_line.endswith(b"\r\n") else "\n"
-    with _open_binary(src) as f, contextlib.closing(_csv_rows(f, ctx.codec,
-                                                             src.delimiter)) as rows:
+
+    def first_line(line: str) -> None:  # the copy ends its lines as the header does
+        src.line_terminator = "\r\n" if line.endswith("\r\n") else "\n"
+
+    with _open_binary(src) as f, contextlib.closing(_csv_rows(
+            f, ctx.codec, src.delimiter, ctx.max_record_bytes, first_line)) as rows:
         yield from _read_table_rows(ctx, rows)
 
 
@@ -52,6 +54,7 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
     header_row = header[2]
     if header_row is None:
         raise ValueError(f"{display}: cannot parse the header row: {header[3]}")
+    oversized = too_large(ctx.max_record_bytes) if ctx.max_record_bytes is not None else None
     text_columns = [_column_index(header_row, name, display) for name in ctx.text_fields]
     id_column = (_column_index(header_row, ctx.id_field, display)
                  if ctx.id_field is not None else None)
@@ -62,7 +65,7 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
         report.records_seen += 1
         location = f"row {row_number} (line {line_number})"
         if row is None:
-            report._fail(display, location, error)
+            (report._skip if error == oversized else report._fail)(display, location, error)
             continue
         if len(row) != width:
             report._fail(display, location, f"row has {len(row)} fields, header has {width}")
@@ -73,7 +76,8 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
                     [row[c] if row[c].strip() else None for c in extra_columns])
 
 
-def _csv_rows(binary, codec: str, delimiter: str
+def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
+              on_first_line: Callable[[str], None] | None = None
               ) -> Iterator[tuple[int, int, list | None, str, str]]:
     """(row number, first line number, fields or None, why None, the row's text if None)
     for the header and each row.
@@ -88,21 +92,41 @@ def _csv_rows(binary, codec: str, delimiter: str
     with text after the closing quote (a stray quote closed it), fails that record
     alone, its lines up to the one the quote opened on. Reading goes on at the next
     line, so the rows it would have swallowed are read as rows.
+
+    ``bound``: a row longer than that many characters (its lines together) is not kept:
+    the rest of its line is consumed unread and the row comes back as None with the reason
+    :func:`~neardup.sources.bounded.too_large` gives, reading going on at the next line.
+    ``on_first_line`` gets the file's first line (with its line end).
     """
     stream = io.TextIOWrapper(binary, encoding=codec, errors="surrogateescape", newline="")
     previous_limit = csv.field_size_limit(2**31 - 1)  # documents can be long; restored below
     pending: deque[str] = deque()  # lines to read again after a quote left open
     consumed: list[str] = []  # the lines of the row being parsed
     at_end: list[bool] = [False]  # the row being parsed ran into the end of the file
+    held = [0]  # characters of the lines in consumed
 
     def lines() -> Iterator[str]:  # a new one after each resync, which fills pending
         keep = consumed.append
         while pending:
             line = pending.popleft()
             keep(line)
+            held[0] += len(line)
             yield line
-        for line in stream:
+        if bound is None:
+            for line in stream:
+                keep(line)
+                yield line
+        while bound is not None:
+            room = bound - held[0]
+            line = stream.readline(room + 1)
+            if not line:
+                break
+            if len(line) > room:
+                if not line.endswith(("\n", "\r")):
+                    _skip_text_line(stream)
+                raise _RowTooLarge
             keep(line)
+            held[0] += len(line)
             yield line
         at_end[0] = True
 
@@ -110,14 +134,20 @@ def _csv_rows(binary, codec: str, delimiter: str
     try:
         reader = csv.reader(lines(), delimiter=delimiter)
         row_number, next_line = 0, 1
+        first_line_seen = on_first_line
         while True:
             consumed.clear()
+            held[0] = 0
+            oversized = False
             try:
                 row, error = next(reader), ""
             except StopIteration:
                 return
             except csv.Error as err:
                 row, error = None, f"malformed row: {err}"
+            except _RowTooLarge:  # its lines so far and the one too long: one record
+                row, error, oversized = None, too_large(bound), True
+                reader = csv.reader(lines(), delimiter=delimiter)
             if row and (len(consumed) > 1 or at_end[0]):
                 quote = _runaway_quote(consumed, field_end, at_end[0])
                 if quote is not None:
@@ -130,8 +160,11 @@ def _csv_rows(binary, codec: str, delimiter: str
                     del consumed[opened + 1:]
                     at_end[0] = False
                     reader = csv.reader(lines(), delimiter=delimiter)
+            if first_line_seen is not None and consumed:
+                first_line_seen(consumed[0])
+                first_line_seen = None
             first_line = next_line
-            next_line += len(consumed)
+            next_line += len(consumed) + oversized
             if row is not None and not row:
                 continue
             yield row_number, first_line, row, error, "" if row is not None else "".join(consumed)
@@ -139,6 +172,16 @@ def _csv_rows(binary, codec: str, delimiter: str
     finally:
         csv.field_size_limit(previous_limit)
         stream.detach()
+
+
+class _RowTooLarge(Exception):
+    """A row ran past the bound while its lines were read."""
+
+
+def _skip_text_line(stream) -> None:
+    """Consume a text stream's current line through its line end, keeping none of it."""
+    while (chunk := stream.readline(DISCARD_BYTES)) and not chunk.endswith(("\n", "\r")):
+        pass
 
 
 def _runaway_quote(lines: list[str], field_end: re.Pattern,
@@ -181,12 +224,19 @@ def _runaway_quote(lines: list[str], field_end: re.Pattern,
 
 
 def _column_index(header: list[str], name: str, display: str) -> int:
+    """Where column ``name`` is; ValueError when it is missing or named twice (which of
+    them holds the text, or the id, would be a guess)."""
     try:
-        return header.index(name)
+        index = header.index(name)
     except ValueError:
         raise ValueError(
             f"{display}: no column {name!r}; the columns are {header}"
         ) from None
+    if header.count(name) > 1:
+        where = [str(k + 1) for k, column in enumerate(header) if column == name]
+        raise ValueError(f"{display}: the header names column {name!r} {len(where)} times "
+                         f"(columns {', '.join(where)}); rename all but one")
+    return index
 
 
 def _write_table(src: InputSource, removed: set[int], out) -> tuple[int, int]:

@@ -4,11 +4,17 @@ the removed files.
 A record is a file under the root, its id the path relative to the root
 ("/"-separated; several inputs: prefixed by the root's name). Files are read in the
 order of their sorted relative paths. Symlinked directories are never entered (no
-loops); a file with a NUL byte in its first ``BINARY_PROBE_BYTES`` is skipped as
-"binary file", named pipes, sockets and devices as "not a regular file" (never
-opened); a folder that cannot be listed is one failed record; empty files are
-documents. A file name that is not UTF-8 gets an id with its bytes escaped
-(``bad\\xff.txt``), noted. ``--include``/``--exclude`` globs filter first: what they
+loops); a link to a file that resolves outside the root is skipped unread as "link
+outside the input" unless ``follow_links`` (links inside are read); a file with a NUL
+byte in its first ``BINARY_PROBE_BYTES`` is skipped as "binary file", named pipes,
+sockets and devices as "not a regular file" (never opened); a folder that cannot be
+listed is one failed record; empty files are documents. A file named ``.gz``,
+``.zst``/``.zstd``, ``.bz2`` or ``.xz`` is decompressed as a lone compressed input is
+(:mod:`neardup.sources.compression`; a break fails the file); its id keeps its name.
+Under a memory limit (``max_record_bytes``) a file larger than the bound, by its size
+or what it decompresses to, is skipped as "record larger than N bytes", never held.
+A file name that is not UTF-8 gets an id with its bytes escaped (``bad\\xff.txt``),
+noted. ``--include``/``--exclude`` globs filter first: what they
 leave out is not a record.
 
 The walk skips version-control folders (``.git``, ``.hg``, ``.svn``) and what the
@@ -22,7 +28,9 @@ excludes are not consulted.
 
 The dedup copy (:func:`_write_dir`) copies the tree file for file, leaving out the
 removed documents and the records that could not be copied (unreadable, not a regular
-file, ignored); a file that could not be read as text is copied.
+file, ignored, a link outside); a file that could not be read as text is copied, a
+compressed one as it is. A link to a file the copy holds is written as a relative link
+into the copy; any other (its target left out, or followed outside) as a file.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ import stat
 import sys
 from collections.abc import Iterator, Sequence
 
+from .bounded import read_at_most, too_large
+from .compression import _open_binary, compression_of
 from .documents import (
     IGNORED,
     VCS_FOLDER,
@@ -47,10 +57,12 @@ from .documents import (
 BINARY_PROBE_BYTES = 8192
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
 DEDUP_MARKER = ".neardup-dedup.json"  # a folder of copies a later dedup may replace
+NOT_REGULAR = "not a regular file"  # skip reasons of a file
+LINK_OUTSIDE = "link outside the input"
 
 
 def _read_dir(ctx: _ReadContext, include, exclude, progress: bool,
-              respect_ignore: bool = True) -> Iterator[None]:
+              respect_ignore: bool = True, follow_links: bool = False) -> Iterator[None]:
     from tqdm import tqdm
 
     root = ctx.src.given
@@ -59,6 +71,7 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool,
                                               ctx.report)
     ctx.src.entries = entries
     report = ctx.report
+    real_root = os.path.realpath(root)
     bar = tqdm(entries, disable=not progress, file=sys.stderr, unit="file", desc=ctx.src.name)
     for record, rel in enumerate(bar):
         yield
@@ -73,17 +86,23 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool,
             ctx.src.not_copied.add(record)
             report._fail(shown, "", f"unreadable directory: {unreadable_dirs[rel]}")
             continue
+        if not follow_links and os.path.islink(path) and not _inside(path, real_root):
+            ctx.src.not_copied.add(record)  # its target is no part of the input
+            report._skip(shown, "", LINK_OUTSIDE)
+            continue
         try:
-            # stat before open: opening a named pipe would wait for a writer forever
-            is_regular = stat.S_ISREG(os.stat(path).st_mode)
-            data = _read_bytes(path) if is_regular else b""
+            data, skipped = _read_file(path, compression_of(rel), ctx.max_record_bytes)
         except OSError as err:
             ctx.src.not_copied.add(record)
             report._fail(shown, "", err.strerror or type(err).__name__)
             continue
-        if not is_regular:  # a named pipe, socket or device: never opened, never copied
+        except _Unreadable as err:
+            report._fail(shown, "", str(err))
+            continue
+        if skipped == NOT_REGULAR:  # a named pipe, socket or device: never opened or copied
             ctx.src.not_copied.add(record)
-            report._skip(shown, "", "not a regular file")
+        if skipped is not None:
+            report._skip(shown, "", skipped)
             continue
         if b"\0" in data[:BINARY_PROBE_BYTES]:
             report._skip(shown, "", "binary file")
@@ -100,6 +119,45 @@ def _read_dir(ctx: _ReadContext, include, exclude, progress: bool,
         if doc_id != rel:
             report._note(shown, "", f"file name is not UTF-8; id escaped as {doc_id}")
         ctx.add(record, ctx.id_prefix + doc_id, text, "", 0)
+
+
+class _Unreadable(Exception):
+    """A compressed file that cannot be decompressed (corrupt, truncated, no package)."""
+
+
+def _read_file(path: str, compression: str | None, bound: int | None
+               ) -> tuple[bytes, str | None]:
+    """(the file's bytes, decompressed as its name says; the reason it is skipped, or None).
+
+    Stat before open: opening a named pipe would wait for a writer forever, a device
+    never end. A file longer than ``bound`` bytes (its size, or what it decompresses to)
+    is skipped unread, or read no further than the bound."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return b"", NOT_REGULAR
+    if bound is not None and compression is None and st.st_size > bound:
+        return b"", too_large(bound)
+    if compression is None:
+        with open(path, "rb") as f:
+            data = read_at_most(f, bound)
+    else:  # read as the lone-file reader reads it; a break fails the file
+        src = InputSource(given=path, fmt="lines", name="", encoding="", compression=compression)
+        try:
+            with _open_binary(src) as f:
+                data = read_at_most(f, bound)
+        except ValueError:  # zstd without its package
+            raise _Unreadable("zstd file: needs the zstandard package") from None
+        if src.damaged is not None:
+            raise _Unreadable(src.damaged)
+    if data is None:  # it grew past the bound since the stat, or decompressed past it
+        return b"", too_large(bound)
+    return data, None
+
+
+def _inside(path: str, real_root: str) -> bool:
+    """Whether ``path`` resolves (links followed) to a path under ``real_root``."""
+    target = os.path.realpath(path)
+    return os.path.commonpath([target, real_root]) == real_root
 
 
 def _walk(root: str, root_name: str, include, exclude, respect_ignore: bool = False,
@@ -213,19 +271,32 @@ def _matches_any(rel: str, root_name: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def _write_dir(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+    """The tree minus the removed and not-copied records; a link to a file of the copy is
+    copied as a link (relative, so it points into the copy), any other file as a file."""
+    copied = {rel for record, rel in enumerate(src.entries)
+              if record not in removed and record not in src.not_copied}
+    real_root = os.path.realpath(src.given)
     written = 0
-    for record, rel in enumerate(src.entries):
-        if record in removed or record in src.not_copied:
+    for rel in src.entries:
+        if rel not in copied:
             continue
-        destination = os.path.join(target, rel)
+        path, destination = os.path.join(src.given, rel), os.path.join(target, rel)
         os.makedirs(os.path.dirname(destination), exist_ok=True)
-        shutil.copyfile(os.path.join(src.given, rel), destination)
+        linked = _linked_file(path, real_root) if os.path.islink(path) else None
+        if linked is not None and linked in copied:
+            folder = os.path.realpath(os.path.dirname(path))
+            os.symlink(os.path.relpath(os.path.join(real_root, linked), folder), destination)
+        else:
+            shutil.copyfile(path, destination)
         written += 1
     os.makedirs(target, exist_ok=True)
     return written, len(src.not_copied)
+
+
+def _linked_file(path: str, real_root: str) -> str | None:
+    """The relative path ("/"-separated) of the file under the root a link resolves to,
+    or None when it leads outside."""
+    if not _inside(path, real_root):
+        return None
+    return _relative(real_root, os.path.realpath(path))

@@ -289,6 +289,8 @@ class _ReadContext:
     id_field: str | None
     id_prefix: str
     extra_fields: list[str] = field(default_factory=list)
+    max_record_bytes: int | None = None  # a longer record is skipped unread (bounded.py)
+    max_stream_bytes: int | None = None  # a stream or file kept whole may hold this many
 
     def add(self, record: int, doc_id: str, text: str, unit: str, number: int,
             values: Sequence = ()) -> None:

@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from .bounded import StreamTooLarge, read_at_most
 from .compression import _open_binary
 from .documents import (
     InputSource,
@@ -89,8 +90,13 @@ def _read_json(ctx: _ReadContext) -> Iterator[None]:
     object one record; anything else (malformed, or a lone number, string, ...) is one
     record failed, the file's."""
     src, report, display = ctx.src, ctx.report, ctx.src.display
-    with _open_binary(src) as f:
-        data = f.read()
+    with _open_binary(src) as f:  # parsed whole: held whole, like a stream
+        data = read_at_most(f, ctx.max_stream_bytes)
+    if data is None:
+        raise StreamTooLarge(
+            f"{display}: a JSON file is read whole, and it holds more than "
+            f"{ctx.max_stream_bytes:,} bytes, what the memory limit leaves for it: give it as "
+            f"JSON Lines (one object a line), or a larger --memory-limit")
     yield
     if src.damaged is not None:  # a compressed stream that broke: the file is that record
         return

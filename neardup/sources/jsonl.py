@@ -57,14 +57,6 @@ class Block:
     fields: dict[str, list]
 
 
-def line_blocks(stream):
-    """The stream's bytes in blocks that end with a line end (or the stream's end)."""
-    while block := stream.read(BLOCK_BYTES):
-        if not block.endswith(b"\n"):
-            block += stream.readline()
-        yield block
-
-
 def block_lines(block: bytes) -> int:
     """Lines in a block as a file's line iteration counts them."""
     return block.count(b"\n") + (0 if block.endswith(b"\n") else 1)

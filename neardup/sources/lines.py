@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from . import jsonl
+from .bounded import line_blocks, too_large
 from .compression import _open_binary
 from .documents import InputSource, _ReadContext, has_surrogates
 from .jsonfile import _add_json_object, name_the_fields
@@ -37,18 +38,23 @@ def _read_lines(ctx: _ReadContext) -> Iterator[None]:
     """Lines in blocks of about LINE_BLOCK_BYTES: one decode per block when it is clean,
     per line when not (a bad byte costs its line only)."""
     src, report, display = ctx.src, ctx.report, ctx.src.display
+    bound = ctx.max_record_bytes
     first = 0  # record number of the block's first line
     with _open_binary(src) as f:
-        while raws := f.readlines(LINE_BLOCK_BYTES):
+        for block, too_long in line_blocks(f, LINE_BLOCK_BYTES, bound):
+            raws = block.split(b"\n")
+            if block.endswith(b"\n"):
+                raws.pop()
             # b"\n" ends a line; it never occurs inside a character of an ASCII-compatible
             # encoding, so a block decodes as its lines do
-            raws = [raw[:-1] if raw.endswith(b"\n") else raw for raw in raws]
             try:
-                block: str | None = b"\n".join(raws).decode(src.encoding)
+                text: str | None = block.decode(src.encoding)
             except UnicodeDecodeError:
-                block = None
-            if block is not None and not has_surrogates(block):  # utf-7 can make them
-                lines: list[str | None] = block.split("\n")
+                text = None
+            if text is not None and not has_surrogates(text):  # utf-7 can make them
+                lines: list[str | None] = text.split("\n")
+                if block.endswith(b"\n"):
+                    lines.pop()
                 if first == 0:
                     lines[0] = lines[0].removeprefix("\ufeff")
             else:
@@ -57,6 +63,9 @@ def _read_lines(ctx: _ReadContext) -> Iterator[None]:
             report.records_seen += len(lines)
             records, texts = [], []
             for record, line in enumerate(lines, start=first):
+                if too_long and record - first in too_long:
+                    report._skip(display, f"line {record + 1}", too_large(bound))
+                    continue
                 if line is None:
                     report._skip(display, f"line {record + 1}", ctx.not_decodable)
                     continue
@@ -105,8 +114,13 @@ def _read_jsonl_records(ctx: _ReadContext, missing: dict[str, int],
     utf8 = codecs.lookup(ctx.src.encoding).name == "utf-8"
     objects = 0
     first = 0  # line number of the block's first line
+    bound = ctx.max_record_bytes
     with _open_binary(ctx.src) as f:
-        for block in jsonl.line_blocks(f):
+        for block, too_long in line_blocks(f, jsonl.BLOCK_BYTES, bound):
+            for offset in too_long:  # an empty line stands in its place: not a record
+                ctx.report.records_seen += 1
+                ctx.report._skip(ctx.src.display, f"line {first + offset + 1}",
+                                 too_large(bound))
             parsed = jsonl.parse_block(block, first, ctx.text_fields, ctx.id_field,
                                        ctx.extra_fields, utf8)
             if parsed is not None:

@@ -18,6 +18,8 @@ class SourceOptions:
     delimiter: CSV delimiter (None: "," for csv, tab for tsv)
     encoding: the inputs' text encoding
     respect_ignore: directory inputs skip version-control folders and .gitignore'd files
+    follow_links: directory inputs read a link that leads outside the directory (by
+        default it is skipped as "link outside the input")
     """
 
     fmt: str = "auto"
@@ -28,6 +30,7 @@ class SourceOptions:
     delimiter: str | None = None
     encoding: str = "utf-8"
     respect_ignore: bool = True
+    follow_links: bool = False
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:

@@ -56,6 +56,9 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
     for name in wanted:
         if name not in schema_names:
             raise ValueError(f"{display}: no column {name!r}; the columns are {schema_names}")
+        if schema_names.count(name) > 1:  # which one holds the text would be a guess
+            raise ValueError(f"{display}: the schema names column {name!r} "
+                             f"{schema_names.count(name)} times; rename all but one")
     to_text = _parquet_value_decoder(ctx)
     batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS,
                                    columns=list(dict.fromkeys(wanted)))

@@ -428,8 +428,9 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  text_fields: Sequence[str] = ("text",), id_field: str | None = None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
                  encoding: str = "utf-8", normalize=None, tokenize=None,
-                 respect_ignore: bool = True, escape_formulas: bool = True,
-                 layout: str = "auto", quiet: bool = True, **options) -> SparkFindResult:
+                 respect_ignore: bool = True, follow_links: bool = False,
+                 escape_formulas: bool = True, layout: str = "auto", quiet: bool = True,
+                 **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
     ``layout`` (:data:`neardup.sinks.LAYOUTS`): ``auto``/``parts`` has the executors write
@@ -444,7 +445,8 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     result, read = _found(inputs, spark, quiet, normalize, tokenize, options,
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
-                               encoding=encoding, respect_ignore=respect_ignore))
+                               encoding=encoding, respect_ignore=respect_ignore,
+                               follow_links=follow_links))
     if out is not None:
         write_result(result, out, output_format, escape_formulas=escape_formulas,
                      layout=layout)
@@ -456,8 +458,8 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                   id_field: str | None = None, fmt: str = "auto",
                   delimiter: str | None = None, include=(), exclude=(),
                   encoding: str = "utf-8", normalize=None, tokenize=None,
-                  respect_ignore: bool = True, quiet: bool = True,
-                  **options) -> SparkFindResult:
+                  respect_ignore: bool = True, follow_links: bool = False,
+                  quiet: bool = True, **options) -> SparkFindResult:
     """``neardup dedup --engine spark``: :func:`find_sources` on ``inputs``, then their copy
     minus the documents not kept, written to ``out`` (see :mod:`neardup.spark.dedup`: part
     files written by the executors for JSON Lines and Parquet, the local copy for inputs
@@ -472,7 +474,8 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
     result, read = _found(paths, spark, quiet, normalize, tokenize, options,
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
-                               encoding=encoding, respect_ignore=respect_ignore))
+                               encoding=encoding, respect_ignore=respect_ignore,
+                               follow_links=follow_links))
     started = time.perf_counter()
     result.counts["dedup"] = write_copies(read, result.documents, out)
     result.seconds["write"] = round(time.perf_counter() - started, 4)

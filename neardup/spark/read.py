@@ -196,7 +196,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           text_fields: Sequence[str] = ("text",), id_field: str | None = None,
           delimiter: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), encoding: str = "utf-8",
-          max_problems: int = 100, respect_ignore: bool = True, signer=None) -> _Read:
+          max_problems: int = 100, respect_ignore: bool = True, follow_links: bool = False,
+          signer=None) -> _Read:
     """The inputs read as records (one Spark pass over each file, numbered by one small
     job over the persisted records); with ``signer`` (:func:`neardup.spark.stages.
     _sign_batches`'s body), each partition's processed records are also signed in the
@@ -220,7 +221,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         documents, report = sources.read_documents(
             paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
             exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems,
-            respect_ignore=respect_ignore)
+            respect_ignore=respect_ignore, follow_links=follow_links)
         rows = list(zip(range(len(documents)), documents.ids, documents.texts))
         local_documents = documents
         local = report.as_dict()

@@ -146,18 +146,19 @@ def big_document_input(tmp_path, chars: int):
     return str(path)
 
 
-def test_a_document_larger_than_the_limit_is_named(tmp_path, capsys):
+def test_a_document_larger_than_a_chunk_can_take_is_skipped_unread_and_named(tmp_path):
     path = big_document_input(tmp_path, 3_000_000)  # read within 150M, not shingled
-    with pytest.raises(MemoryLimitError) as refused:
-        neardup.find(path, id_field="id", memory_limit="150M", work_dir=tmp_path / "w")
-    message = str(refused.value)
-    assert message.startswith("document 'big' (line 2 of ")
-    assert "has 3,000,000 characters" in message and "split the document" in message
-    assert main(["find", path, "--id-field", "id", "--memory-limit", "150M", "-q"]) == 2
-    assert "document 'big'" in capsys.readouterr().err
-    # the limit the message gives holds it
-    result = neardup.find(path, id_field="id", memory_limit=suggested(message))
+    result = neardup.find(path, id_field="id", memory_limit="150M", work_dir=tmp_path / "w")
+    bound = result.counts["chunks"]["max_record_bytes"]
+    assert bound < 3_000_000
+    assert result.ids == ["small"]
+    read = result.read_report
+    assert read["skipped"] == {f"record larger than {bound:,} bytes": 1}
+    assert read["problems"][0]["location"] == "line 2"
+    # a limit whose chunks take it reads it
+    result = neardup.find(path, id_field="id", memory_limit="1G")
     assert result.counts["documents"] == 2
+    assert result.counts["chunks"]["max_record_bytes"] >= 3_000_000
 
 
 def test_a_line_too_long_to_read_is_refused_before_reading(tmp_path):

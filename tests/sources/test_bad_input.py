@@ -259,6 +259,29 @@ def test_wrong_column_is_a_usage_error_naming_the_columns(tmp_path, capsys, writ
     assert "d.csv: no column 'text'; the columns are ['id', 'body']" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name, data", [("d.csv", "id,text,text\n1,a,b\n"),
+                                        ("d.tsv", "id\ttext\ttext\n1\ta\tb\n")])
+def test_a_column_named_twice_in_the_header_is_refused_naming_it(tmp_path, capsys, write,
+                                                                 name, data):
+    path = write(tmp_path / name, data)  # which "text" holds the text would be a guess
+    assert main(["find", path, "-q"]) == 2
+    assert f"{name}: the header names column 'text' 2 times (columns 2, 3)" in \
+        capsys.readouterr().err
+    with pytest.raises(ValueError, match="'id' 2 times"):
+        read_documents([write(tmp_path / "ids.csv", "id,id,text\n1,2,a\n")], id_field="id")
+    # a column named twice that is not read is no guess
+    documents, _ = read_documents([write(tmp_path / "notes.csv", "n,n,text\n1,2,a b\n")])
+    assert documents.texts == ["a b"]
+
+
+def test_a_parquet_column_named_twice_is_refused_naming_it(tmp_path):
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["1"]), pa.array(["a"]), pa.array(["b"])],
+                                        names=["id", "text", "text"]), path)
+    with pytest.raises(ValueError, match="d.parquet: the schema names column 'text' 2 times"):
+        read_documents([str(path)])
+
+
 @pytest.mark.parametrize("name, data", [("empty.txt", ""), ("header.csv", "id,text\n"),
                                         ("blank.jsonl", "\n\n")])
 def test_inputs_without_records_read_as_zero_documents(tmp_path, name, data, write, read):

@@ -1,0 +1,192 @@
+"""Under a memory limit no read holds more than a bound (issue 22, D3): a record longer than
+``max_record_bytes`` is skipped and counted without being kept, whatever holds it (a
+compressed stream, a pipe, a CSV field, a file in a directory); a stream kept whole is
+charged as it grows; a device is never read."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import pytest
+
+from neardup.sources import read_document_chunks
+
+NEARDUP = [sys.executable, "-m", "neardup"]
+MiB = 1 << 20
+BOUND = 1 << 20
+TOO_LARGE = f"record larger than {BOUND:,} bytes"
+SHORT = ["the first short line of some text", "the last short line of some other text"]
+
+
+def big_line(size: int):
+    """``size`` bytes of one line, written a MiB at a time (never held whole)."""
+    for _ in range(size // MiB):
+        yield b"x" * MiB
+
+
+def write_gzip(path, before: bytes, size: int, after: bytes) -> str:
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(before)
+        for block in big_line(size):
+            f.write(block)
+        f.write(after)
+    return str(path)
+
+
+def read_bounded(paths, **options):
+    """(ids, texts, report as a dict, peak bytes Python allocated while reading)."""
+    tracemalloc.start()
+    try:
+        chunks, report, _ = read_document_chunks([str(p) for p in paths], chunk_chars=MiB,
+                                                 max_record_bytes=BOUND, **options)
+        ids, texts = [], []
+        for chunk in chunks:
+            ids += chunk.ids
+            texts += chunk.texts
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    report.check()
+    return ids, texts, report.as_dict(), peak
+
+
+def anon_peak(command, *, limit: int, stdin=None, timeout: float = 60):
+    """(exit status, peak RssAnon in bytes, stderr) of a process; killed once its
+    anonymous memory passes ``limit`` or it runs past ``timeout`` seconds (status -9)."""
+    process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    peak, started = 0, time.monotonic()
+    while process.poll() is None:
+        try:
+            with open(f"/proc/{process.pid}/status") as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        peak = max(peak, int(line.split()[1]) << 10)
+        except OSError:
+            pass
+        if peak > limit or time.monotonic() - started > timeout:
+            process.kill()
+            break
+        time.sleep(0.005)
+    err = process.stderr.read().decode()
+    process.wait()
+    return process.returncode, peak, err
+
+
+def summary_read(out) -> dict:
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)["read"]
+
+
+@pytest.mark.parametrize("fmt", ["lines", "jsonl"])
+def test_a_line_past_the_bound_in_a_compressed_file_is_skipped_without_being_kept(tmp_path,
+                                                                                   fmt):
+    if fmt == "lines":
+        before, after = (SHORT[0] + "\n").encode(), ("\n" + SHORT[1] + "\n").encode()
+    else:
+        before = (json.dumps({"text": SHORT[0]}) + "\n").encode() + b'{"text": "'
+        after = b'"}\n' + (json.dumps({"text": SHORT[1]}) + "\n").encode()
+    path = write_gzip(tmp_path / f"docs.{fmt}.gz", before, 40 * MiB, after)
+    ids, texts, report, peak = read_bounded([path])
+    assert texts == SHORT and ids == ["1", "3"]
+    assert report["records_seen"] == 3 and report["skipped"] == {TOO_LARGE: 1}
+    assert report["problems"][0]["location"] == "line 2"
+    assert peak < 8 * MiB  # the 40 MiB line was never held
+
+
+def test_a_line_of_exactly_the_bound_is_read(tmp_path, write):
+    path = write(tmp_path / "docs.txt", b"y" * BOUND + b"\n" + b"z" * (BOUND + 1) + b"\nend")
+    ids, texts, report, _ = read_bounded([path])
+    assert ids == ["1", "3"] and len(texts[0]) == BOUND
+    assert report["skipped"] == {TOO_LARGE: 1}
+
+
+@pytest.mark.parametrize("newlines", [False, True])
+def test_a_csv_field_past_the_bound_skips_its_row_only(tmp_path, newlines):
+    path = tmp_path / "docs.csv"
+    with open(path, "wb") as f:
+        f.write(f'id,text\na,"{SHORT[0]}"\nhuge,"'.encode())
+        for block in big_line((4 if newlines else 30) * MiB):
+            f.write(block.replace(b"x" * 64, b"x" * 63 + b"\n") if newlines else block)
+        f.write(f'"\nb,"{SHORT[1]}"\n'.encode())
+    ids, texts, report, peak = read_bounded([path], id_field="id")
+    assert texts[0] == SHORT[0] and ids[0] == "a"
+    assert report["skipped"] == {TOO_LARGE: 1}
+    assert report["problems"][0]["location"].startswith("row 2 (line 3)")
+    if not newlines:  # one line: the row after it is read as it is
+        assert ids == ["a", "b"] and texts == SHORT
+    assert peak < 8 * MiB
+
+
+def test_a_directory_file_past_the_bound_is_skipped_unread(tmp_path, write):
+    root = tmp_path / "docs"
+    write(root / "a.txt", SHORT[0])
+    with open(root / "sparse.log", "wb") as f:
+        f.truncate(64 * MiB)  # a sparse file: its size from stat, never read
+    write_gzip(root / "b.txt.gz", b"", 16 * MiB, b"")  # decompresses past the bound
+    ids, texts, report, peak = read_bounded([root])
+    assert ids == ["a.txt"]
+    assert report["skipped"] == {TOO_LARGE: 2}
+    assert peak < 8 * MiB  # neither the 64 MiB nor the 16 MiB was held
+
+
+def test_a_compressed_line_past_the_memory_limit_is_skipped_and_the_limit_kept(tmp_path):
+    path = write_gzip(tmp_path / "big.txt.gz", (SHORT[0] + "\n").encode(), 200 * MiB,
+                      ("\n" + SHORT[1] + "\n").encode())
+    out = tmp_path / "out"
+    limit = 256 * MiB
+    code, peak, err = anon_peak([*NEARDUP, "find", path, "--memory-limit", "256M", "-q",
+                                 "--out", str(out)], limit=2 * limit)
+    assert code == 0, err
+    assert peak < 2 * limit
+    read = summary_read(out)
+    assert read["processed"] == 2 and sum(read["skipped"].values()) == 1
+    assert next(iter(read["skipped"])).startswith("record larger than")
+
+
+def test_a_csv_field_past_the_memory_limit_skips_its_row_and_the_limit_is_kept(tmp_path):
+    path = tmp_path / "docs.csv"
+    with open(path, "wb") as f:
+        f.write(f'id,text\na,"{SHORT[0]}"\nhuge,"'.encode())
+        for block in big_line(60 * MiB):
+            f.write(block)
+        f.write(f'"\nb,"{SHORT[1]}"\n'.encode())
+    out = tmp_path / "out"
+    limit = 512 * MiB  # above the floor its survey asks (the longest line, read)
+    code, peak, err = anon_peak([*NEARDUP, "find", str(path), "--id-field", "id",
+                                 "--memory-limit", "512M", "-q", "--out", str(out)],
+                                limit=limit)
+    assert code == 0, err
+    read = summary_read(out)
+    assert read["processed"] == 2 and sum(read["skipped"].values()) == 1
+    assert next(iter(read["skipped"])).startswith("record larger than")
+    assert peak < limit
+
+
+@pytest.mark.parametrize("producer", [["head", "-c", "300M", "/dev/zero"], ["yes"]])
+def test_standard_input_is_charged_as_it_grows(producer):
+    limit = 256 * MiB
+    source = subprocess.Popen(producer, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        code, peak, err = anon_peak([*NEARDUP, "find", "-", "--memory-limit", "256M", "-q"],
+                                    limit=2 * limit, stdin=source.stdout, timeout=30)
+    finally:
+        source.stdout.close()
+        source.kill()
+        source.wait()
+    assert code == 2, err  # refused, naming why, before the limit is passed
+    assert "<stdin> is a stream, kept whole" in err and "--memory-limit" in err
+    assert peak < 2 * limit
+
+
+def test_a_device_given_as_an_input_is_refused_unread():
+    code, peak, err = anon_peak([*NEARDUP, "find", "/dev/zero", "-q"], limit=1 << 30,
+                                timeout=30)
+    assert code == 2, err
+    assert "/dev/zero is a character device, not a file" in err
