@@ -86,9 +86,9 @@ class FindResult:
 
     @property
     def estimate(self) -> np.ndarray:
-        """float64: MinHash estimate of every document pair (NaN from the exact join,
-        null in the tables and files; with
-        sketch "simhash" the Jaccard its Hamming distance means for sets of equal size)."""
+        """float64: MinHash estimate of every document pair (NaN from the exact join, null
+        in the tables and files; with sketch "simhash" the Jaccard its Hamming distance
+        means for sets of equal size)."""
         return self._all_pairs()[3]
 
     @property
