@@ -1,6 +1,7 @@
 """The CLI is the library: same results, clear errors, exit codes 0 / 1 / 2."""
 
 import csv
+import os
 import json
 import re
 import subprocess
@@ -175,3 +176,27 @@ def _subparsers(parser):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             yield from action.choices.values()
+
+
+def test_what_a_run_shares_holds_no_absolute_path(tmp_path, monkeypatch, capsys):
+    """D25 (issue 22): summary.json, manifest.json and the report name the inputs as the
+    command line gave them, never by this machine's absolute path."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for k in range(3):
+        (docs / f"a{k}.txt").write_text(AD + f"variant {k}\n")
+    monkeypatch.chdir(tmp_path)
+    runs = {"res": ["--report", "r.html"], "chunked": ["--memory-limit", "500M"]}
+    for out, extra in runs.items():
+        assert main(["find", "docs", "--out", out, "-t", "0.5", "--shingle", "word",
+                     "-k", "2", "-q", *extra]) == 0
+        summary = json.loads((tmp_path / out / "summary.json").read_text())
+        assert [i["path"] for i in summary["read"]["inputs"]] == ["docs"]
+    assert main(["report", "res", "-o", "again.html", "--root", "docs"]) == 0
+    capsys.readouterr()
+    absolute = {str(tmp_path), os.path.realpath(tmp_path)}
+    for shared in ("res/summary.json", "res/manifest.json", "r.html", "chunked/summary.json",
+                   "chunked/manifest.json", "again.html"):
+        text = (tmp_path / shared).read_text(encoding="utf-8")
+        assert not [a for a in absolute if a in text], shared
+    assert "docs (dir)" in (tmp_path / "r.html").read_text(encoding="utf-8")
