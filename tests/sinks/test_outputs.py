@@ -409,3 +409,21 @@ def test_the_exact_join_leaves_estimate_empty_in_every_output(ads, tmp_path):
     assert main([*find, "--method", "lsh", "--out", str(tmp_path / "lsh")]) == 0
     lsh_rows = list(csv.DictReader((tmp_path / "lsh" / "pairs.csv").open()))
     assert lsh_rows and all(r["estimate"] != "" for r in lsh_rows)
+
+
+def test_a_report_inside_the_results_folder_is_refused_before_any_work(ads, tmp_path, capsys):
+    """D19 (issue 22): `find --out o --report o/r.html` would put a file the folder's
+    manifest does not list into a folder the next run replaces whole; it is refused up
+    front, nothing written, and a report beside the folder survives the next run."""
+    out = tmp_path / "o"
+    for report in (out / "r.html", out, out / "sub" / "r.html"):
+        assert main(["find", str(ads), "--id-field", "id", "--out", str(out),
+                     "--report", str(report), "-q"]) == 2
+        err = capsys.readouterr().err
+        assert f"--report {report} lies inside --out {out}" in err
+        assert not out.exists() and not report.exists()
+    beside = tmp_path / "r.html"
+    assert main(["find", str(ads), "--id-field", "id", "--out", str(out), "--report",
+                 str(beside), "-q"]) == 0
+    assert main(["find", str(ads), "--id-field", "id", "--out", str(out), "-q"]) == 0
+    assert beside.is_file() and sinks.read_manifest(out)
