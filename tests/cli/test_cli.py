@@ -1,8 +1,8 @@
 """The CLI is the library: same results, clear errors, exit codes 0 / 1 / 2."""
 
 import csv
-import os
 import json
+import os
 import re
 import subprocess
 import sys
