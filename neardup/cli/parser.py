@@ -256,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
                         "keeping sets, signatures and band keys on disk; same result")
     p.add_argument("--work-dir", metavar="DIR",
-                   help="with --memory-limit: where the spilled files go (default: TMPDIR)")
+                   help="with --memory-limit: where the spilled files go, removed after the "
+                        "run with any folder made for them (default: TMPDIR)")
     cli_index.add_against_arguments(p)
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates",
