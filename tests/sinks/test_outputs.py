@@ -427,3 +427,5 @@ def test_a_report_inside_the_results_folder_is_refused_before_any_work(ads, tmp_
                  str(beside), "-q"]) == 0
     assert main(["find", str(ads), "--id-field", "id", "--out", str(out), "-q"]) == 0
     assert beside.is_file() and sinks.read_manifest(out)
+    assert main(["report", str(out), "-o", str(out / "r.html")]) == 2  # nor from the folder
+    assert "lies inside the input directory" in capsys.readouterr().err
