@@ -19,7 +19,7 @@ from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, s
 from .pipeline import outofcore
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
-from .sinks.staging import refuse_touching_inputs
+from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs
 from .sources import check_copy_target, frames, read_documents, write_deduplicated
 from .sources.options import SourceOptions, as_paths
 from .text import prepare
@@ -59,7 +59,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 
     ``report``: write the HTML report there (see :func:`neardup.report.write_report`),
     with the texts still in memory for the side-by-side pair views; what it drew
-    lands in ``result.counts["report"]``.
+    lands in ``result.counts["report"]``. A report inside ``out`` is refused: that
+    folder holds what its manifest lists and the next run replaces it whole.
 
     ``out="-"`` writes the pairs to standard output (csv or jsonl) instead of a folder.
     ``out`` is written all at once with a manifest (see :func:`neardup.sinks.write_folder`);
@@ -97,6 +98,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     in_memory = frames.is_in_memory(inputs)
     refuse_touching_inputs([] if in_memory else as_paths(inputs),
                            {"--out": out, "--report": report, "--work-dir": work_dir})
+    refuse_inside_replaced("--out", out, {"--report": report})
     if in_memory and (engine == "spark" or memory_limit is not None):
         raise ValueError("data already in memory runs on the local engine without "
                          "memory_limit (for a Spark DataFrame: neardup.spark.find)")

@@ -121,8 +121,9 @@ class FindConfig:
                              f"limit), got {self.max_pairs!r}")
         if not isinstance(self.threshold, (int, float)) or not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
-        if not isinstance(self.num_perm, int) or not 1 <= self.num_perm <= 4096:
-            raise ValueError(f"num_perm must be an integer in 1..4096, got {self.num_perm!r}")
+        if not isinstance(self.num_perm, int) or not 1 <= self.num_perm <= lsh.MAX_NUM_PERM:
+            raise ValueError(f"num_perm must be an integer in 1..{lsh.MAX_NUM_PERM}, "
+                             f"got {self.num_perm!r}")
         if not isinstance(self.min_shingles, int) or self.min_shingles < 1:
             raise ValueError(f"min_shingles must be a positive integer, got {self.min_shingles!r}")
         if self.bits is not None and not 1 <= self.bits <= 16:
@@ -146,6 +147,18 @@ class FindConfig:
                           f"threshold {self.threshold} with probability P(t) = {found:.3f}: "
                           f"most pairs near t will be lost (leave --bands/--rows out for a "
                           f"choice tuned to t, or see `neardup tune`)", stacklevel=3)
+        if self.method == "lsh":
+            self.warn_if_bands_fall_short()
+
+    def warn_if_bands_fall_short(self) -> None:
+        """Warn when the engine bands MinHash signatures with a b × r chosen for t that
+        cannot find a pair at t with P(t) ≥ 0.995 (see :meth:`neardup.lsh.BandPlan.
+        shortfall`): at the door for method "lsh", where "auto" turns into it otherwise."""
+        if self.sketch != "minhash" or self.measure != "jaccard":
+            return  # SimHash has no bands; containment bands by size class
+        message = self.band_plan().shortfall()
+        if message is not None:
+            warnings.warn(message, stacklevel=3)
 
     def shingle_options(self, **plugins) -> ShingleOptions:
         return ShingleOptions(kind=self.shingle_kind, size=self.shingle_size,

@@ -35,6 +35,7 @@ other bands), ``"skip"`` drops the bucket. Either way it is counted and reported
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import numba as nb
@@ -45,12 +46,24 @@ from ._core.hashing import mix64
 BUCKET_POLICIES = ("star", "skip")
 DEFAULT_WEIGHTS = (0.02, 0.98)
 MIN_P_AT_THRESHOLD = 0.995  # a pair at exactly t is a candidate with at least this chance
+MAX_NUM_PERM = 4096  # the most minima a signature may hold (FindConfig checks K against it)
 
 
 def s_curve(s, bands: int, rows: int):
     """P(s) = 1 - (1 - s^r)^b: the probability a pair of similarity s becomes a candidate."""
     s = np.asarray(s, dtype=np.float64)
     return 1.0 - (1.0 - s**rows) ** bands
+
+
+def minima_to_reach(threshold: float, target: float = MIN_P_AT_THRESHOLD) -> int:
+    """The fewest minima K with some b × r (b·r ≤ K) finding a pair at ``threshold`` with
+    P(t) ≥ ``target``: since (1 - t)^r + t^r ≤ 1, (1 - t^r)^b ≥ (1 - t)^(b·r), so
+    P(t) ≤ 1 - (1 - t)^(b·r), and b·r ≥ log(1 - target) / log(1 - t) is needed; K bands
+    of one row reach it. (The steep-point guard of :func:`choose_bands` may still pick
+    another shape.)"""
+    if threshold >= 1.0:
+        return 1
+    return max(1, math.ceil(math.log1p(-target) / math.log1p(-threshold) - 1e-9))
 
 
 def steep_point(bands: int, rows: int) -> float:
@@ -93,13 +106,38 @@ class BandPlan:
         return [(float(s), float(p)) for s, p in zip(points, s_curve(points, self.bands,
                                                                       self.rows))]
 
+    @property
+    def p_at_threshold(self) -> float:
+        """P(t): the chance that a pair at exactly the threshold becomes a candidate."""
+        return float(s_curve(self.threshold, self.bands, self.rows))
+
+    def shortfall(self) -> str | None:
+        """A warning when no b × r with b·r ≤ K finds a pair at t with P(t) ≥
+        MIN_P_AT_THRESHOLD (the choice is then the best there is, and still loses pairs
+        near t), naming P(t) and what would reach it; None otherwise, and for a b × r
+        the user chose (FindConfig warns on those below P(t) = 0.5)."""
+        found = self.p_at_threshold
+        needed = minima_to_reach(self.threshold)
+        if self.chosen != "optimized" or found >= MIN_P_AT_THRESHOLD or needed <= self.num_perm:
+            return None
+        more = (f"--num-perm {needed} or more" if needed <= MAX_NUM_PERM else
+                f"{needed:,} minima, past the most a signature holds ({MAX_NUM_PERM:,})")
+        return (f"LSH {self.bands} x {self.rows} finds a pair at the threshold "
+                f"t = {self.threshold:g} with P(t) = {found:.3f}, below {MIN_P_AT_THRESHOLD}: "
+                f"no b x r with b*r <= K = {self.num_perm} reaches it, so a pair at t is missed "
+                f"{1 - found:.0%} of the time. Reaching it needs "
+                f"{more}; --method exact finds every pair >= t")
+
     def as_dict(self) -> dict:
-        return {"threshold": self.threshold, "num_perm": self.num_perm, "bands": self.bands,
+        plan = {"threshold": self.threshold, "num_perm": self.num_perm, "bands": self.bands,
                 "rows": self.rows, "steep_point": round(self.steep_point, 4),
                 "fp_area": round(self.fp_area, 6), "fn_area": round(self.fn_area, 6),
                 "weights": list(self.weights), "chosen": self.chosen,
-                "p_at_threshold": round(float(s_curve(self.threshold, self.bands,
-                                                      self.rows)), 6)}
+                "p_at_threshold": round(self.p_at_threshold, 6)}
+        warning = self.shortfall()
+        if warning is not None:
+            plan["warning"] = warning
+        return plan
 
     def describe(self) -> str:
         """A human-readable account of the choice, with the S-curve table."""
@@ -113,6 +151,9 @@ class BandPlan:
             "     s   P(candidate)",
         ]
         lines += [f"  {s:4.2f}   {p:.4f}" for s, p in self.curve()]
+        warning = self.shortfall()
+        if warning is not None:
+            lines.append(f"warning: {warning}")
         return "\n".join(lines)
 
 

@@ -86,8 +86,9 @@ class FindResult:
 
     @property
     def estimate(self) -> np.ndarray:
-        """float64: MinHash estimate of every document pair (NaN from the exact join; with
-        sketch "simhash" the Jaccard its Hamming distance means for sets of equal size)."""
+        """float64: MinHash estimate of every document pair (NaN from the exact join, null
+        in the tables and files; with sketch "simhash" the Jaccard its Hamming distance
+        means for sets of equal size)."""
         return self._all_pairs()[3]
 
     @property
@@ -140,7 +141,7 @@ class FindResult:
         extra = {} if measure == "jaccard" else {measure: c[measure].round(6)}
         return columns.table({"doc_a": c["i"], "doc_b": c["j"],
                               "jaccard": c["jaccard"].round(6), **extra,
-                              "estimate": c["estimate"].round(6),
+                              "estimate": columns.nullable_floats(c["estimate"].round(6)),
                               "verified": c[measure] >= self.config.threshold})
 
     def documents_table(self) -> pa.Table:

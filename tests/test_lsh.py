@@ -27,6 +27,34 @@ def test_chosen_bands_fit_and_put_the_steep_point_below_the_threshold(threshold,
     assert plan.fn_area <= even.fn_area
 
 
+@pytest.mark.parametrize("num_perm", [16, 64, 128])
+def test_a_plan_short_of_the_floor_warns_exactly_when_no_shape_reaches_it(num_perm):
+    """D18 (issue 22): at t = 0.001, K = 128 the choice is 128 x 1 with P(t) = 0.12; it was
+    silent. The plan warns exactly when no b x r with b*r <= K reaches P(t) >= 0.995
+    (every shape tried), names P(t), and the K that reaches it is the fewest that does."""
+    for threshold in (0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 0.95):
+        plan = choose_bands(threshold, num_perm)
+        bands = np.arange(1, num_perm + 1)
+        best = max(float(s_curve(threshold, b, r).max())  # every shape, by brute force
+                   for r in range(1, num_perm + 1) for b in [bands[bands * r <= num_perm]]
+                   if b.size)
+        warning = plan.shortfall()
+        assert (warning is not None) == (best < lsh.MIN_P_AT_THRESHOLD), (threshold, num_perm)
+        assert plan.as_dict().get("warning") == warning
+        if warning is None:
+            continue
+        assert f"P(t) = {plan.p_at_threshold:.3f}" in warning and "--method exact" in warning
+        needed = lsh.minima_to_reach(threshold)
+        assert s_curve(threshold, needed, 1) >= lsh.MIN_P_AT_THRESHOLD  # K bands of 1 row
+        assert s_curve(threshold, needed - 1, 1) < lsh.MIN_P_AT_THRESHOLD  # the best of K - 1
+        assert (f"--num-perm {needed} or more" in warning if needed <= lsh.MAX_NUM_PERM
+                else f"{needed:,} minima, past the most" in warning)
+    plan = choose_bands(0.001, 128)
+    assert (plan.bands, plan.rows) == (128, 1) and "P(t) = 0.120" in plan.shortfall()
+    assert "warning: " in plan.describe()
+    assert choose_bands(0.001, 128, bands=128, rows=1).shortfall() is None  # the user's
+
+
 def test_user_bands_are_kept_and_checked():
     plan = choose_bands(0.5, 48, bands=16, rows=3)
     assert (plan.bands, plan.rows, plan.chosen) == (16, 3, "user")

@@ -265,7 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
                         "keeping sets, signatures and band keys on disk; same result")
     p.add_argument("--work-dir", metavar="DIR",
-                   help="with --memory-limit: where the spilled files go (default: TMPDIR)")
+                   help="with --memory-limit: where the spilled files go, removed after the "
+                        "run with any folder made for them (default: TMPDIR)")
     cli_index.add_against_arguments(p)
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates",
@@ -297,8 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-chords", type=int, default=5_000,
                    help="above N candidate pairs draw a seeded sample (default: 5000)")
     p.add_argument("--root", metavar="DIR",
-                   help="directory the document ids are paths in, to show pairs side by side "
-                        "(default: the directories find read, if they still exist)")
+                   help="directory the document ids are paths in, to show pairs side by side; "
+                        "files are read only under it, never through a link leading out "
+                        "(default: none: no texts, the page says how to get them; the "
+                        "folder's summary is not trusted to name a place to read)")
 
     p = commands.add_parser("evaluate", help="LSH against the truth, in document pairs: "
                             "found, true, intersection, false positives and negatives, the "

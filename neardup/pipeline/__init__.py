@@ -130,6 +130,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
                                            family=config.family)
             method = choice.method
             method_choice = choice.as_dict()
+    if method == "lsh" and config.method != "lsh":  # auto, or a memory limit, bands after all
+        config.warn_if_bands_fall_short()
 
     signatures, bucket_stats, search_stats = None, lsh.CandidateStats(), None
     containment_search = None

@@ -100,8 +100,8 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
     result.counts["chunks"] = {**chunking.as_dict(), "chunks_read": len(lengths)}
     result.read_report = report.as_dict()
     result.read_report["inputs"] = [
-        {"path": src.given if src.given == "-" else os.path.abspath(src.given),
-         "format": src.fmt, "name": src.name, "prefixed": len(sources) > 1}
+        {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,
+         "prefixed": len(sources) > 1}  # as the caller named them: no absolute path
         for src in sources]
     return result
 

@@ -526,15 +526,52 @@ def _mapped(path: Path, dtype, shape: tuple) -> np.ndarray:
 
 
 class WorkDirectory:
-    """A fresh directory for the spilled files, removed on exit (inside ``parent`` if given)."""
+    """A fresh directory for the spilled files, removed on exit (inside ``parent`` if given).
+
+    A ``parent`` that does not exist is made, and every folder of it made here is removed
+    on exit too, deepest first and only while empty (another run may have put its own
+    work folder there meanwhile): a run leaves no folder behind that it created."""
 
     def __init__(self, parent: str | os.PathLike | None = None):
-        if parent is not None:
-            os.makedirs(parent, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix="neardup-spill-", dir=parent))
+        self.created = _make_folders(parent) if parent is not None else []
+        try:
+            self.path = Path(tempfile.mkdtemp(prefix="neardup-spill-", dir=parent))
+        except BaseException:
+            _remove_empty(self.created)
+            raise
 
     def __enter__(self) -> Path:
         return self.path
 
     def __exit__(self, *exc) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+        _remove_empty(self.created)
+
+
+def _make_folders(path: str | os.PathLike) -> list[Path]:
+    """Make ``path`` and its missing parents; the folders made, deepest first."""
+    missing = []
+    folder = Path(os.path.abspath(path))
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    made: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            try:
+                folder.mkdir()
+            except FileExistsError:  # made meanwhile by another run: not ours to remove
+                continue
+            made.insert(0, folder)
+    except BaseException:
+        _remove_empty(made)
+        raise
+    return made
+
+
+def _remove_empty(folders: Sequence[Path]) -> None:
+    for folder in folders:  # deepest first
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (someone else's files), or already gone
+            return

@@ -77,10 +77,11 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
         result.status[prepared.generated & (result.status == "ok")] = "ok (generated)"
     result.counts.update(prepared.counts)
     result.read_report = report.as_dict()
-    # where the documents came from, so a report can re-read a directory's files
+    # where the documents came from, as the caller named them (summary.json is shared:
+    # no absolute path of this machine), so a report of this run can re-read a directory
     result.read_report["inputs"] = [
-        {"path": src.given if src.given in ("-", frames.MEMORY) else os.path.abspath(src.given),
-         "format": src.fmt, "name": src.name, "prefixed": len(documents.inputs) > 1}
+        {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,
+         "prefixed": len(documents.inputs) > 1}
         for src in documents.inputs]
     result.previews = _line_previews(result, documents)
     return result, documents

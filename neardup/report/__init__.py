@@ -39,9 +39,13 @@ def write_report(result_or_dir, path, *, texts=None, root=None, max_bytes: int =
     """Write the HTML report of a FindResult or a ``find --out`` directory to ``path``.
 
     texts: the documents' texts (a sequence in document order, or a mapping id → text)
-    for the side-by-side pair views; without them, files are re-read from ``root``
-    or from the directories the run read. plots: a directory for the same plots as
-    PNG and SVG (matplotlib). Returns what was drawn, sampled and cut.
+    for the side-by-side pair views; without them, files are re-read under ``root``
+    (the directory the ids are paths in), and for a FindResult also under the
+    directories its run read. A folder's summary is not trusted to say where to read
+    (anyone who edits it can recompute its SHA-256s): without ``root`` its report shows
+    no texts and says how to get them. A path leaving its directory (an absolute id,
+    ``..``, a link out) is never read. plots: a directory for the same plots as PNG and
+    SVG (matplotlib). Returns what was drawn, sampled and cut.
     """
     if isinstance(result_or_dir, (str, os.PathLike)):
         from ..sinks.staging import refuse_touching_inputs

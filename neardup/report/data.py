@@ -35,6 +35,10 @@ class ReportData:
     missed: dict | None = None  # doc_a, doc_b, jaccard: true pairs that were not candidates
     origin: str = "in-memory result"
     notes: list[str] = field(default_factory=list)
+    # (directory, id prefix) the run read, to re-read texts from: only for a result of
+    # this process, whose inputs the caller gave; a folder's summary names no place
+    # to read (anyone who edits it can recompute its SHA-256s)
+    input_roots: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -66,7 +70,16 @@ def load(result_or_dir) -> ReportData:
     if evaluation is not None:
         tables["evaluation"] = (evaluation if isinstance(evaluation, pa.Table)
                                 else pa.table(evaluation))
-    return _from_tables(tables, result.summary(), dict(result.seconds), "in-memory result")
+    data = _from_tables(tables, result.summary(), dict(result.seconds), "in-memory result")
+    data.input_roots = directory_inputs(data.summary)
+    return data
+
+
+def directory_inputs(summary: dict) -> list[tuple[str, str]]:
+    """(path, id prefix) of every directory a run's summary says it read."""
+    return [(src["path"], f"{src['name']}/" if src.get("prefixed") else "")
+            for src in ((summary.get("read") or {}).get("inputs") or [])
+            if src.get("format") == "dir"]
 
 
 def _load_dir(directory: Path) -> ReportData:
@@ -136,23 +149,24 @@ def _from_tables(tables: dict, summary: dict, timings: dict, origin: str) -> Rep
 
 
 def text_lookup(data: ReportData, texts=None, root=None):
-    """A function doc -> text or None; and a line saying where texts come from."""
+    """A function doc -> text or None; and a line saying where texts come from.
+
+    Texts are ``texts`` when given; else files re-read under ``root`` (the caller's
+    directory the ids are paths in) and, for a result of this process, under the
+    directories it read. A result folder's own summary is never a place to read from.
+    Every path is resolved and must stay inside its directory (no absolute id, no
+    ``..``, no link leading out)."""
     if texts is not None:
         if isinstance(texts, Mapping):
             return (lambda d: texts.get(data.ids[d])), "texts given by the caller"
         if len(texts) != data.n:
             raise ValueError(f"texts has {len(texts)} entries for {data.n} documents")
         return (lambda d: texts[d]), "texts given by the caller"
-    roots = []
-    if root is not None:
-        roots.append((os.fspath(root), ""))
-    for src in ((data.summary.get("read") or {}).get("inputs") or []):
-        if src.get("format") == "dir":
-            prefix = f"{src['name']}/" if src.get("prefixed") else ""
-            roots.append((src["path"], prefix))
+    roots = ([(os.fspath(root), "")] if root is not None else []) + list(data.input_roots)
     if not roots:
-        return None, ("texts not available: run `neardup find ... --report`, or give the "
-                      "directory the ids are paths in (--root)")
+        return None, ("texts were not re-read: give the directory the ids are paths in "
+                      "(`neardup report ... --root DIR`; files are read only under it), or "
+                      "run `neardup find ... --report`")
 
     bases = [(os.path.realpath(base), prefix) for base, prefix in roots]
 

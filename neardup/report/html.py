@@ -308,8 +308,8 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
     pair_j = {(int(a), int(b)): float(j) for a, b, j in zip(
         data.pairs["doc_a"][touch], data.pairs["doc_b"][touch], data.pairs["jaccard"][touch])}
     cluster_parts, used = [], 0
-    cluster_budget = budget // 2 if texts is not None or root is not None or _has_dir_inputs(
-        data) else budget
+    cluster_budget = (budget // 2 if texts is not None or root is not None or data.input_roots
+                      else budget)
     for label, members in clusters:
         piece = cluster_html(data, label, members, pair_j)
         if used + len(piece.encode()) > cluster_budget:
@@ -358,11 +358,6 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
                   "dots": curve_drawn["dots"], "missed": curve_drawn["missed"],
                   "clusters_shown": len(cluster_parts), "clusters": len(clusters),
                   "pair_views": len(diff_parts), "notes": notes}
-
-
-def _has_dir_inputs(data: ReportData) -> bool:
-    return any(i.get("format") == "dir"
-               for i in ((data.summary.get("read") or {}).get("inputs") or []))
 
 
 def _page_head(data: ReportData) -> str:

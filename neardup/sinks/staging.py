@@ -7,7 +7,9 @@ Three rules every command follows when it writes:
   holds an input (a folder that would be replaced), or is the same file through a link,
   is refused with a ValueError naming the option and the input (exit 2 in the CLI).
   Folders are compared by device and inode, not by path, so a second name for an input
-  directory (a symlink, a bind mount) is seen through.
+  directory (a symlink, a bind mount) is seen through. :func:`refuse_inside_replaced`:
+  nor may another output (``--report``) lie inside a results folder, which the next run
+  replaces whole.
 - :class:`StagedDirectory`: a folder is written into a hidden sibling and then swapped
   into place in one step (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames),
   so a reader, or a run killed at any moment, sees the previous complete folder or the
@@ -61,6 +63,25 @@ def refuse_touching_inputs(inputs: Iterable[str | os.PathLike],
                 continue
             raise ValueError(f"{option} {os.fspath(out)} {why} {given}: choose a path outside "
                              f"the inputs")
+
+
+def refuse_inside_replaced(option: str, folder: str | os.PathLike | None,
+                           outputs: Mapping[str, str | os.PathLike | None]) -> None:
+    """ValueError if an output (option name → path) is, or lies inside, ``folder``: a
+    folder each run replaces whole (:class:`StagedDirectory`), where a file written after
+    the swap is not the run's own: the next run would delete it with the folder, or
+    refuse the folder as holding a file neardup did not write."""
+    if folder is None or os.fspath(folder) == STDIN:
+        return
+    replaced = os.path.realpath(folder)
+    for name, out in outputs.items():
+        if out is None or os.fspath(out) == STDIN:
+            continue
+        target = os.path.realpath(out)
+        if target == replaced or _inside(target, replaced):
+            raise ValueError(f"{name} {os.fspath(out)} lies inside {option} "
+                             f"{os.fspath(folder)}, a folder each run replaces whole (the "
+                             f"next run would delete it): choose a path outside it")
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -334,6 +334,8 @@ def _check_find_config(config: FindConfig) -> None:
     if config.method == "exact":
         raise ValueError("method='exact' is not supported by the Spark engine, which runs "
                          "MinHash + LSH; use the local engine for the exact join")
+    if config.method == "auto":  # runs LSH ("lsh" warned when the config was made)
+        config.warn_if_bands_fall_short()
     _check_sketch_and_measure(config)
 
 

@@ -213,7 +213,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     formats = [sources.resolve_format(p, fmt) for p in paths]
     names = sources.unique_names(paths, formats)
     several = len(paths) > 1
-    described = [{"path": os.path.abspath(p), "format": f, "name": n, "prefixed": several}
+    # as the caller named them: summary.json is shared, no absolute path of this machine
+    described = [{"path": p, "format": f, "name": n, "prefixed": several}
                  for p, f, n in zip(paths, formats, names)]
     if not all(f in _SPARK_FORMATS and p != sources.STDIN and os.path.isfile(p)
                and not sources.compression_of(p) for p, f in zip(paths, formats)):
@@ -225,8 +226,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         rows = list(zip(range(len(documents)), documents.ids, documents.texts))
         local_documents = documents
         local = report.as_dict()
-        local["inputs"] = [{"path": src.given if src.given == sources.STDIN
-                            else os.path.abspath(src.given), "format": src.fmt,
+        local["inputs"] = [{"path": os.fspath(src.given), "format": src.fmt,
                             "name": src.name, "prefixed": several} for src in documents.inputs]
         documents = spark.createDataFrame(rows, "doc long, id string, text string")
         read = _Read(documents, None, local["inputs"], local_report=local, paths=paths,

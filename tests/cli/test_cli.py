@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -175,3 +176,50 @@ def _subparsers(parser):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             yield from action.choices.values()
+
+
+def test_what_a_run_shares_holds_no_absolute_path(tmp_path, monkeypatch, capsys):
+    """D25 (issue 22): summary.json, manifest.json and the report name the inputs as the
+    command line gave them, never by this machine's absolute path."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for k in range(3):
+        (docs / f"a{k}.txt").write_text(AD + f"variant {k}\n")
+    monkeypatch.chdir(tmp_path)
+    runs = {"res": ["--report", "r.html"], "chunked": ["--memory-limit", "500M"]}
+    for out, extra in runs.items():
+        assert main(["find", "docs", "--out", out, "-t", "0.5", "--shingle", "word",
+                     "-k", "2", "-q", *extra]) == 0
+        summary = json.loads((tmp_path / out / "summary.json").read_text())
+        assert [i["path"] for i in summary["read"]["inputs"]] == ["docs"]
+    assert main(["report", "res", "-o", "again.html", "--root", "docs"]) == 0
+    capsys.readouterr()
+    absolute = {str(tmp_path), os.path.realpath(tmp_path)}
+    for shared in ("res/summary.json", "res/manifest.json", "r.html", "chunked/summary.json",
+                   "chunked/manifest.json", "again.html"):
+        text = (tmp_path / shared).read_text(encoding="utf-8")
+        assert not [a for a in absolute if a in text], shared
+    assert "docs (dir)" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_band_choice_short_of_the_floor_is_warned_on_stderr_and_in_the_summary(tmp_path):
+    """D18 (issue 22): `find c.jsonl --shingle word -t 0.001 --method lsh` chose 128 x 1,
+    P(t) = 0.12, silently; it now says so on stderr and in summary.json's plan."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"text": AD + f"line {k}"}) + "\n" for k in range(4)))
+
+    def find(threshold):
+        out = tmp_path / f"out-{threshold}"
+        run = subprocess.run([sys.executable, "-m", "neardup.cli", "find", str(corpus),
+                              "--shingle", "word", "-t", str(threshold), "--method", "lsh",
+                              "-q", "--out", str(out)], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        return run.stderr, json.loads((out / "summary.json").read_text())["plan"]
+
+    stderr, plan = find(0.001)
+    assert (plan["bands"], plan["rows"]) == (128, 1)
+    warned = [line for line in stderr.splitlines() if line.startswith("neardup: warning: ")]
+    assert len(warned) == 1 and "P(t) = 0.120, below 0.995" in warned[0]
+    assert "--method exact" in warned[0] and plan["warning"] in warned[0]
+    stderr, plan = find(0.8)  # 18 x 6 reaches the floor: nothing to warn about
+    assert "warning" not in stderr and "warning" not in plan

@@ -70,7 +70,7 @@ def test_memory_limited_find_equals_in_memory(corpus, tmp_path, fmt):
     assert {k: v for k, v in chunked.counts.items() if k != "chunks"} == whole.counts
     assert chunked.read_report == whole.read_report
     assert chunked.clusters_table().equals(whole.clusters_table())
-    assert not any((tmp_path / "work").iterdir())  # spilled files removed
+    assert not (tmp_path / "work").exists()  # spilled files, and the folder made for them
 
 
 def test_auto_becomes_lsh_and_exact_is_refused(corpus, tmp_path):
@@ -164,3 +164,31 @@ def test_chunked_read_checks_options_before_reading(tmp_path):
         read_document_chunks([str(tmp_path / "missing.jsonl")], chunk_chars=10)
     with pytest.raises(ValueError, match="chunk_chars"):
         read_document_chunks([str(tmp_path)], chunk_chars=0)
+
+
+def test_a_run_leaves_no_work_folder_it_created(tmp_path, monkeypatch, capsys):
+    """D20 (issue 22): --work-dir /nonexistent/x made both folders and left them; every
+    folder a run makes for its spilled files is removed when it ends, also when it fails,
+    and a folder that was there before stays."""
+    path = tmp_path / "docs.txt"
+    path.write_text("".join(f"line {k} of a small corpus with words {k % 7}\n"
+                            for k in range(200)))
+    work = tmp_path / "nonexistent" / "x"
+    find = ["find", str(path), "--memory-limit", "500M", "-q", "--out", str(tmp_path / "o")]
+    assert main([*find, "--work-dir", str(work)]) == 0
+    assert not (tmp_path / "nonexistent").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    assert main([*find, "--work-dir", str(kept / "a" / "b")]) == 0
+    assert kept.is_dir() and not any(kept.iterdir())
+    folder = tmp_path / "folder"  # a directory: its documents are not counted in advance
+    folder.mkdir()
+    for k in range(300):
+        (folder / f"{k:03d}.txt").write_text(f"document number {k} with some words in it")
+    costs = outofcore.MemoryCosts(fixed=0, per_document=10_000, per_id_char=0, min_chunk=0)
+    monkeypatch.setattr(outofcore, "COSTS", costs)  # too many documents: ends while reading
+    capsys.readouterr()
+    assert main(["find", str(folder), "--memory-limit", "2M", "--work-dir", str(work),
+                 "-q"]) == 2
+    assert "after reading" in capsys.readouterr().err
+    assert not (tmp_path / "nonexistent").exists()

@@ -1,6 +1,8 @@
 """The HTML report: escaped, counted, bounded, and rendered by a real headless Chromium."""
 
+import hashlib
 import html
+import json
 import os
 import re
 import subprocess
@@ -125,7 +127,7 @@ def test_report_from_a_result_directory_matches_the_in_memory_one(injected, tmp_
     assert _chords(page) == result.counts["candidates"]
     assert "the 1 dots on y = 0 are true pairs LSH missed" in page
     assert html.escape(SCRIPT_PAYLOAD) in page and SCRIPT_PAYLOAD not in page
-    assert "texts not available" in page  # no texts and no directory to re-read
+    assert "texts were not re-read" in page and "--root DIR" in page  # and how to get them
 
 
 def test_find_report_shows_pairs_side_by_side_with_path_and_line(tmp_path, capsys):
@@ -141,9 +143,57 @@ def test_find_report_shows_pairs_side_by_side_with_path_and_line(tmp_path, capsy
     # the first shared non-blank line is line 3 of each file (two blank lines above it)
     assert "<code>pkg0/mod.py:3</code> ↔ <code>pkg1/mod.py:3</code>" in page
     assert 'class="same"' in page and 'class="only"' in page
-    # the result directory knows where the files are: the report re-reads them
-    rc = cli.main(["report", str(tmp_path / "res"), "-o", str(tmp_path / "again.html")])
+    # from the folder, texts are re-read under the root given on the command line only
+    rc = cli.main(["report", str(tmp_path / "res"), "-o", str(tmp_path / "again.html"),
+                   "--root", str(root)])
     assert rc == 0 and "pkg0/mod.py:3</code>" in (tmp_path / "again.html").read_text()
+
+
+def _edit_summary(folder, edit) -> None:
+    """Change a results folder's summary.json and its manifest entry to match, as
+    anyone who can write the folder can (the SHA-256s prove nothing about intent)."""
+    summary = json.loads((folder / "summary.json").read_text())
+    edit(summary)
+    (folder / "summary.json").write_text(json.dumps(summary))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for entry in manifest["files"]:
+        if entry["name"] == "summary.json":
+            entry["bytes"] = (folder / "summary.json").stat().st_size
+            entry["sha256"] = hashlib.sha256((folder / "summary.json").read_bytes()).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_folder_report_reads_texts_only_under_the_root_given(tmp_path, capsys):
+    """D6 (issue 22): the root a folder's summary names is not a place to read; texts come
+    only from under --root, and no path or link leads out of it."""
+    secret = tmp_path / "etc"  # stands for /etc: files the folder must not make us read
+    secret.mkdir()
+    code = tmp_path / "code"
+    code.mkdir()
+    for name, text in zip(("passwd", "group"), _family(6, variants=2)):
+        (secret / name).write_text(f"SECRET-{name}\n{text}\n")
+        (code / name).write_text(text + "\n")
+    res = tmp_path / "res"
+    assert cli.main(["find", str(code), "--shingle", "word", "-k", "3", "-t", "0.5", "-q",
+                     "--out", str(res)]) == 0
+    _edit_summary(res, lambda s: s["read"]["inputs"][0].update(path=str(secret)))
+    capsys.readouterr()
+
+    def report(name, *args):
+        assert cli.main(["report", str(res), "-o", str(tmp_path / name), *args]) == 0
+        return (tmp_path / name).read_text(encoding="utf-8"), capsys.readouterr().out
+
+    page, out = report("none.html")
+    assert "SECRET-" not in page and "0 pair views" in out
+    assert "texts were not re-read" in page and "--root DIR" in page
+    page, out = report("root.html", "--root", str(code))
+    assert "SECRET-" not in page and "1 pair views" in out
+    assert f"texts re-read from {code}" in page
+    (code / "passwd").unlink()  # a link inside the root that leads out of it
+    (code / "passwd").symlink_to(secret / "passwd")
+    page, out = report("link.html", "--root", str(code))
+    assert "SECRET-" not in page and "0 pair views" in out
+    assert "a text could not be read" in page
 
 
 # ----------------------------------------------------------------------------- Chromium

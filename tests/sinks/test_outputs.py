@@ -363,3 +363,69 @@ def test_parts_are_what_their_writers_reported(tmp_path, manifest_is_true):
     with pytest.raises(RuntimeError, match="wrote 4 rows of documents where 5 were counted"):
         sinks.write_folder(tmp_path / "miscounted", "csv", {"documents": sinks.PartsTable(
             writer(lambda folder: None), schema, 5)}, {}, {})
+
+
+def test_the_exact_join_leaves_estimate_empty_in_every_output(ads, tmp_path):
+    """D17 (issue 22): with --method exact, `estimate` of a pair of different sets is
+    empty in CSV and null in JSON Lines and Parquet, on a folder and on standard output
+    (copies of one set are 1: equal sets, equal signatures); never the text `nan`."""
+    import csv
+    import io
+
+    import pyarrow.parquet as pq
+
+    find = ["find", str(ads), "--id-field", "id", "-t", "0.7", "-q"]
+    rows = {}
+    for fmt in ("csv", "jsonl", "parquet"):
+        out = tmp_path / fmt
+        assert main([*find, "--method", "exact", "--out", str(out),
+                     "--output-format", fmt]) == 0
+        for name in ("pairs", "candidates"):
+            if fmt == "csv":
+                text = (out / f"{name}.csv").read_text()
+                assert "nan" not in text
+                table = list(csv.DictReader(io.StringIO(text)))
+                rows[fmt, name] = [(float(r["jaccard"]), r["estimate"] or None) for r in table]
+            elif fmt == "jsonl":
+                table = [json.loads(line) for line in (out / f"{name}.jsonl").open()]
+                rows[fmt, name] = [(r["jaccard"], r["estimate"]) for r in table]
+            else:
+                table = pq.read_table(out / f"{name}.parquet").to_pylist()
+                rows[fmt, name] = [(r["jaccard"], r["estimate"]) for r in table]
+    for fmt in ("csv", "jsonl"):
+        shown = subprocess.run([*NEARDUP, *find, "--method", "exact", "-o", "-",
+                                "--output-format", fmt], capture_output=True, text=True)
+        assert shown.returncode == 0, shown.stderr
+        assert "nan" not in shown.stdout
+        table = (list(csv.DictReader(io.StringIO(shown.stdout))) if fmt == "csv"
+                 else [json.loads(line) for line in shown.stdout.splitlines()])
+        rows[fmt, "stdout"] = [(float(r["jaccard"]), r["estimate"] or None) for r in table]
+    for key, found in rows.items():
+        near = [estimate for jaccard, estimate in found if jaccard < 1]
+        assert near and all(estimate is None for estimate in near), key
+        copies = {estimate for jaccard, estimate in found if jaccard == 1}
+        assert copies <= {"1.0", "1", 1.0}, key
+    # LSH estimates every pair: nothing is empty there
+    assert main([*find, "--method", "lsh", "--out", str(tmp_path / "lsh")]) == 0
+    lsh_rows = list(csv.DictReader((tmp_path / "lsh" / "pairs.csv").open()))
+    assert lsh_rows and all(r["estimate"] != "" for r in lsh_rows)
+
+
+def test_a_report_inside_the_results_folder_is_refused_before_any_work(ads, tmp_path, capsys):
+    """D19 (issue 22): `find --out o --report o/r.html` would put a file the folder's
+    manifest does not list into a folder the next run replaces whole; it is refused up
+    front, nothing written, and a report beside the folder survives the next run."""
+    out = tmp_path / "o"
+    for report in (out / "r.html", out, out / "sub" / "r.html"):
+        assert main(["find", str(ads), "--id-field", "id", "--out", str(out),
+                     "--report", str(report), "-q"]) == 2
+        err = capsys.readouterr().err
+        assert f"--report {report} lies inside --out {out}" in err
+        assert not out.exists() and not report.exists()
+    beside = tmp_path / "r.html"
+    assert main(["find", str(ads), "--id-field", "id", "--out", str(out), "--report",
+                 str(beside), "-q"]) == 0
+    assert main(["find", str(ads), "--id-field", "id", "--out", str(out), "-q"]) == 0
+    assert beside.is_file() and sinks.read_manifest(out)
+    assert main(["report", str(out), "-o", str(out / "r.html")]) == 2  # nor from the folder
+    assert "lies inside the input directory" in capsys.readouterr().err
