@@ -11,6 +11,7 @@ K = 128. Recall is against the exact join's pairs (``--method exact`` on the loc
 engine: every pair with J >= t on the same 5-gram sets); the pair sets of both engines
 are compared (they must be equal). Per-core throughput is documents per second divided
 by the cores both engines use (the machine's). MLlib's join is bench_spark.py's.
+``neardup dedup`` on both engines: bench_spark_dedup.py.
 """
 
 from __future__ import annotations
