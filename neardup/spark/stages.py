@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import lsh, simhash, verify
+from .._core.hashing import GOLDEN, mix64
 from ..config import FindConfig
 from ..minhash import Signatures, minhash
 from ..shingling import ShingleSets, set_fingerprints, shingle
@@ -179,19 +180,52 @@ def _verify_batches(config: FindConfig):
     return run
 
 
-def _bucket_batches(n: int, max_bucket: int, policy: str):
-    """mapInArrow body over one partition of (doc, band, key) entries holding whole buckets:
-    the candidate pairs inside them (:func:`~neardup.lsh.pairs_in_buckets`, the local
-    engine's rule) as (doc_a, doc_b), then one row (doc_a null) with the partition's bucket
-    stats (largest, over: buckets past ``max_bucket``, avoided: pairs they did not emit)."""
+def _band_blobs(targets: np.ndarray):
+    """mapInArrow body over (doc, keys) of the heads: each batch's bucket entries (band,
+    key, doc) sent to the bucket partition of their (band, key), as one row per partition
+    (``dest``: the value Spark's hash partitioning sends to it, ``entries``: the entries'
+    three int64 columns, bands then keys then docs): a shuffle of a few large rows, not
+    of n x b small ones."""
+    parts = np.uint64(targets.size)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        columns: dict[str, list[np.ndarray]] = {"doc": [], "band": [], "key": []}
         for batch in batches:
-            for name in columns:
-                columns[name].append(batch.column(name).to_numpy(zero_copy_only=False))
-        doc, band, key = (np.concatenate(columns[name]) if columns[name]
-                          else np.empty(0, dtype=np.int64) for name in ("doc", "band", "key"))
+            if not batch.num_rows:
+                continue
+            keys = batch.column("keys")
+            flat = keys.flatten().to_numpy()
+            lengths = np.diff(keys.offsets.to_numpy())
+            docs = np.repeat(batch.column("doc").to_numpy(), lengths)
+            starts = np.repeat(keys.offsets.to_numpy()[:-1], lengths)
+            bands = np.arange(flat.size, dtype=np.int64) - starts
+            with np.errstate(over="ignore"):
+                mixed = mix64(flat.view(np.uint64) ^ (bands.astype(np.uint64) * GOLDEN))
+            dest = (mixed % parts).astype(np.int64)
+            order = np.argsort(dest, kind="stable")
+            bounds = np.searchsorted(dest[order], np.arange(targets.size + 1))
+            rows, blobs = [], []
+            for t in np.flatnonzero(np.diff(bounds)).tolist():
+                at = order[bounds[t]:bounds[t + 1]]
+                rows.append(int(targets[t]))
+                blobs.append(np.concatenate([bands[at], flat[at], docs[at]]).tobytes())
+            yield pa.RecordBatch.from_arrays([pa.array(rows, pa.int64()),
+                                              pa.array(blobs, pa.binary())],
+                                             names=["dest", "entries"])
+    return run
+
+
+def _bucket_batches(n: int, max_bucket: int, policy: str):
+    """mapInArrow body over one partition of :func:`_band_blobs` rows, holding whole
+    buckets: the candidate pairs inside them (:func:`~neardup.lsh.pairs_in_buckets`, the
+    local engine's rule) as (doc_a, doc_b), then one row (doc_a null) with the partition's
+    bucket stats (largest, over: buckets past ``max_bucket``, avoided: pairs they did not
+    emit)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        chunks = [np.frombuffer(blob, dtype=np.int64).reshape(3, -1)
+                  for batch in batches for blob in batch.column("entries").to_pylist()]
+        band, key, doc = (np.concatenate(chunks, axis=1) if chunks
+                          else np.empty((3, 0), dtype=np.int64))
         i, j, stats = lsh.pairs_in_buckets(band, key, doc, n, max_bucket=max_bucket,
                                            policy=policy)
         none = pa.nulls(i.size, pa.int64())
@@ -202,6 +236,21 @@ def _bucket_batches(n: int, max_bucket: int, policy: str):
              pa.array([stats.largest_bucket]), pa.array([stats.buckets_over_limit]),
              pa.array([stats.pairs_avoided])], names=_BUCKETED_COLUMNS)
     return run
+
+
+def _partition_targets(spark, parts: int) -> np.ndarray:
+    """For each partition t < ``parts``, a long that Spark's hash partitioning
+    (``repartition(parts, col)``: pmod(murmur3(col), parts)) sends to t, found by Spark's
+    own hash expression in one small job, so every bucket partition gets its own."""
+    found: dict[int, int] = {}
+    span = 16 * parts
+    while len(found) < parts:
+        rows = (spark.range(span - 16 * parts, span)
+                .select("id", F.expr(f"pmod(hash(id), {parts})").alias("t")).collect())
+        for row in rows:
+            found.setdefault(int(row["t"]), int(row["id"]))
+        span += 16 * parts
+    return np.array([found[t] for t in range(parts)], dtype=np.int64)
 
 
 _BUCKETED_COLUMNS = ["doc_a", "doc_b", "largest", "over", "avoided"]
@@ -292,9 +341,13 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
     started = time.perf_counter()
     n = docs.agg(F.max("doc")).first()[0]
     n = 1 if n is None else int(n) + 1
-    entries = (heads.select("doc", F.posexplode("keys").alias("band", "key"))
-               .repartition(docs.sparkSession.sparkContext.defaultParallelism * 2,
-                            "band", "key"))
+    spark = docs.sparkSession
+    # partitions of about 64 MB of entries (24 bytes each), at least two a core
+    parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * 24 // (64 << 20))
+    entries = (heads.select("doc", "keys")
+               .mapInArrow(_band_blobs(_partition_targets(spark, parts)),
+                           "dest long, entries binary")
+               .repartition(parts, "dest"))
     bucketed = entries.mapInArrow(
         _bucket_batches(n, config.max_bucket, config.bucket_policy), _BUCKETED_SCHEMA).persist()
     candidates = (bucketed.where(F.col("doc_a").isNotNull()).select("doc_a", "doc_b")
