@@ -66,13 +66,14 @@ class IndexFindResult(FindResult):
         return table.append_column("side", columns.strings(side.tolist()))
 
 
-def segment_candidates(keys: np.ndarray, band_keys: np.ndarray, band_docs: np.ndarray,
-                       n_segment: int) -> tuple[np.ndarray, np.ndarray]:
+def segment_candidates(keys: np.ndarray, segment) -> tuple[np.ndarray, np.ndarray]:
     """(query row, segment document) of every pair sharing a band key, each pair once,
-    sorted. ``keys``: (q, b) uint64; ``band_keys``: (b, n) uint64, each row sorted;
-    ``band_docs``: (b, n), the document of each sorted key. Reads the key columns by
-    binary search (the queries sorted, so neighbouring searches touch neighbouring
-    pages) and only the ``band_docs`` entries of matching keys."""
+    sorted. ``keys``: (q, b) uint64; the segment's ``band_keys``: (b, n) uint64, each
+    row sorted, and ``band_docs``: (b, n), the document of each sorted key. Reads the
+    key columns by binary search (the queries sorted, so neighbouring searches touch
+    neighbouring pages) and only the ``band_docs`` entries of matching keys (checked
+    to be documents of the segment: :meth:`~neardup.index.store.Segment.documents_of`)."""
+    band_keys, n_segment = segment.band_keys, segment.n
     codes = []
     for band in range(keys.shape[1]):
         query = keys[:, band]
@@ -88,7 +89,7 @@ def segment_candidates(keys: np.ndarray, band_keys: np.ndarray, band_docs: np.nd
         rows = np.repeat(order.astype(np.int64), counts)
         starts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
         positions = starts + np.arange(total, dtype=np.int64)
-        documents = np.asarray(band_docs[band][positions], dtype=np.int64)
+        documents = segment.documents_of(band, positions)
         codes.append(sorted_unique(rows * n_segment + documents))
     if not codes:
         empty = np.empty(0, dtype=np.int64)
@@ -107,8 +108,7 @@ def against(index, new: FindResult) -> IndexFindResult:
     keys = lsh.band_keys(new.signatures.matrix, index.bands, index.rows)
     rows_parts, old_parts = [], []
     for s, segment in enumerate(index.segments):
-        rows, documents = segment_candidates(keys, segment.band_keys, segment.band_docs,
-                                             segment.n)
+        rows, documents = segment_candidates(keys, segment)
         rows_parts.append(rows)
         old_parts.append(documents + index.bases[s])
     head_row = np.concatenate(rows_parts) if rows_parts else np.empty(0, dtype=np.int64)
@@ -192,7 +192,7 @@ def _gather(index, documents: np.ndarray):
     for s, seg in enumerate(index.segments):
         local = documents[segment == s] - index.bases[s]
         if local.size:
-            sets.append(seg.sets.subset(local))
+            sets.append(seg.sets_of(local))
             signatures.append(np.asarray(seg.signatures[local]))
     if not sets:
         return None, None, np.empty(0, dtype=np.int64)
