@@ -14,7 +14,9 @@ Properties checked:
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -148,11 +150,18 @@ def test_an_intact_file_version_is_hashed_once_and_a_replaced_one_again(
 def test_a_read_only_index_is_checked_in_memory(built, tmp_path, monkeypatch):
     idx, _ = fresh_copy(built, tmp_path)
     monkeypatch.setattr(integrity, "RACY_SECONDS", -1.0)
-    idx.chmod(0o555)
-    try:
-        assert Index(idx).n == 200  # the cache file cannot be written: no error
-    finally:
-        idx.chmod(0o755)
+    hashed = []
+    monkeypatch.setattr(integrity, "file_sha256",
+                        lambda path: hashed.append(path.name) or file_sha256(path))
+
+    def read_only(*args):  # chmod does not stop root: the file system says no instead
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(os, "replace", read_only)
+    assert Index(idx).n == 200  # the cache file cannot be written: no error
+    assert len(hashed) == len(SEGMENT_FILES)
+    assert sorted(p.name for p in idx.iterdir()) == ["lock", "manifest.json", "segments"]
+    assert Index(idx).n == 200 and len(hashed) == len(SEGMENT_FILES)  # once per process
 
 
 def test_a_segment_name_outside_the_segments_folder_is_refused(built, tmp_path):
