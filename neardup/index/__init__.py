@@ -70,8 +70,10 @@ class Index:
 
     ``n`` documents (only those that can pair: at least ``min_shingles`` shingles);
     document g is row g - base of the segment holding it. Opening maps every segment's
-    files (no data is read), so a concurrent ``compact`` that removes old segments
-    does not disturb an open index.
+    files, so a concurrent ``compact`` that removes old segments does not disturb an
+    open index, and checks them (:mod:`neardup.index.integrity`: the layout always, the
+    SHA-256 and whole structure of a file version not checked before): a damaged index
+    is an :class:`IndexCorruptError` naming the file.
     """
 
     def __init__(self, path: str | os.PathLike):

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import neardup
+from neardup.cli import main
 from neardup.index import Index, IndexCorruptError, integrity
 from neardup.index import against as against_module
 from neardup.index.store import SEGMENT_FILES
@@ -175,3 +176,17 @@ def test_a_segment_name_outside_the_segments_folder_is_refused(built, tmp_path):
         Index(idx)
     with pytest.raises(ValueError, match="index corrupt: .*manifest.json"):
         neardup.find(built[1], against=idx, id="id")
+
+
+def test_info_verify_names_every_damaged_file(built, tmp_path, capsys):
+    idx, segment = fresh_copy(built, tmp_path)
+    for name in ("sets.values.npy", "signatures.npy"):
+        data = bytearray((segment / name).read_bytes())
+        data[-1] ^= 0x01
+        (segment / name).write_bytes(bytes(data))
+    assert main(["index", "info", str(idx), "--verify"]) == 2
+    err = capsys.readouterr().err
+    assert "index corrupt: 2 file(s) differ from the manifest" in err
+    assert "seg-000001/sets.values.npy" in err and "seg-000001/signatures.npy" in err
+    assert main(["index", "info", str(idx)]) == 2  # opening alone names the first one
+    assert "index corrupt" in capsys.readouterr().err
