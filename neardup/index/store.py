@@ -143,7 +143,7 @@ def write_manifest(path: str | os.PathLike, manifest: dict) -> None:
     path = Path(path)
     temp = path / f"{MANIFEST}{_TEMP}{os.getpid()}"
     try:
-        with open(temp, "w", encoding="utf-8") as f:
+        with naming(temp), open(temp, "w", encoding="utf-8") as f:
             f.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -324,7 +324,7 @@ class NpyWriter:
             "descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False,
             "shape": tuple(int(x) for x in shape)})
         self.file = None
-        with self._naming_the_file():
+        with naming(self.path):
             self.file = open(self.path, "wb")
             self.file.write(header.getvalue())
             self.file.flush()
@@ -335,7 +335,7 @@ class NpyWriter:
         block = np.ascontiguousarray(values, dtype=self.dtype)
         if self.written + block.size > self.expected:
             raise ValueError(f"{self.path}: more values than its shape holds")
-        with self._naming_the_file():
+        with naming(self.path):
             self.file.write(memoryview(block).cast("B"))
         self.written += block.size
 
@@ -350,21 +350,23 @@ class NpyWriter:
                 if self.written != self.expected:
                     raise ValueError(f"{self.path}: {self.written} values written of "
                                      f"{self.expected}")
-                with self._naming_the_file():
+                with naming(self.path):
                     self.file.flush()
                     os.fsync(self.file.fileno())
         finally:
             with contextlib.suppress(OSError):  # what the disk could not take is gone
                 self.file.close()
 
-    @contextlib.contextmanager
-    def _naming_the_file(self):
-        try:
-            yield
-        except OSError as exc:
-            if exc.filename is not None:
-                raise
-            raise OSError(exc.errno, exc.strerror or str(exc), str(self.path)) from None
+
+@contextlib.contextmanager
+def naming(path: Path):
+    """An OSError inside (a write's ENOSPC names no file) names ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
 
 
 def reserve(fd: int, size: int) -> None:
