@@ -39,10 +39,14 @@ def check() -> None:
 
 
 @contextmanager
-def deferred():
+def deferred(*, for_life: bool = False):
     """``with deferred():`` SIGINT and SIGTERM are noted, raised by :func:`check`.
 
-    Only in the main thread (where Python delivers signals); elsewhere a no-op."""
+    ``for_life``: the block is the command of this process; after it, the work done
+    and the interpreter exiting, both signals are ignored (Python's exit resets any
+    handler to the default, a death by signal, but leaves SIG_IGN), so the exit code
+    stays the command's. Otherwise the previous handlers come back. Only in the main
+    thread (where Python delivers signals); elsewhere a no-op."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -51,5 +55,5 @@ def deferred():
         yield
     finally:
         for s, handler in previous.items():
-            signal.signal(s, handler)
+            signal.signal(s, signal.SIG_IGN if for_life else handler)
         _pending.clear()

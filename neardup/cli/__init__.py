@@ -31,12 +31,15 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None) -> int:
     parser = build_parser()
+    this_process = argv is None  # the command of this process, not a call from Python
     argv = code_keeps_paths(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     args.explicit = cli_index.explicit_options(parser, argv, args)  # for --against, index
     shown, warnings.showwarning = warnings.showwarning, _show_warning
     try:
-        with interrupt.deferred():  # Ctrl-C, SIGTERM: raised between batches, not in a kernel
+        # Ctrl-C, SIGTERM: raised between batches, not in a kernel; for the life of the
+        # process when this is its command, so that one during its exit is no death
+        with interrupt.deferred(for_life=this_process):
             return _run(args)
     except BrokenPipeError:  # `neardup ... | head`: the reader has what it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
