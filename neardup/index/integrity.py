@@ -78,6 +78,12 @@ def check_manifest(file: Path, manifest: dict, segment_files: tuple[str, ...]) -
     for key in ("bands", "rows", "documents"):
         if not isinstance(manifest.get(key), int) or manifest[key] < 0:
             raise corrupt(file, f"{key} must be a non-negative integer")
+    if manifest["documents"] != sum(entry["documents"] for entry in segments):
+        raise corrupt(file, f"documents ({manifest['documents']}) is not the sum of its "
+                            f"segments' documents")
+    options = manifest.get("options")
+    if not isinstance(options, dict) or not isinstance(options.get("num_perm"), int):
+        raise corrupt(file, "no options with an integer num_perm")
 
 
 def load_array(path: Path) -> np.ndarray:

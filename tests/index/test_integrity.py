@@ -190,3 +190,20 @@ def test_info_verify_names_every_damaged_file(built, tmp_path, capsys):
     assert "seg-000001/sets.values.npy" in err and "seg-000001/signatures.npy" in err
     assert main(["index", "info", str(idx)]) == 2  # opening alone names the first one
     assert "index corrupt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda m: m["segments"][0].update(name="seg-1"), "not a plain segment name"),
+    (lambda m: m["segments"][0].update(name="/tmp/seg-000001"), "not a plain segment name"),
+    (lambda m: m["segments"][0]["files"][0].update(name="../../manifest.json"),
+     "does not list the files"),
+    (lambda m: m.update(documents=m["documents"] + 1), "not the sum of its segments'"),
+    (lambda m: m["options"].pop("num_perm"), "integer num_perm"),
+])
+def test_a_manifest_that_does_not_hold_together_is_refused(built, tmp_path, damage, says):
+    idx, _ = fresh_copy(built, tmp_path)
+    manifest = json.loads((idx / "manifest.json").read_text())
+    damage(manifest)
+    (idx / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexCorruptError, match=f"index corrupt: .*manifest.json: .*{says}"):
+        Index(idx)
