@@ -178,9 +178,11 @@ def run_neardup(folder: Path, suffix: str, work: Path) -> dict:
     _, query_s, query_peak, query_anon = _timed_anon(
         ["find", str(folder / f"new{suffix}.jsonl"), "--against", str(idx), "--out",
          str(out), "--output-format", "parquet", "--top", "0", *common], work / "anon")
-    table = pq.read_table(out / "pairs.parquet", columns=["id_a", "id_b"]).to_pydict()
-    found = {(int(a[1:]), int(b[len("index:o"):])) for a, b in zip(table["id_a"], table["id_b"])
-             if b.startswith("index:")}
+    table = pq.read_table(out / "pairs.parquet",
+                          columns=["id_a", "id_b", "source_b"]).to_pydict()
+    found = {(int(a[1:]), int(b[1:]))
+             for a, b, source in zip(table["id_a"], table["id_b"], table["source_b"])
+             if source == "index"}
     counts = json.loads((out / "summary.json").read_text())["counts"]
     return {"build_s": build_s, "build_peak_mib": build_peak, "build_anon_mib": build_anon,
             "query_s": query_s, "query_peak_mib": query_peak, "query_anon_mib": query_anon,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import cluster, lsh, sinks
 from ._core.progress import StageTimer
+from .config import check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore
 from .pipeline.run import field_ranks, find_documents, find_item_sets
@@ -286,7 +287,9 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
 
 def tune(threshold: float, num_perm: int = 128, *, bands: int | None = None,
          rows: int | None = None, weights=lsh.DEFAULT_WEIGHTS) -> lsh.BandPlan:
-    """The b × r for ``threshold`` and K, with its S-curve (see :mod:`neardup.lsh`)."""
+    """The b × r for ``threshold`` and K, with its S-curve (see :mod:`neardup.lsh`); K is
+    checked as :func:`find` checks it."""
+    check_num_perm(num_perm)
     return lsh.choose_bands(threshold, num_perm, weights=weights, bands=bands, rows=rows)
 
 

@@ -18,6 +18,14 @@ from .shingling import ShingleOptions
 # (Zhu, Nargesian, Pu, Miller 2016) does (neardup.containment); "auto" keeps the exact join
 CONTAINMENT_METHODS = ("auto", "lsh", "exact")
 SKETCHES = ("minhash", "simhash")
+MAX_NUM_PERM = lsh.MAX_NUM_PERM
+
+
+def check_num_perm(num_perm) -> None:
+    """K, as every command takes it (find, tune, index): an integer in 1..MAX_NUM_PERM."""
+    if isinstance(num_perm, bool) or not isinstance(num_perm, int) or \
+            not 1 <= num_perm <= MAX_NUM_PERM:
+        raise ValueError(f"num_perm must be an integer in 1..{MAX_NUM_PERM}, got {num_perm!r}")
 
 
 @dataclass(frozen=True)
@@ -121,9 +129,7 @@ class FindConfig:
                              f"limit), got {self.max_pairs!r}")
         if not isinstance(self.threshold, (int, float)) or not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold!r}")
-        if not isinstance(self.num_perm, int) or not 1 <= self.num_perm <= lsh.MAX_NUM_PERM:
-            raise ValueError(f"num_perm must be an integer in 1..{lsh.MAX_NUM_PERM}, "
-                             f"got {self.num_perm!r}")
+        check_num_perm(self.num_perm)
         if not isinstance(self.min_shingles, int) or self.min_shingles < 1:
             raise ValueError(f"min_shingles must be a positive integer, got {self.min_shingles!r}")
         if self.bits is not None and not 1 <= self.bits <= 16:

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 
 from numba.core import event
 
+from . import interrupt
+
 
 class _CompileClock(event.Listener):
     """Wall seconds spent compiling kernels in this process (nested compiles once)."""
@@ -63,6 +65,7 @@ class StageTimer:
 
     @contextmanager
     def stage(self, name: str, detail: str = ""):
+        interrupt.check()  # a stage boundary: where Ctrl-C and SIGTERM are acted on
         if not self.quiet:
             print(f"[neardup] {name}{': ' + detail if detail else ''} ...", file=sys.stderr,
                   flush=True)
@@ -70,6 +73,7 @@ class StageTimer:
         compiled = COMPILING.seconds
         try:
             yield
+            interrupt.check()
         finally:
             elapsed = time.perf_counter() - start
             compiling = COMPILING.seconds - compiled
@@ -82,10 +86,18 @@ class StageTimer:
                       flush=True)
 
     def bar(self, iterable, total: int, desc: str):
-        """A tqdm bar on stderr for long loops over batches (none when quiet)."""
-        if self.quiet:
-            return iterable
-        from tqdm import tqdm
+        """A tqdm bar on stderr for long loops over batches (none when quiet); between
+        two batches, Ctrl-C and SIGTERM are acted on (:func:`interrupt.check`)."""
+        if not self.quiet:
+            from tqdm import tqdm
 
-        return tqdm(iterable, total=total, desc=f"[neardup] {desc}", unit="batch",
-                    file=sys.stderr, leave=False, disable=None)
+            iterable = tqdm(iterable, total=total, desc=f"[neardup] {desc}", unit="batch",
+                            file=sys.stderr, leave=False, disable=None)
+        return checked(iterable)
+
+
+def checked(iterable):
+    """``iterable``, with Ctrl-C and SIGTERM acted on before each item."""
+    for item in iterable:
+        interrupt.check()
+        yield item

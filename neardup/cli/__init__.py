@@ -10,10 +10,11 @@ import json
 import os
 import signal
 import sys
-import threading
 import warnings
 
 from .. import api
+from .._core import interrupt
+from .._core.interrupt import Terminated
 from . import index as cli_index
 from .parser import SOURCE_KEYS, against_options, build_parser, code_keeps_paths, keyword_options
 from .summary import describe_report, format_explain, format_report
@@ -24,36 +25,28 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is so that every ``with`` block cleans up."""
-
-
-def _terminate(signum, frame):
-    raise Terminated()
-
-
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"neardup: warning: {message}", file=sys.stderr)
 
 
 def main(argv=None) -> int:
     parser = build_parser()
+    this_process = argv is None  # the command of this process, not a call from Python
     argv = code_keeps_paths(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     args.explicit = cli_index.explicit_options(parser, argv, args)  # for --against, index
-    previous = (signal.signal(signal.SIGTERM, _terminate)
-                if threading.current_thread() is threading.main_thread() else None)
     shown, warnings.showwarning = warnings.showwarning, _show_warning
     try:
-        return _run(args)
+        # Ctrl-C, SIGTERM: raised between batches, not in a kernel; for the life of the
+        # process when this is its command, so that one during its exit is no death
+        with interrupt.deferred(for_life=this_process):
+            return _run(args)
     except BrokenPipeError:  # `neardup ... | head`: the reader has what it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     finally:
         warnings.showwarning = shown
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _run(args) -> int:

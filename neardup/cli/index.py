@@ -93,7 +93,8 @@ def given_options(options: dict, args, source_keys) -> dict:
 
 
 def run(args, options_of, source_keys) -> None:
-    from ..index import Index
+    from ..index import Index, IndexCorruptError
+    from ..index.store import read_manifest, verify_checksums
 
     command = args.index_command
     if command == "build":
@@ -109,11 +110,20 @@ def run(args, options_of, source_keys) -> None:
               f"few shingles); the index holds {added['documents']:,} (version "
               f"{added['version']})")
     elif command == "info":
-        info = Index(args.index_path).info(verify=args.verify)
-        print(json.dumps(info, indent=2) if args.json else format_info(info))
+        try:
+            info = Index(args.index_path).info(verify=args.verify)
+        except IndexCorruptError:
+            if not args.verify:
+                raise
+            info = {"corrupt_files": verify_checksums(args.index_path,
+                                                      read_manifest(args.index_path))}
+            if not info["corrupt_files"]:
+                raise  # damaged in structure, the hashes agreeing: the open's message
+        else:
+            print(json.dumps(info, indent=2) if args.json else format_info(info))
         if args.verify and info["corrupt_files"]:
-            raise ValueError(f"{len(info['corrupt_files'])} file(s) differ from the "
-                             f"manifest: {', '.join(info['corrupt_files'][:5])}")
+            raise ValueError(f"index corrupt: {len(info['corrupt_files'])} file(s) differ "
+                             f"from the manifest: {', '.join(info['corrupt_files'][:5])}")
     else:
         done = Index(args.index_path).compact()
         print(f"compacted {done['segments_before']} segment(s) into {done['segments']} "

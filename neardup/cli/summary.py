@@ -138,10 +138,12 @@ def _top_clusters(result, top: int) -> list[str]:
     lines = [f"largest clusters (of {result.counts['clusters']:,}):"]
     # a line file's ids are line numbers: its lines' texts come along (see pipeline.run)
     previews = getattr(result, "previews", None) or {}
+    new_documents = getattr(result, "new_documents", None)  # against an index
 
     def named(d) -> str:
         preview = previews.get(int(d))
-        return result.ids[d] if preview is None else f"{result.ids[d]}: {preview}"
+        name = result.ids[d] if preview is None else f"{result.ids[d]}: {preview}"
+        return f"{name} [index]" if new_documents is not None and d >= new_documents else name
 
     for label in largest:
         members = np.flatnonzero(result.labels == label)

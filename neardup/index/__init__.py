@@ -36,16 +36,20 @@ from ..sources import frames
 from ..sources.options import SourceOptions, as_paths
 from ..text import prepare
 from . import store
+from .integrity import IndexCorruptError
 from .store import (
     SEGMENTS,
     Segment,
     SegmentPiece,
     WriteLock,
+    discard_unlisted,
     read_manifest,
     sweep_unlisted,
     write_manifest,
     write_segment,
 )
+
+__all__ = ["Index", "IndexCorruptError"]
 
 # the options that make a set, a signature or a band key: fixed by the index
 CONFIG_OPTIONS = ("shingle_kind", "shingle_size", "hash_bits", "min_shingles", "num_perm",
@@ -66,8 +70,10 @@ class Index:
 
     ``n`` documents (only those that can pair: at least ``min_shingles`` shingles);
     document g is row g - base of the segment holding it. Opening maps every segment's
-    files (no data is read), so a concurrent ``compact`` that removes old segments
-    does not disturb an open index.
+    files, so a concurrent ``compact`` that removes old segments does not disturb an
+    open index, and checks them (:mod:`neardup.index.integrity`: the layout always, the
+    SHA-256 and whole structure of a file version not checked before): a damaged index
+    is an :class:`IndexCorruptError` naming the file.
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -81,7 +87,7 @@ class Index:
         for attempt in range(2):
             self.manifest = read_manifest(self.path)
             try:
-                self.segments = [Segment.open(self.path, entry)
+                self.segments = [Segment.open(self.path, self.manifest, entry)
                                  for entry in self.manifest["segments"]]
                 break
             except (ValueError, OSError):
@@ -236,11 +242,15 @@ class Index:
         manifest = read_manifest(self.path)  # the latest, under the lock
         sweep_unlisted(self.path, manifest)
         before = manifest["documents"]
-        set_aside = write(self.path, manifest)
-        manifest["set_aside"] += set_aside
-        if manifest["documents"] > before or set_aside:
-            manifest["version"] += 1
-            write_manifest(self.path, manifest)
+        try:
+            set_aside = write(self.path, manifest)
+            manifest["set_aside"] += set_aside
+            if manifest["documents"] > before or set_aside:
+                manifest["version"] += 1
+                write_manifest(self.path, manifest)
+        except BaseException:  # a full disk, Ctrl-C, SIGTERM: no segment of it is left
+            discard_unlisted(self.path)
+            raise
         self._open()
         return {"added": manifest["documents"] - before, "set_aside": set_aside,
                 "documents": manifest["documents"], "version": manifest["version"]}
@@ -251,13 +261,17 @@ class Index:
         with WriteLock(self.path):
             manifest = read_manifest(self.path)
             sweep_unlisted(self.path, manifest)
-            old = [Segment.open(self.path, entry) for entry in manifest["segments"]]
+            old = [Segment.open(self.path, manifest, entry) for entry in manifest["segments"]]
             if len(old) <= 1:
                 return {"segments_before": len(old), "segments": len(old),
                         "version": manifest["version"]}
-            manifest["segments"] = [_merge(self.path, manifest, old)]
-            manifest["version"] += 1
-            write_manifest(self.path, manifest)
+            try:
+                manifest["segments"] = [_merge(self.path, manifest, old)]
+                manifest["version"] += 1
+                write_manifest(self.path, manifest)
+            except BaseException:
+                discard_unlisted(self.path)
+                raise
             sweep_unlisted(self.path, manifest)
         self._open()
         return {"segments_before": len(old), "segments": 1, "version": manifest["version"]}
@@ -343,7 +357,8 @@ def _write_inputs(root: Path, manifest: dict, inputs, source: dict, prep,
             parts.append(_new_segment(root, manifest, ids, sets, signatures))
         del texts, sets, signatures
     if len(parts) > 1:
-        merged = _merge(root, manifest, [Segment.open(root, entry) for entry in parts])
+        merged = _merge(root, manifest, [Segment.open(root, manifest, entry, written=True)
+                                         for entry in parts])
         for entry in parts:
             shutil.rmtree(root / SEGMENTS / entry["name"])
         parts = [merged]

@@ -19,10 +19,12 @@ index pairs a new document with every indexed document sharing a key; parity hol
 whenever no batch bucket exceeds ``max_bucket`` (new × new pairs use the batch code,
 buckets included).
 
-Which side an id is from: new documents are 0..n_new-1 (``counts["new_documents"]``),
-indexed ones follow, and their ids carry the prefix :data:`INDEX_PREFIX`
-("index:doc17"). A pair's ``doc_a`` is always a new document; ``doc_b`` is indexed
-exactly when ``doc_b >= n_new``. The documents table has a ``side`` column.
+Which side a document is from: new documents are 0..n_new-1 (``counts["new_documents"]``),
+indexed ones follow, ids as the user gave them (a new id may equal an indexed one).
+Provenance is its own column, never part of an id: the pairs table's ``source_a`` and
+``source_b``, the documents and clusters tables' ``source``, each :data:`SOURCE_NEW` or
+:data:`SOURCE_INDEX`. A pair's ``doc_a`` is always a new document; ``doc_b`` is indexed
+exactly when ``doc_b >= n_new``.
 
 Dedup: a new document is kept when its cluster holds no indexed document and it is its
 cluster's representative (the policy of the run, among new documents): what a batch
@@ -38,14 +40,13 @@ import numpy as np
 import pyarrow as pa
 
 from .. import cluster, lsh, verify
-from .._core import columns
 from ..lsh import sorted_unique
 from ..minhash import Signatures
 from ..pairs import PairSet
 from ..result import FindResult
 from ..shingling import ShingleSets
 
-INDEX_PREFIX = "index:"
+SOURCE_NEW, SOURCE_INDEX = "new", "index"  # where a document of the result comes from
 
 
 @dataclass(repr=False)  # FindResult's one-line repr
@@ -60,19 +61,39 @@ class IndexFindResult(FindResult):
         """bool[n_new]: the new documents a dedup against the index keeps."""
         return self.representative[:self.new_documents]
 
+    def sources(self, docs) -> pa.Array:
+        """Where each of ``docs`` comes from: :data:`SOURCE_NEW` or :data:`SOURCE_INDEX`."""
+        indexed = np.asarray(docs) >= self.new_documents
+        return pa.array(np.where(indexed, SOURCE_INDEX, SOURCE_NEW), type=pa.string())
+
+    @property
+    def pairs_schema(self) -> pa.Schema:
+        schema = super().pairs_schema
+        return schema.append(pa.field("source_a", pa.string())).append(
+            pa.field("source_b", pa.string()))
+
+    def _pair_table(self, doc_a, doc_b, jaccard, estimate) -> pa.Table:
+        table = super()._pair_table(doc_a, doc_b, jaccard, estimate)
+        return table.append_column("source_a", self.sources(doc_a)).append_column(
+            "source_b", self.sources(doc_b))
+
     def documents_table(self) -> pa.Table:
         table = super().documents_table()
-        side = np.where(np.arange(self.n) < self.new_documents, "new", "index")
-        return table.append_column("side", columns.strings(side.tolist()))
+        return table.append_column("source", self.sources(np.arange(self.n)))
+
+    def clusters_table(self, include_singletons: bool = False) -> pa.Table:
+        table = super().clusters_table(include_singletons)
+        return table.append_column("source", self.sources(table.column("doc")))
 
 
-def segment_candidates(keys: np.ndarray, band_keys: np.ndarray, band_docs: np.ndarray,
-                       n_segment: int) -> tuple[np.ndarray, np.ndarray]:
+def segment_candidates(keys: np.ndarray, segment) -> tuple[np.ndarray, np.ndarray]:
     """(query row, segment document) of every pair sharing a band key, each pair once,
-    sorted. ``keys``: (q, b) uint64; ``band_keys``: (b, n) uint64, each row sorted;
-    ``band_docs``: (b, n), the document of each sorted key. Reads the key columns by
-    binary search (the queries sorted, so neighbouring searches touch neighbouring
-    pages) and only the ``band_docs`` entries of matching keys."""
+    sorted. ``keys``: (q, b) uint64; the segment's ``band_keys``: (b, n) uint64, each
+    row sorted, and ``band_docs``: (b, n), the document of each sorted key. Reads the
+    key columns by binary search (the queries sorted, so neighbouring searches touch
+    neighbouring pages) and only the ``band_docs`` entries of matching keys (checked
+    to be documents of the segment: :meth:`~neardup.index.store.Segment.documents_of`)."""
+    band_keys, n_segment = segment.band_keys, segment.n
     codes = []
     for band in range(keys.shape[1]):
         query = keys[:, band]
@@ -88,7 +109,7 @@ def segment_candidates(keys: np.ndarray, band_keys: np.ndarray, band_docs: np.nd
         rows = np.repeat(order.astype(np.int64), counts)
         starts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
         positions = starts + np.arange(total, dtype=np.int64)
-        documents = np.asarray(band_docs[band][positions], dtype=np.int64)
+        documents = segment.documents_of(band, positions)
         codes.append(sorted_unique(rows * n_segment + documents))
     if not codes:
         empty = np.empty(0, dtype=np.int64)
@@ -107,8 +128,7 @@ def against(index, new: FindResult) -> IndexFindResult:
     keys = lsh.band_keys(new.signatures.matrix, index.bands, index.rows)
     rows_parts, old_parts = [], []
     for s, segment in enumerate(index.segments):
-        rows, documents = segment_candidates(keys, segment.band_keys, segment.band_docs,
-                                             segment.n)
+        rows, documents = segment_candidates(keys, segment)
         rows_parts.append(rows)
         old_parts.append(documents + index.bases[s])
     head_row = np.concatenate(rows_parts) if rows_parts else np.empty(0, dtype=np.int64)
@@ -176,7 +196,7 @@ def against(index, new: FindResult) -> IndexFindResult:
     old_ids = index.ids(listed).to_pylist()
     status = np.concatenate([new.status, np.full(m, "indexed", dtype=object)])
     return IndexFindResult(
-        ids=list(new.ids) + [INDEX_PREFIX + x for x in old_ids], config=config,
+        ids=list(new.ids) + old_ids, config=config,
         plan=new.plan, shingle_counts=np.concatenate([new.shingle_counts, old_sizes]),
         status=status, pair_set=pair_set, labels=labels, representative=representative,
         candidates=candidates, counts=counts,
@@ -192,7 +212,7 @@ def _gather(index, documents: np.ndarray):
     for s, seg in enumerate(index.segments):
         local = documents[segment == s] - index.bases[s]
         if local.size:
-            sets.append(seg.sets.subset(local))
+            sets.append(seg.sets_of(local))
             signatures.append(np.asarray(seg.signatures[local]))
     if not sets:
         return None, None, np.empty(0, dtype=np.int64)

@@ -19,23 +19,33 @@ candidates, never a whole segment. A segment holds only documents that can pair 
 least ``min_shingles`` shingles, not set aside), in the order they were added; document
 g of the index is row g - base of the segment holding it, segments in manifest order.
 
-Writes are atomic: a segment is written into a temporary folder, its files fsynced,
-renamed into ``segments/``; then ``manifest.json`` is written to a temporary file,
-fsynced and ``os.replace``-d over the old one (and the directory fsynced). A reader
-sees the segments the manifest it read lists, which are never modified; a writer
-killed at any point leaves the previous manifest, and the next writer sweeps the
-unlisted folders. Writers take ``lock`` with ``fcntl.flock`` (exclusive, non-blocking):
-a second writer is refused with the first one's pid. The manifest lists each file's
-bytes and SHA-256; opening checks the sizes, :func:`verify_checksums` the hashes.
+Writes are atomic: a segment is written into a temporary folder (plain writes front
+to back, each file's space reserved first with ``posix_fallocate``: a full disk is an
+OSError naming the file, never a SIGBUS from a mapped page), its files fsynced, renamed
+into ``segments/``; then ``manifest.json`` is written to a temporary file, fsynced and
+``os.replace``-d over the old one (and the directory fsynced). A reader sees the
+segments the manifest it read lists, which are never modified. A writer that fails
+(a full disk, Ctrl-C, SIGTERM) removes what it wrote before the error propagates; one
+killed at any point leaves the previous manifest, and the next writer sweeps what it
+left: only names neardup writes (``seg-NNNNNN``, ``seg-NNNNNN.tmp-PID``, temporary
+manifests), never a link, never anything else a user keeps in ``segments/``. Writers
+take ``lock`` with ``fcntl.flock`` (exclusive, non-blocking): a second writer is refused
+with the first one's pid. The manifest lists each file's bytes and SHA-256; opening
+checks them as :mod:`neardup.index.integrity` says (the structure on every open, the
+hashes once per file version), :func:`verify_checksums` hashes every file always.
 Same documents and options give byte-identical files (no timestamps anywhere).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
+import io
 import json
 import mmap
 import os
+import re
 import shutil
 import signal
 from dataclasses import dataclass
@@ -45,8 +55,19 @@ import numpy as np
 import pyarrow as pa
 
 from .. import lsh
+from .._core import interrupt
 from ..shingling import ShingleSets
 from ..sinks.staging import file_sha256
+from .integrity import (
+    VERIFIED,
+    check_contents,
+    check_documents,
+    check_layout,
+    check_manifest,
+    check_rows,
+    corrupt,
+    load_array,
+)
 
 FORMAT = "neardup-index"
 FORMAT_VERSION = 1
@@ -55,9 +76,13 @@ LOCK = "lock"
 SEGMENTS = "segments"
 SEGMENT_FILES = ("ids.offsets.npy", "ids.data.npy", "sets.offsets.npy", "sets.values.npy",
                  "signatures.npy", "bands.keys.npy", "bands.docs.npy")
-# test hook: the named write step kills its own process (SIGKILL), as a crash would
+# test hooks: the named write step kills its own process (SIGKILL), as a crash would,
+# or stops it (SIGSTOP) for a test to signal it there
 CRASH_ENV = "NEARDUP_INDEX_CRASH_AT"
+STOP_ENV = "NEARDUP_INDEX_STOP_AT"
 _TEMP = ".tmp-"
+# the names a writer creates in segments/: the only ones a sweep may remove
+WRITTEN_NAME = re.compile(r"seg-[0-9]{6,}(\.tmp-[0-9]+)?")
 
 
 class IndexBusyError(RuntimeError):
@@ -65,9 +90,12 @@ class IndexBusyError(RuntimeError):
 
 
 def crash_point(name: str) -> None:
-    """Die here, at once, when the environment asks for it (tests of atomicity)."""
+    """Die (or stop) here, at once, when the environment asks for it (tests of atomicity
+    and of cleaning up)."""
     if os.environ.get(CRASH_ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get(STOP_ENV) == name:
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 class WriteLock:
@@ -114,12 +142,16 @@ def write_manifest(path: str | os.PathLike, manifest: dict) -> None:
     """Replace ``path/manifest.json`` atomically: temp file, fsync, os.replace, fsync dir."""
     path = Path(path)
     temp = path / f"{MANIFEST}{_TEMP}{os.getpid()}"
-    with open(temp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    crash_point("manifest-written")
-    os.replace(temp, path / MANIFEST)
+    try:
+        with naming(temp), open(temp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        crash_point("manifest-written")
+        os.replace(temp, path / MANIFEST)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     _fsync_dir(path)
 
 
@@ -132,25 +164,43 @@ def read_manifest(path: str | os.PathLike) -> dict:
     try:
         manifest = json.loads(file.read_text(encoding="utf-8"))
     except ValueError as exc:
-        raise ValueError(f"{file} is not valid JSON: {exc}") from None
-    if manifest.get("format") != FORMAT:
+        raise corrupt(file, f"not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ValueError(f"{file} is not a neardup index manifest")
     if manifest.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{path}: index format version {manifest.get('format_version')}; "
                          f"this neardup reads version {FORMAT_VERSION}")
+    check_manifest(file, manifest, SEGMENT_FILES)
     return manifest
 
 
 def sweep_unlisted(path: str | os.PathLike, manifest: dict | None) -> None:
-    """Remove what killed writers left: segment folders the manifest does not list and
-    temporary manifests. Call only while holding the :class:`WriteLock`."""
+    """Remove what killed writers left: the segment folders neardup writes
+    (:data:`WRITTEN_NAME`) that the manifest does not list, and temporary manifests.
+    Anything else in ``segments/`` (it may be a link to a disk the user shares) is
+    the user's: links are neither followed nor removed. Call only while holding the
+    :class:`WriteLock`."""
     path = Path(path)
     listed = {s["name"] for s in (manifest or {}).get("segments", [])}
-    for folder in (path / SEGMENTS).glob("*"):
-        if folder.name not in listed:
-            shutil.rmtree(folder, ignore_errors=True)
-    for temp in path.glob(f"{MANIFEST}{_TEMP}*"):
-        temp.unlink(missing_ok=True)
+    try:
+        entries = list(os.scandir(path / SEGMENTS))
+    except FileNotFoundError:
+        entries = []
+    for entry in entries:
+        if (entry.name not in listed and WRITTEN_NAME.fullmatch(entry.name)
+                and entry.is_dir(follow_symlinks=False)):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    for pattern in (f"{MANIFEST}{_TEMP}*", f"{VERIFIED}{_TEMP}*"):
+        for temp in path.glob(pattern):
+            if temp.is_file() and not temp.is_symlink():
+                temp.unlink(missing_ok=True)
+
+
+def discard_unlisted(path: str | os.PathLike) -> None:
+    """After a failed write: sweep against the manifest on disk (the one a reader sees;
+    it may already be the new one if only the last fsync failed)."""
+    with contextlib.suppress(Exception):
+        sweep_unlisted(path, read_manifest(path))
 
 
 @dataclass
@@ -184,9 +234,10 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
                   bands: int, rows: int, chunk: int = 1 << 16) -> dict:
     """Write ``pieces`` (in order) as the segment ``root/segments/name``; its manifest entry.
 
-    Arrays are written through ``np.lib.format.open_memmap`` a piece (and a chunk of rows)
+    Arrays are written front to back (:class:`NpyWriter`) a piece (and a chunk of rows)
     at a time, so compaction holds one band's keys and order (16 bytes a document), not
-    the index. The folder appears under its name only when every file is on disk.
+    the index. The folder appears under its name only when every file is on disk; on any
+    error (a full disk, Ctrl-C, SIGTERM) the temporary folder is removed first.
     """
     root = Path(root)
     n = sum(p.n for p in pieces)
@@ -196,28 +247,25 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
     temp = root / SEGMENTS / f"{name}{_TEMP}{os.getpid()}"
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir()
-    _write_csr(temp, "ids.offsets.npy", "ids.data.npy", np.uint8,
-               [(p.id_offsets, p.id_data) for p in pieces], n, chunk)
-    _write_csr(temp, "sets.offsets.npy", "sets.values.npy", pieces[0].sets.values.dtype,
-               [(p.sets.offsets, p.sets.values) for p in pieces], n, chunk)
-    signature_dtype = pieces[0].signatures.dtype
-    num_perm = pieces[0].signatures.shape[1]
-    signatures = _create(temp / "signatures.npy", signature_dtype, (n, num_perm))
-    row = 0
-    for p in pieces:
-        for lo in range(0, p.n, chunk):
-            hi = min(lo + chunk, p.n)
-            signatures[row + lo:row + hi] = p.signatures[lo:hi]
-        row += p.n
-    _close(signatures)
-    crash_point("segment-half-written")
-    _write_bands(temp, pieces, n, bands, rows)
-    for file in SEGMENT_FILES:
-        with open(temp / file, "rb+") as f:
-            os.fsync(f.fileno())
-    _fsync_dir(temp)
-    final = root / SEGMENTS / name
-    os.rename(temp, final)
+    try:
+        _write_csr(temp, "ids.offsets.npy", "ids.data.npy", np.uint8,
+                   [(p.id_offsets, p.id_data) for p in pieces], n, chunk)
+        _write_csr(temp, "sets.offsets.npy", "sets.values.npy", pieces[0].sets.values.dtype,
+                   [(p.sets.offsets, p.sets.values) for p in pieces], n, chunk)
+        num_perm = pieces[0].signatures.shape[1]
+        with NpyWriter(temp / "signatures.npy", pieces[0].signatures.dtype,
+                       (n, num_perm)) as signatures:
+            for p in pieces:
+                for lo in range(0, p.n, chunk):
+                    signatures.write(p.signatures[lo:lo + chunk])
+        crash_point("segment-half-written")
+        _write_bands(temp, pieces, n, bands, rows)
+        _fsync_dir(temp)
+        final = root / SEGMENTS / name
+        os.rename(temp, final)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
     _fsync_dir(root / SEGMENTS)
     crash_point("segment-written")
     files = [{"name": file, "bytes": (final / file).stat().st_size,
@@ -229,52 +277,108 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
 def _write_csr(folder: Path, offsets_name: str, values_name: str, dtype, parts: list,
                n: int, chunk: int) -> None:
     """Rows of several CSR parts (offsets, values) as one CSR pair of files."""
-    offsets_out = _create(folder / offsets_name, np.int64, (n + 1,))
-    values_out = _create(folder / values_name, dtype,
-                         (sum(int(values.size) for _, values in parts),))
-    offsets_out[0] = 0
-    row, at = 0, 0
-    for offsets, values in parts:
-        rows = offsets.size - 1
-        offsets_out[row + 1:row + rows + 1] = np.asarray(offsets[1:]) - offsets[0] + at
-        step = chunk * 256
-        for lo in range(0, values.size, step):  # a block at a time: values may be mapped
-            hi = min(lo + step, values.size)
-            values_out[at + lo:at + hi] = values[lo:hi]
-        row, at = row + rows, at + int(values.size)
-    _close(offsets_out)
-    _close(values_out)
+    total = sum(int(values.size) for _, values in parts)
+    with NpyWriter(folder / offsets_name, np.int64, (n + 1,)) as offsets_out, \
+            NpyWriter(folder / values_name, dtype, (total,)) as values_out:
+        offsets_out.write(np.zeros(1, dtype=np.int64))
+        at = 0
+        for offsets, values in parts:
+            for lo in range(1, offsets.size, chunk):
+                offsets_out.write(np.asarray(offsets[lo:lo + chunk]) - offsets[0] + at)
+            step = chunk * 256
+            for lo in range(0, values.size, step):  # a block at a time: values may be mapped
+                values_out.write(values[lo:lo + step])
+            at += int(values.size)
 
 
 def _write_bands(folder: Path, pieces: list[SegmentPiece], n: int, bands: int,
                  rows: int) -> None:
     """Each band's keys sorted, and the document of each (stable: ties by document)."""
     doc_dtype = np.int32 if n < 2**31 else np.int64
-    keys_out = _create(folder / "bands.keys.npy", np.uint64, (bands, n))
-    docs_out = _create(folder / "bands.docs.npy", doc_dtype, (bands, n))
     fresh = [lsh.band_keys(p.signatures, bands, rows) if p.band_column is None else None
              for p in pieces]
-    for band in range(bands):
-        column = np.concatenate([p.band_column(band) if keys is None else keys[:, band]
-                                 for p, keys in zip(pieces, fresh)])
-        order = np.argsort(column, kind="stable")
-        keys_out[band] = column[order]
-        docs_out[band] = order.astype(doc_dtype)
-    _close(keys_out)
-    _close(docs_out)
+    with NpyWriter(folder / "bands.keys.npy", np.uint64, (bands, n)) as keys_out, \
+            NpyWriter(folder / "bands.docs.npy", doc_dtype, (bands, n)) as docs_out:
+        for band in range(bands):  # C order: band after band, front to back
+            column = np.concatenate([p.band_column(band) if keys is None else keys[:, band]
+                                     for p, keys in zip(pieces, fresh)])
+            order = np.argsort(column, kind="stable")
+            keys_out.write(column[order])
+            docs_out.write(order.astype(doc_dtype))
 
 
-def _create(path: Path, dtype, shape: tuple) -> np.ndarray:
-    if int(np.prod(shape)) == 0:  # an empty memory map cannot be created: write the header
-        np.save(path, np.empty(shape, dtype=dtype))
-        return np.empty(shape, dtype=dtype)
-    return np.lib.format.open_memmap(path, "w+", dtype, shape)
+class NpyWriter:
+    """``with NpyWriter(path, dtype, shape) as w: w.write(rows)...``: an .npy file written
+    front to back with plain writes (the bytes ``np.save`` gives), its whole size
+    reserved first (``os.posix_fallocate``) so that a full disk fails at once.
+
+    Not a memory map: a mapped page the disk has no room for is a SIGBUS, not an error.
+    Every OSError names the file; Ctrl-C and SIGTERM are acted on between writes
+    (:func:`neardup._core.interrupt.check`). The file is fsynced when closed whole."""
+
+    def __init__(self, path: Path, dtype, shape: tuple):
+        self.path, self.dtype = Path(path), np.dtype(dtype)
+        self.expected, self.written = int(np.prod(shape)), 0
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {
+            "descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False,
+            "shape": tuple(int(x) for x in shape)})
+        self.file = None
+        with naming(self.path):
+            self.file = open(self.path, "wb")
+            self.file.write(header.getvalue())
+            self.file.flush()
+            reserve(self.file.fileno(), header.tell() + self.expected * self.dtype.itemsize)
+
+    def write(self, values: np.ndarray) -> None:
+        interrupt.check()
+        block = np.ascontiguousarray(values, dtype=self.dtype)
+        if self.written + block.size > self.expected:
+            raise ValueError(f"{self.path}: more values than its shape holds")
+        with naming(self.path):
+            self.file.write(memoryview(block).cast("B"))
+        self.written += block.size
+
+    def __enter__(self) -> NpyWriter:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if self.file is None:
+            return
+        try:
+            if kind is None:
+                if self.written != self.expected:
+                    raise ValueError(f"{self.path}: {self.written} values written of "
+                                     f"{self.expected}")
+                with naming(self.path):
+                    self.file.flush()
+                    os.fsync(self.file.fileno())
+        finally:
+            with contextlib.suppress(OSError):  # what the disk could not take is gone
+                self.file.close()
 
 
-def _close(array: np.ndarray) -> None:
-    if isinstance(array, np.memmap):
-        array.flush()
-        array._mmap.close()
+@contextlib.contextmanager
+def naming(path: Path):
+    """An OSError inside (a write's ENOSPC names no file) names ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+
+
+def reserve(fd: int, size: int) -> None:
+    """Reserve ``size`` bytes of the file ``fd`` on disk (ENOSPC now, not later); where the
+    file system cannot (EOPNOTSUPP, EINVAL), plain writes still fail cleanly."""
+    if size == 0 or not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
 
 
 def _load(path: Path) -> np.ndarray:
@@ -283,7 +387,7 @@ def _load(path: Path) -> np.ndarray:
     Reads are random (binary searches, the CSR rows of candidates): the kernel is told
     so (MADV_RANDOM), or each page fault would read ahead 128 KiB around it, and a query
     of a few thousand rows would pull in a gigabyte of a large index."""
-    array = np.load(path, mmap_mode="r")
+    array = load_array(path)
     if not isinstance(array, np.memmap):
         return array
     if hasattr(mmap, "MADV_RANDOM"):
@@ -293,9 +397,14 @@ def _load(path: Path) -> np.ndarray:
 
 @dataclass(repr=False)
 class Segment:
-    """One segment's arrays, memory-mapped; nothing is read until it is indexed."""
+    """One segment's arrays, memory-mapped; nothing is read until it is indexed.
+
+    Opened only through :meth:`open`, which checks it (:mod:`neardup.index.integrity`);
+    the rows a query reads go through :meth:`sets_of`, :meth:`ids` and
+    :meth:`documents_of`, which check the offsets and documents they use."""
 
     name: str
+    folder: Path
     n: int
     id_offsets: np.ndarray
     id_data: np.ndarray
@@ -308,26 +417,56 @@ class Segment:
         return f"Segment({self.name!r}, {self.n:,} documents)"
 
     @classmethod
-    def open(cls, root: str | os.PathLike, entry: dict) -> Segment:
+    def open(cls, root: str | os.PathLike, manifest: dict, entry: dict, *,
+             written: bool = False) -> Segment:
+        """The segment ``entry`` of ``manifest``, checked: its layout always, its hashes
+        and whole structure once per file version (``written``: this process has just
+        written and hashed it, layout only)."""
         folder = Path(root) / SEGMENTS / entry["name"]
         for file in entry["files"]:
             path = folder / file["name"]
             if not path.is_file() or path.stat().st_size != file["bytes"]:
-                raise ValueError(f"index {root}: {entry['name']}/{file['name']} is missing or "
-                                 f"has another size than {MANIFEST} says")
+                raise corrupt(path, f"missing, or another size than the {file['bytes']:,} "
+                                    f"bytes {MANIFEST} says")
         arrays = {f: _load(folder / f) for f in SEGMENT_FILES}
+        n = int(entry["documents"])
+        check_layout(folder, arrays, n, int(manifest["bands"]),
+                     int(manifest["options"]["num_perm"]))
+        if not written:
+            check_contents(folder, entry, arrays)
         sets = ShingleSets(arrays["sets.offsets.npy"], arrays["sets.values.npy"])
-        return cls(entry["name"], int(entry["documents"]), arrays["ids.offsets.npy"],
+        return cls(entry["name"], folder, n, arrays["ids.offsets.npy"],
                    arrays["ids.data.npy"], sets, arrays["signatures.npy"],
                    arrays["bands.keys.npy"], arrays["bands.docs.npy"])
 
+    def sets_of(self, rows: np.ndarray) -> ShingleSets:
+        """The shingle sets of ``rows`` (in range), their offsets checked first."""
+        rows = np.asarray(rows, dtype=np.int64)
+        check_rows(self.folder / "sets.offsets.npy", self.sets.offsets, rows,
+                   self.sets.values.size)
+        return self.sets.subset(rows)
+
     def ids(self, rows: np.ndarray | None = None) -> pa.Array:
-        """The ids of ``rows`` (all when None) as an Arrow string array."""
+        """The ids of ``rows`` (all when None) as an Arrow string array, their offsets
+        checked first and their bytes checked to be UTF-8."""
+        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        path = self.folder / "ids.offsets.npy"
+        check_rows(path, self.id_offsets, rows, self.id_data.size)
         array = pa.LargeStringArray.from_buffers(
             self.n, pa.py_buffer(self.id_offsets), pa.py_buffer(self.id_data))
-        if rows is not None:
-            array = array.take(pa.array(np.asarray(rows, dtype=np.int64)))
-        return array.cast(pa.string())
+        taken = array.take(pa.array(rows))
+        try:
+            taken.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise corrupt(self.folder / "ids.data.npy", f"ids are not UTF-8 ({exc})") from None
+        return taken.cast(pa.string())
+
+    def documents_of(self, band: int, positions: np.ndarray) -> np.ndarray:
+        """int64: the documents at sorted ``positions`` (in 0..n-1) of band ``band``,
+        checked to be documents of the segment."""
+        documents = np.asarray(self.band_docs[band][positions], dtype=np.int64)
+        check_documents(self.folder / "bands.docs.npy", documents, self.n)
+        return documents
 
     def band_column(self, band: int) -> np.ndarray:
         """uint64[n]: band ``band``'s key of every row, in row order (for compaction)."""

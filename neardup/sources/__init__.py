@@ -87,6 +87,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from .._core import interrupt
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs
 from .bounded import StreamTooLarge, read_at_most
 from .compression import _input_compression, _open_output, _zstandard, compression_of
@@ -213,7 +214,7 @@ def read_documents(
     for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                           encoding, max_problems, progress, builder, sources,
                           respect_ignore, follow_links):
-        pass
+        interrupt.check()  # between records: where Ctrl-C and SIGTERM are acted on
     return builder.build(sources), report
 
 
@@ -277,6 +278,7 @@ def read_document_chunks(
 
     def chunks() -> Iterator[Documents]:
         for _ in records:
+            interrupt.check()
             if builder.pending_chars >= chunk_chars or len(builder.texts) >= max_docs:
                 yield builder.take(sources)
         if builder.texts:

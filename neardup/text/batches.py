@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from .._core.progress import StageTimer
+from .._core.progress import StageTimer, checked
 from ..shingling import ShingleOptions, ShingleSets, shingle, word_tokens
 
 SHINGLE_BATCH = 20_000
@@ -49,6 +49,8 @@ def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
     batches = zip(bounds[:-1], bounds[1:])
     if timer is not None and len(bounds) > 2:
         batches = timer.bar(batches, total=len(bounds) - 1, desc="shingle")
+    else:
+        batches = checked(batches)
     return ShingleSets.concat([shingle(texts[lo:hi], options) for lo, hi in batches])
 
 
@@ -92,8 +94,8 @@ def _shingle_in_workers(texts: Sequence[str], options: ShingleOptions, workers: 
     context = multiprocessing.get_context(WORKER_START)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         results = pool.map(_shingle_arrays, batches, [options] * len(batches))
-        if timer is not None:
-            results = timer.bar(results, total=len(batches), desc="shingle")
+        results = (timer.bar(results, total=len(batches), desc="shingle")
+                   if timer is not None else checked(results))
         parts = [ShingleSets(offsets, values) for offsets, values in results]
     return ShingleSets.concat(parts)
 

@@ -16,6 +16,7 @@ Properties checked:
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -30,7 +31,7 @@ import neardup
 from neardup import synthetic
 from neardup.cli import main
 from neardup.index import Index
-from neardup.index.query import INDEX_PREFIX
+from neardup.index.query import SOURCE_INDEX, SOURCE_NEW
 from neardup.index.store import CRASH_ENV, SEGMENT_FILES, IndexBusyError
 
 WORDS = dict(shingle_kind="word", shingle_size=1)
@@ -42,13 +43,10 @@ def corpus(seed: int, n: int = 500, similarity=(0.6, 1.0)):
     return [{"id": i, "text": t} for i, t in zip(c.ids, c.texts)]
 
 
-def pair_rows(table, strip: bool = False) -> set:
+def pair_rows(table) -> set:
     """{(frozenset of the two ids, jaccard, estimate)} of a pairs table."""
-    def plain(x: str) -> str:
-        return x[len(INDEX_PREFIX):] if strip and x.startswith(INDEX_PREFIX) else x
-
     d = table.to_pydict()
-    return {(frozenset((plain(a), plain(b))), j, e)
+    return {(frozenset((a, b)), j, e)
             for a, b, j, e in zip(d["id_a"], d["id_b"], d["jaccard"], d["estimate"])}
 
 
@@ -82,7 +80,7 @@ def test_against_an_index_finds_the_batch_pairs_that_involve_new_documents(
 
     _, expected = batch_pairs_with(old + new, new_ids, **options)
     result = neardup.find(new, against=tmp_path / "idx", id="id")
-    found = pair_rows(result.pairs_table(), strip=True)
+    found = pair_rows(result.pairs_table())
     assert found == expected
     assert len(expected) > 20  # the corpus plants pairs across the split
 
@@ -92,16 +90,17 @@ def test_against_an_index_finds_the_batch_pairs_that_involve_new_documents(
     with_index = sum(1 for ids, _, _ in expected if len(ids - new_ids) == 1)
     assert c["index"]["pairs_with_index"] == with_index
     table = result.pairs_table().to_pydict()
-    # doc_a is always new; doc_b is indexed exactly when its id carries the prefix
+    # doc_a is always new; doc_b is indexed exactly when its source says so
     assert all(a < c["new_documents"] for a in table["doc_a"])
-    assert all((b >= c["new_documents"]) == y.startswith(INDEX_PREFIX)
-               for b, y in zip(table["doc_b"], table["id_b"]))
+    assert set(table["source_a"]) == {SOURCE_NEW}
+    assert [b >= c["new_documents"] for b in table["doc_b"]] == \
+        [s == SOURCE_INDEX for s in table["source_b"]]
 
     if segments == 2:  # one merged segment answers the same
         index.compact()
         assert len(Index(tmp_path / "idx").segments) == 1
         again = neardup.find(new, against=tmp_path / "idx", id="id")
-        assert pair_rows(again.pairs_table(), strip=True) == expected
+        assert pair_rows(again.pairs_table()) == expected
 
 
 def brute_force_kept(records, new_start: int, threshold: float, pairs: dict | None = None
@@ -353,7 +352,11 @@ def test_command_line_round_trip(tmp_path, capsys):
     assert len(lines) - 1 == summary["counts"]["pairs"] > 0
     assert f"pairs {summary['counts']['pairs']:,} document pairs" in printed
     assert f"against index {idx} (300 documents)" in printed
-    assert any(f',"{INDEX_PREFIX}' in line for line in lines[1:])
+    rows = list(csv.DictReader(lines))
+    assert {(r["source_a"], r["source_b"]) for r in rows} == {(SOURCE_NEW, SOURCE_INDEX),
+                                                              (SOURCE_NEW, SOURCE_NEW)}
+    assert all((int(r["doc_b"]) >= summary["counts"]["new_documents"])
+               == (r["source_b"] == SOURCE_INDEX) for r in rows)
 
     expected = brute_force_kept(records, 300, 0.8)
     assert main(["dedup", str(files["new"]), "--against", idx, "--add", "-o",
@@ -376,3 +379,28 @@ def test_the_compact_pair_form_is_refused_against_an_index(tmp_path):
     Index.build(records[:200], tmp_path / "idx", id="id", **WORDS)
     with pytest.raises(ValueError, match="pairs='all'"):
         neardup.find(records[200:], against=tmp_path / "idx", id="id", pairs="groups")
+
+
+def test_provenance_is_a_column_and_ids_stay_as_given(tmp_path):
+    # issue 22 (D24): indexed ids were prefixed "index:", so a new id "index:7" and the
+    # indexed "7" read the same in a pair
+    records = corpus(15, n=300, similarity=(0.9, 1.0))
+    old = records[:200]
+    Index.build(old, tmp_path / "idx", id="id", **WORDS)
+    new = [{"id": f"index:{r['id']}", "text": r["text"]} for r in old[:40]] + \
+        [{"id": r["id"], "text": r["text"]} for r in old[40:80]]  # the same ids as indexed
+    result = neardup.find(new, against=tmp_path / "idx", id="id")
+    d = result.pairs_table().to_pydict()
+    old_ids, new_ids = {r["id"] for r in old}, {r["id"] for r in new}
+    with_index = [k for k, s in enumerate(d["source_b"]) if s == SOURCE_INDEX]
+    assert len(with_index) >= 80  # each new document pairs with its indexed copy
+    assert {d["id_b"][k] for k in with_index} <= old_ids
+    assert {d["id_a"][k] for k in with_index} <= new_ids
+    # each new copy pairs with the indexed document it was copied from, named as indexed
+    copied = {(r["id"], o["id"]) for r, o in zip(new, old[:80])}
+    assert copied <= {(d["id_a"][k], d["id_b"][k]) for k in with_index}
+    documents = result.documents_table().to_pydict()
+    assert documents["source"] == [SOURCE_NEW] * 80 + [SOURCE_INDEX] * (result.n - 80)
+    clusters = result.clusters_table().to_pydict()
+    assert all((doc >= 80) == (s == SOURCE_INDEX)
+               for doc, s in zip(clusters["doc"], clusters["source"]))
