@@ -28,6 +28,7 @@ imported inside the functions that need it.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -58,8 +59,8 @@ _RECORD_SCHEMA = ("source int, record long, id string, text string, outcome stri
 # partition and, for a processed record, its rank among the partition's processed ones;
 # ``record`` is then the record's rank in its partition, made global by :func:`_globally`
 _PART_SCHEMA = ", part int, local_doc long"
-_SIGNED_COLUMNS = ("text_length long, shingles array<long>, size long, fingerprint long, "
-                   "signature binary, keys array<long>, simhash long")
+_SIGNED_COLUMNS = ("text_length long, shingles binary, size long, fingerprint long, "
+                   "signature binary, keys binary, simhash long")
 
 
 def read_sources(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
@@ -469,16 +470,55 @@ class _RecordRows:
         ], names=["source", "record", "id", "text", "outcome", "reason", "object", "fields"])
 
 
+def _parsed_block(rows: _RecordRows, lines: list, records: list, text_fields: list[str],
+                  id_field: str | None, prefix: str, utf8: bool) -> bool:
+    """A batch's lines sorted into ``rows`` at once by Arrow's JSON parser when its answer
+    is the line-by-line one (:func:`neardup.sources.jsonl.parse_block`, the local reader's
+    fast path); False, nothing added, when the batch must go line by line. Never given
+    a line holding a byte-order mark (the file's first may: line by line)."""
+    from ..sources import has_surrogates
+    from ..sources.jsonl import parse_block
+
+    if not lines or any(raw is None for raw in lines):
+        return False
+    block = b"\n".join(lines)
+    parsed = parse_block(block, 1, text_fields, id_field, [], utf8)  # 1: no BOM anywhere
+    if parsed is None:
+        return False
+    at = dict(zip(parsed.lines.tolist(), range(parsed.lines.size)))
+    for line, record in enumerate(records):
+        k = at.get(line)
+        if k is None:
+            rows.add(record, _BLANK)
+            continue
+        text = parsed.texts[k]
+        doc_id = parsed.ids[k] if parsed.ids is not None else f"{prefix}{record + 1}"
+        if has_surrogates(text) or has_surrogates(doc_id):
+            rows.add(record, "failed", "lone surrogate escape: not valid Unicode",
+                     is_object=True)
+        elif not text.strip():
+            rows.add(record, "skipped", "empty text", is_object=True)
+        else:
+            rows.add(record, "processed", doc_id=doc_id, text=text, is_object=True)
+    return True
+
+
 def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: list[str],
                    id_field: str | None, prefix: str):
     """mapInArrow body: (raw line, record) → records, as the local JSONL reader sorts them."""
     from ..sources import JSONL_FIELDS_NAMED, as_text, decode_line, has_surrogates, printable
 
+    utf8 = codecs.lookup(encoding).name == "utf-8"
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             rows = _RecordRows(source)
-            for raw, record in zip(batch.column("raw").to_pylist(),
-                                   batch.column("record").to_pylist()):
+            lines = batch.column("raw").to_pylist()
+            if _parsed_block(rows, lines, batch.column("record").to_pylist(), text_fields,
+                             id_field, prefix, utf8):
+                yield rows.batch()
+                continue
+            for raw, record in zip(lines, batch.column("record").to_pylist()):
                 if raw is None or not raw.strip():
                     rows.add(record, _BLANK)  # not a record; a line all the same
                     continue

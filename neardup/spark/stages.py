@@ -54,27 +54,39 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
 # ---------------------------------------------------------------- per-partition stages
 
 
-def _as_int64(values: np.ndarray) -> np.ndarray:
-    """Shingle hashes as Spark longs: uint32 widened, uint64 reinterpreted (view back later)."""
-    return values.view(np.int64) if values.dtype == np.uint64 else values.astype(np.int64)
+def _binary_rows(data: np.ndarray, offsets: np.ndarray, valid: np.ndarray | None = None
+                 ) -> pa.Array:
+    """Rows of one contiguous array as a binary column: row k is ``data[offsets[k]:
+    offsets[k + 1]]``'s bytes, null where ``valid`` is False; no Python loop."""
+    item = data.dtype.itemsize
+    bounds = (np.asarray(offsets, dtype=np.int64) * item).astype(np.int32)
+    mask = None if valid is None else pa.array(valid).buffers()[1]
+    n = bounds.size - 1
+    return pa.Array.from_buffers(pa.binary(), n, [mask, pa.py_buffer(bounds),
+                                                  pa.py_buffer(np.ascontiguousarray(data))],
+                                 null_count=-1 if valid is not None else 0)
 
 
-def _from_int64(values: np.ndarray, hash_bits: int) -> np.ndarray:
-    return values.view(np.uint64) if hash_bits == 64 else values.astype(np.uint32)
-
-
-def _list_column(values: np.ndarray, offsets: np.ndarray, type_) -> pa.Array:
-    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values, type_))
+def _row_values(column: pa.Array, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """A binary column of :func:`_binary_rows` back to (values, offsets in values)."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    column = column.cast(pa.binary())
+    item = np.dtype(dtype).itemsize
+    bounds = np.frombuffer(column.buffers()[1], dtype=np.int32)[
+        column.offset:column.offset + len(column) + 1].astype(np.int64)
+    # a null row has no bytes (Arrow writers, Spark's and :func:`_binary_rows`, give it
+    # equal bounds): it reads as an empty row
+    data = (np.frombuffer(column.buffers()[2], dtype=np.uint8)[bounds[0]:bounds[-1]]
+            if column.buffers()[2] is not None else np.empty(0, dtype=np.uint8))
+    offsets = bounds - bounds[0]
+    return data.view(dtype), offsets // item
 
 
 def _csr(column: pa.Array, hash_bits: int) -> ShingleSets:
-    """A list<long> column back to the CSR the stage functions take."""
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    lengths = column.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    values = column.flatten().to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return ShingleSets(offsets, _from_int64(values, hash_bits))
+    """A shingles column (each set's sorted hashes as bytes) back to the CSR the stage
+    functions take."""
+    values, offsets = _row_values(column, np.uint64 if hash_bits == 64 else np.uint32)
+    return ShingleSets(offsets, values)
 
 
 def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
@@ -100,32 +112,45 @@ def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
         set_prints = set_fingerprints(sets, config.seed)
         usable = np.flatnonzero(sizes >= config.min_shingles)
         n = sets.n
-        sig_rows: list[bytes | None] = [None] * n
-        key_rows: list[list[int] | None] = [None] * n
-        simhash_rows: list[int | None] = [None] * n
+        valid = np.zeros(n, dtype=bool)
+        valid[usable] = True
+        signature = pa.nulls(n, pa.binary())
+        simhash_column = pa.nulls(n, pa.int64())
         if config.sketch == "simhash":
             prints = simhash.fingerprints(sets.subset(usable), config.seed)
             keys = simhash.block_keys(prints, config.hamming_distance())
-            for row, d in enumerate(usable.tolist()):
-                simhash_rows[d] = int(prints[row].view(np.int64))
-                key_rows[d] = keys[row].view(np.int64).tolist()
+            spread = np.zeros(n, dtype=np.int64)
+            spread[usable] = prints.view(np.int64)
+            simhash_column = pa.array(spread, mask=~valid)
         else:
             signatures = minhash(sets.subset(usable), config.num_perm, config.seed,
                                  config.family)
             if config.bits is not None:
                 signatures = signatures.b_bit(config.bits)
             keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
-            for row, d in enumerate(usable.tolist()):
-                sig_rows[d] = signatures.matrix[row].tobytes()
-                key_rows[d] = keys[row].view(np.int64).tolist()
+            signature = _rows_of(signatures.matrix, usable, n)
         return [pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
-                _list_column(_as_int64(sets.values), sets.offsets, pa.int64()),
+                _binary_rows(sets.values, sets.offsets),
                 pa.array(sizes.astype(np.int64)),
                 pa.array(set_prints.view(np.int64)),
-                pa.array(sig_rows, pa.binary()),
-                pa.array(key_rows, pa.list_(pa.int64())),
-                pa.array(simhash_rows, pa.int64())]
+                signature,
+                _rows_of(np.ascontiguousarray(keys).view(np.int64), usable, n),
+                simhash_column]
     return sign
+
+
+def _rows_of(matrix: np.ndarray, rows: np.ndarray, n: int) -> pa.Array:
+    """A binary column of n rows: row ``rows[k]`` holds ``matrix[k]``'s bytes, the others
+    are null."""
+    matrix = np.ascontiguousarray(matrix)
+    width = matrix.shape[1] if matrix.ndim == 2 else 0
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[rows] = width
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    valid = np.zeros(n, dtype=bool)
+    valid[rows] = True
+    return _binary_rows(matrix.reshape(-1), offsets, valid)
 
 
 def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
@@ -143,8 +168,8 @@ def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
     return run
 
 
-_SIGNED_SCHEMA = ("doc long, id string, text_length long, shingles array<long>, size long, "
-                  "fingerprint long, signature binary, keys array<long>, simhash long")
+_SIGNED_SCHEMA = ("doc long, id string, text_length long, shingles binary, size long, "
+                  "fingerprint long, signature binary, keys binary, simhash long")
 
 
 def _verify_batches(config: FindConfig):
@@ -192,12 +217,10 @@ def _band_blobs(targets: np.ndarray):
         for batch in batches:
             if not batch.num_rows:
                 continue
-            keys = batch.column("keys")
-            flat = keys.flatten().to_numpy()
-            lengths = np.diff(keys.offsets.to_numpy())
+            flat, offsets = _row_values(batch.column("keys"), np.int64)
+            lengths = np.diff(offsets)
             docs = np.repeat(batch.column("doc").to_numpy(), lengths)
-            starts = np.repeat(keys.offsets.to_numpy()[:-1], lengths)
-            bands = np.arange(flat.size, dtype=np.int64) - starts
+            bands = np.arange(flat.size, dtype=np.int64) - np.repeat(offsets[:-1], lengths)
             with np.errstate(over="ignore"):
                 mixed = mix64(flat.view(np.uint64) ^ (bands.astype(np.uint64) * GOLDEN))
             dest = (mixed % parts).astype(np.int64)
@@ -357,6 +380,19 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
     return _Stages(signed, usable, copies, heads, entries, candidates)
 
 
+def _exploded_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: (doc, simhash, keys) → one row per key (doc, simhash, band, key)."""
+    for batch in batches:
+        keys, offsets = _row_values(batch.column("keys"), np.int64)
+        lengths = np.diff(offsets)
+        where = np.repeat(np.arange(batch.num_rows), lengths)
+        band = (np.arange(keys.size, dtype=np.int64) - np.repeat(offsets[:-1], lengths))
+        yield pa.RecordBatch.from_arrays(
+            [batch.column("doc").take(pa.array(where)), batch.column("simhash").take(
+                pa.array(where)), pa.array(band.astype(np.int32)), pa.array(keys)],
+            names=["doc", "simhash", "band", "key"])
+
+
 def _hamming_search(heads: DataFrame, k: int) -> tuple[DataFrame, DataFrame]:
     """Every pair of heads (doc_a < doc_b) whose SimHash fingerprints are within Hamming
     distance ``k``, each once: :func:`~neardup.simhash.hamming_pairs` as a join.
@@ -371,7 +407,8 @@ def _hamming_search(heads: DataFrame, k: int) -> tuple[DataFrame, DataFrame]:
     candidates), both persisted.
     """
     shifts, masks = simhash.blocks(k)
-    entries = heads.select("doc", "simhash", F.posexplode("keys").alias("band", "key"))
+    entries = heads.select("doc", "simhash", "keys").mapInArrow(
+        _exploded_keys, "doc long, simhash long, band int, key long")
     entries = (entries.withColumn("bucket_size", F.count("*").over(
         Window.partitionBy("band", "key"))).where(F.col("bucket_size") > 1)).persist()
     a, b = entries.alias("a"), entries.alias("b")
