@@ -485,7 +485,8 @@ def _parsed_block(rows: _RecordRows, lines: list, records: list, text_fields: li
     parsed = parse_block(block, 1, text_fields, id_field, [], utf8)  # 1: no BOM anywhere
     if parsed is None:
         return False
-    at = dict(zip(parsed.lines.tolist(), range(parsed.lines.size)))
+    # parse_block numbers the lines from first_line (1 here): the batch's line k is k + 1
+    at = dict(zip((parsed.lines - 1).tolist(), range(parsed.lines.size)))
     for line, record in enumerate(records):
         k = at.get(line)
         if k is None:

@@ -646,3 +646,32 @@ def test_dedup_on_spark_parquet_rows_and_driver_read_inputs_as_local(spark, tmp_
     with pytest.raises(ValueError, match="Spark's CSV parser keeps no row's bytes"):
         neardup.dedup(tmp_path / "ads.csv", tmp_path / "ads-spark", engine="spark")
     assert not (tmp_path / "ads-spark").exists()
+
+
+@pytest.mark.parametrize("id_field", [None, "id"])
+def test_jsonl_batches_parsed_at_once_sort_records_as_line_by_line(monkeypatch, id_field):
+    from neardup.spark import read as spark_read
+
+    lines = [json.dumps({"id": f"d{k}", "text": f"document {k} caf\u00e9 \U0001f600"})
+             for k in range(6)]
+    # (a lone surrogate escape makes Arrow refuse the batch: line by line, tested above)
+    lines[2:2] = ["", "   ", json.dumps({"id": "e", "text": "  "}), "\t"]
+    raw = [line.encode() for line in lines]  # ASCII: json escapes the surrogate and emoji
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(raw, pa.binary()), pa.array(np.arange(10, 10 + len(raw)))],
+        names=["raw", "record"])
+
+    def records():
+        body = spark_read._jsonl_records(0, "utf-8", "not UTF-8", ["text"], id_field, "p:")
+        return pa.Table.from_batches(list(body(iter([batch])))).to_pylist()
+
+    parsed = spark_read._parsed_block
+    used = []
+    monkeypatch.setattr(spark_read, "_parsed_block", lambda *args: used.append(parsed(*args))
+                        or used[-1])
+    at_once = records()
+    assert used == [True]  # Arrow parsed the batch
+    assert sum(r["outcome"] == "processed" for r in at_once) == 6
+    assert [r["outcome"] for r in at_once[2:6]] == ["blank", "blank", "skipped", "blank"]
+    monkeypatch.setattr(spark_read, "_parsed_block", lambda *args: False)
+    assert at_once == records()
