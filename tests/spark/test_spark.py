@@ -520,9 +520,9 @@ def test_hamming_search_as_a_join_finds_the_local_search_pairs(spark, k):
     prints = prints[rng.permutation(prints.size)]
     keys = simhash.block_keys(prints, k)
     heads = spark.createDataFrame(
-        [(d, int(p), keys[d].view(np.int64).tolist())
+        [(d, int(p), keys[d].view(np.int64).tobytes())  # the signer's keys: 8 bytes each
          for d, p in enumerate(prints.view(np.int64).tolist())],
-        "doc long, simhash long, keys array<long>")
+        "doc long, simhash long, keys binary")
     entries, candidates = spark_stages._hamming_search(heads, k)
     got = sorted((r["doc_a"], r["doc_b"]) for r in candidates.collect())
     i, j, _, stats = simhash.hamming_pairs(prints, k)
