@@ -5,14 +5,16 @@ Per partition (``mapInArrow``) the local stage functions run on the same arrays:
 :func:`~neardup.minhash.minhash`, :func:`~neardup.lsh.band_keys`,
 :func:`~neardup.verify.exact_jaccard` and :meth:`~neardup.minhash.Signatures.estimate`.
 Every one of them works document by document (or pair by pair), so a partition's
-output is bit-identical to the corresponding rows of a local run. Shingle arrays travel
-as ``array<long>`` (uint32 widened, uint64 reinterpreted) and come back to the CSR
-(:class:`~neardup.shingling.ShingleSets`) the stage functions take; signatures as
-``binary`` rows of K values.
+output is bit-identical to the corresponding rows of a local run. A document's shingle
+array, band keys and signature each travel as one ``binary`` value (the array's bytes
+in its own width, :func:`_binary_rows`) and come back to the CSR
+(:class:`~neardup.shingling.ShingleSets`) and matrices the stage functions take
+(:func:`_row_values`).
 
 What crosses documents is done with DataFrame operations: identical sets grouped by
-fingerprint and confirmed on the arrays (head: the smallest doc), LSH buckets (doc,
-band, key) over the heads hashed by (band, key) so that each partition holds whole
+fingerprint and confirmed on the arrays (head: the smallest doc), LSH buckets: the
+heads' (band, key, doc) entries sent to the partition of their (band, key) as one blob
+a batch and partition (:func:`_band_blobs`), so that each partition holds whole
 buckets, paired there by the local rule (:func:`~neardup.lsh.pairs_in_buckets`: star or
 skip past ``max_bucket``), the verification join, document pairs expanded from identical
 groups, and pair counts from the group sizes.
