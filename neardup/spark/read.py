@@ -458,6 +458,19 @@ class _RecordRows:
         else:
             self.add(record, "processed", doc_id=doc_id, text=text)
 
+    def add_object(self, record: int, doc_id: str, text: str) -> None:
+        """A JSON object's record with its text and id: processed, or failed or skipped as
+        the local JSONL reader sorts it."""
+        from ..sources import has_surrogates
+
+        if has_surrogates(text) or has_surrogates(doc_id):
+            self.add(record, "failed", "lone surrogate escape: not valid Unicode",
+                     is_object=True)
+        elif not text.strip():
+            self.add(record, "skipped", "empty text", is_object=True)
+        else:
+            self.add(record, "processed", doc_id=doc_id, text=text, is_object=True)
+
     def batch(self) -> pa.RecordBatch:
         c = self.columns
         n = len(c["record"])
@@ -476,7 +489,6 @@ def _parsed_block(rows: _RecordRows, lines: list, records: list, text_fields: li
     is the line-by-line one (:func:`neardup.sources.jsonl.parse_block`, the local reader's
     fast path); False, nothing added, when the batch must go line by line. Never given
     a line holding a byte-order mark (the file's first may: line by line)."""
-    from ..sources import has_surrogates
     from ..sources.jsonl import parse_block
 
     if not lines or any(raw is None for raw in lines):
@@ -494,20 +506,14 @@ def _parsed_block(rows: _RecordRows, lines: list, records: list, text_fields: li
             continue
         text = parsed.texts[k]
         doc_id = parsed.ids[k] if parsed.ids is not None else f"{prefix}{record + 1}"
-        if has_surrogates(text) or has_surrogates(doc_id):
-            rows.add(record, "failed", "lone surrogate escape: not valid Unicode",
-                     is_object=True)
-        elif not text.strip():
-            rows.add(record, "skipped", "empty text", is_object=True)
-        else:
-            rows.add(record, "processed", doc_id=doc_id, text=text, is_object=True)
+        rows.add_object(record, doc_id, text)
     return True
 
 
 def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: list[str],
                    id_field: str | None, prefix: str):
     """mapInArrow body: (raw line, record) → records, as the local JSONL reader sorts them."""
-    from ..sources import JSONL_FIELDS_NAMED, as_text, decode_line, has_surrogates, printable
+    from ..sources import JSONL_FIELDS_NAMED, as_text, decode_line, printable
 
     utf8 = codecs.lookup(encoding).name == "utf-8"
 
@@ -546,13 +552,7 @@ def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: 
                 text = "\n".join(as_text(obj[name]) for name in text_fields)
                 doc_id = (as_text(obj[id_field]) if id_field is not None
                           else f"{prefix}{record + 1}")
-                if has_surrogates(text) or has_surrogates(doc_id):
-                    rows.add(record, "failed", "lone surrogate escape: not valid Unicode",
-                             is_object=True)
-                elif not text.strip():
-                    rows.add(record, "skipped", "empty text", is_object=True)
-                else:
-                    rows.add(record, "processed", doc_id=doc_id, text=text, is_object=True)
+                rows.add_object(record, doc_id, text)
             yield rows.batch()
     return run
 
