@@ -31,10 +31,11 @@ def spark():
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # workers import neardup from this env
-    # 2 GiB: every module's results stay alive (fixtures) and keep their broadcast joins;
+    # 3 GiB: every module's results stay alive (fixtures) and keep their broadcast joins
+    # and caches (2 GiB ran out of heap once the dedup tests joined them);
     # one run needs far less (a new JVM only: an earlier test's session is reused as is)
     session = (SparkSession.builder.master("local[2]").appName("neardup-tests")
-               .config("spark.driver.memory", "2g")
+               .config("spark.driver.memory", "3g")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
