@@ -12,7 +12,6 @@ in its manifest's order and compared with the local copy byte for byte.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -25,7 +24,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_scale import corpus  # noqa: E402
 from bench_spark_e2e import THRESHOLD  # noqa: E402
-from common import run_timed  # noqa: E402
+from common import engine_comparison_arguments, run_timed  # noqa: E402
 
 
 def dedup(path: Path, out: Path, engine: str) -> dict:
@@ -45,13 +44,7 @@ def copy_bytes(out: Path) -> bytes:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
-    parser.add_argument("--runs", type=int, default=2, help="alternating runs of each engine")
-    parser.add_argument("--cache", type=Path, default=HERE / ".cache" / "scale")
-    parser.add_argument("--no-write", action="store_true",
-                        help="do not update the 'spark-dedup' section of BENCHMARKS.md")
-    args = parser.parse_args()
+    args = engine_comparison_arguments(__doc__.split("\n\n")[0], "spark-dedup").parse_args()
     cores = os.cpu_count() or 1
     lines = ["| documents | local s | Spark s | Spark / local | peak RSS GiB (local, Spark "
              "driver) | records removed | same bytes |", "|---:|---:|---:|---:|---:|---:|---|"]

@@ -16,7 +16,6 @@ by the cores both engines use (the machine's). MLlib's join is bench_spark.py's.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -28,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_scale import corpus  # noqa: E402
-from common import run_timed  # noqa: E402
+from common import engine_comparison_arguments, run_timed  # noqa: E402
 
 THRESHOLD = 0.8
 
@@ -58,13 +57,7 @@ def recall(found: set, truth: set) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
-    parser.add_argument("--runs", type=int, default=2, help="alternating runs of each engine")
-    parser.add_argument("--cache", type=Path, default=HERE / ".cache" / "scale")
-    parser.add_argument("--no-write", action="store_true",
-                        help="do not update the 'spark-e2e' section of BENCHMARKS.md")
-    args = parser.parse_args()
+    args = engine_comparison_arguments(__doc__.split("\n\n")[0], "spark-e2e").parse_args()
     cores = os.cpu_count() or 1
     rows = []
     for n in args.sizes:

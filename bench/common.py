@@ -4,6 +4,7 @@ its docs page) is bench/sections.py's."""
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -94,6 +95,18 @@ def run_timed(command: list[str], **run_options) -> tuple[subprocess.CompletedPr
         raise RuntimeError(f"{command[:4]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     peak = _PEAK.search(done.stderr)
     return done, wall, int(peak.group(1)) / 1024 if peak else float("nan")
+
+
+def engine_comparison_arguments(description: str, section: str) -> argparse.ArgumentParser:
+    """The options of a local-against-Spark benchmark: sizes, alternating runs of each
+    engine, the corpus cache, and whether to leave ``section`` of BENCHMARKS.md as it is."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--runs", type=int, default=2, help="alternating runs of each engine")
+    parser.add_argument("--cache", type=Path, default=CACHE / "scale")
+    parser.add_argument("--no-write", action="store_true",
+                        help=f"do not update the '{section}' section of BENCHMARKS.md")
+    return parser
 
 
 # ---------------------------------------------------------------- reports

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -116,3 +117,34 @@ def manifest_is_true():
         return manifest
 
     return check
+
+
+@pytest.fixture(scope="session")
+def anon_peak():
+    """``anon_peak(command, limit=None, stdin=None, timeout=None)``: (exit status, peak
+    RssAnon in bytes, stderr) of a process, sampled every 5 ms from /proc (Linux); killed
+    once its anonymous memory passes ``limit`` bytes or it runs past ``timeout`` seconds
+    (status -9)."""
+
+    def watch(command, *, limit=None, stdin=None, timeout=None):
+        process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE)
+        peak, started = 0, time.monotonic()
+        while process.poll() is None:
+            try:
+                with open(f"/proc/{process.pid}/status") as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            peak = max(peak, int(line.split()[1]) << 10)
+            except OSError:
+                pass
+            if (limit is not None and peak > limit) or (
+                    timeout is not None and time.monotonic() - started > timeout):
+                process.kill()
+                break
+            time.sleep(0.005)
+        err = process.stderr.read().decode()
+        process.wait()
+        return process.returncode, peak, err
+
+    return watch

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -217,26 +216,9 @@ def test_results_under_a_limit_equal_results_without(corpus, tmp_path, monkeypat
         assert {k: v for k, v in chunked.counts.items() if k != "chunks"} == whole.counts
 
 
-def anon_peak(command: list[str]) -> tuple[int, int]:
-    """(exit status, peak RssAnon in bytes) of a process, sampled every 5 ms."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-    while process.poll() is None:
-        try:
-            with open(f"/proc/{process.pid}/status") as f:
-                for line in f:
-                    if line.startswith("RssAnon:"):
-                        peak = max(peak, int(line.split()[1]) << 10)
-        except OSError:
-            pass
-        time.sleep(0.005)
-    process.communicate()
-    return process.returncode, peak
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
 @pytest.mark.slow  # 20,000 documents, twice, in processes: about 4 s
-def test_a_run_stays_under_its_limit(tmp_path, write_jsonl):
+def test_a_run_stays_under_its_limit(tmp_path, write_jsonl, anon_peak):
     """The whole run, interpreter included, in a fresh process (generous: the model's
     figures are upper bounds; a small run takes about 110 MB of a 200M limit)."""
     corpus = planted_corpus(20_000, doc_words=60, dup_fraction=0.02, vocabulary=30_000,
@@ -247,8 +229,8 @@ def test_a_run_stays_under_its_limit(tmp_path, write_jsonl):
     warm = [sys.executable, "-m", "neardup.cli", "find", path, "--id-field", "id", "-q",
             "--memory-limit", "1G", "--out", str(tmp_path / "warm")]
     assert subprocess.run(warm, capture_output=True).returncode == 0
-    code, peak = anon_peak([sys.executable, "-m", "neardup.cli", "find", path, "--id-field",
-                            "id", "--memory-limit", limit, "-q", "--out",
-                            str(tmp_path / "out")])
+    code, peak, _ = anon_peak([sys.executable, "-m", "neardup.cli", "find", path, "--id-field",
+                               "id", "--memory-limit", limit, "-q", "--out",
+                               str(tmp_path / "out")])
     assert code == 0
     assert 0 < peak <= parse_size(limit)

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import tracemalloc
 
 import pytest
@@ -54,29 +53,6 @@ def read_bounded(paths, **options):
         tracemalloc.stop()
     report.check()
     return ids, texts, report.as_dict(), peak
-
-
-def anon_peak(command, *, limit: int, stdin=None, timeout: float = 60):
-    """(exit status, peak RssAnon in bytes, stderr) of a process; killed once its
-    anonymous memory passes ``limit`` or it runs past ``timeout`` seconds (status -9)."""
-    process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    peak, started = 0, time.monotonic()
-    while process.poll() is None:
-        try:
-            with open(f"/proc/{process.pid}/status") as f:
-                for line in f:
-                    if line.startswith("RssAnon:"):
-                        peak = max(peak, int(line.split()[1]) << 10)
-        except OSError:
-            pass
-        if peak > limit or time.monotonic() - started > timeout:
-            process.kill()
-            break
-        time.sleep(0.005)
-    err = process.stderr.read().decode()
-    process.wait()
-    return process.returncode, peak, err
 
 
 def summary_read(out) -> dict:
@@ -136,13 +112,14 @@ def test_a_directory_file_past_the_bound_is_skipped_unread(tmp_path, write):
     assert peak < 8 * MiB  # neither the 64 MiB nor the 16 MiB was held
 
 
-def test_a_compressed_line_past_the_memory_limit_is_skipped_and_the_limit_kept(tmp_path):
+def test_a_compressed_line_past_the_memory_limit_is_skipped_and_the_limit_kept(tmp_path,
+                                                                               anon_peak):
     path = write_gzip(tmp_path / "big.txt.gz", (SHORT[0] + "\n").encode(), 200 * MiB,
                       ("\n" + SHORT[1] + "\n").encode())
     out = tmp_path / "out"
     limit = 256 * MiB
     code, peak, err = anon_peak([*NEARDUP, "find", path, "--memory-limit", "256M", "-q",
-                                 "--out", str(out)], limit=2 * limit)
+                                 "--out", str(out)], limit=2 * limit, timeout=60)
     assert code == 0, err
     assert peak < 2 * limit
     read = summary_read(out)
@@ -150,7 +127,8 @@ def test_a_compressed_line_past_the_memory_limit_is_skipped_and_the_limit_kept(t
     assert next(iter(read["skipped"])).startswith("record larger than")
 
 
-def test_a_csv_field_past_the_memory_limit_skips_its_row_and_the_limit_is_kept(tmp_path):
+def test_a_csv_field_past_the_memory_limit_skips_its_row_and_the_limit_is_kept(tmp_path,
+                                                                               anon_peak):
     path = tmp_path / "docs.csv"
     with open(path, "wb") as f:
         f.write(f'id,text\na,"{SHORT[0]}"\nhuge,"'.encode())
@@ -161,7 +139,7 @@ def test_a_csv_field_past_the_memory_limit_skips_its_row_and_the_limit_is_kept(t
     limit = 512 * MiB  # above the floor its survey asks (the longest line, read)
     code, peak, err = anon_peak([*NEARDUP, "find", str(path), "--id-field", "id",
                                  "--memory-limit", "512M", "-q", "--out", str(out)],
-                                limit=limit)
+                                limit=limit, timeout=60)
     assert code == 0, err
     read = summary_read(out)
     assert read["processed"] == 2 and sum(read["skipped"].values()) == 1
@@ -170,7 +148,7 @@ def test_a_csv_field_past_the_memory_limit_skips_its_row_and_the_limit_is_kept(t
 
 
 @pytest.mark.parametrize("producer", [["head", "-c", "300M", "/dev/zero"], ["yes"]])
-def test_standard_input_is_charged_as_it_grows(producer):
+def test_standard_input_is_charged_as_it_grows(producer, anon_peak):
     limit = 256 * MiB
     source = subprocess.Popen(producer, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
@@ -185,7 +163,7 @@ def test_standard_input_is_charged_as_it_grows(producer):
     assert peak < 2 * limit
 
 
-def test_a_device_given_as_an_input_is_refused_unread():
+def test_a_device_given_as_an_input_is_refused_unread(anon_peak):
     code, peak, err = anon_peak([*NEARDUP, "find", "/dev/zero", "-q"], limit=1 << 30,
                                 timeout=30)
     assert code == 2, err
