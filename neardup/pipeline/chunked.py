@@ -28,13 +28,10 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
                  representative_field: str | None, limit: int, work_dir) -> FindResult:
     """:func:`~neardup.pipeline.run.find_documents` a chunk at a time under ``limit``
     bytes; the same pairs, clusters and representatives."""
-    similarity = dict(groups.similarity)
-    if representative_field is not None:
-        similarity.setdefault("representative", "field")
-    if similarity.get("representative") == "field" and representative_field not in ("id", None):
+    config = representative_config(groups, representative_field)
+    if config.representative == "field" and representative_field != "id":
         raise ValueError(f"with memory_limit the representative field can only be 'id', "
                          f"got {representative_field!r}")
-    config = representative_config(groups, representative_field)
     prep, source_options = groups.prepare, groups.source.given()
     if config.method == "exact":
         raise ValueError("method 'exact' holds every set in memory; use 'lsh' or 'auto' "
