@@ -160,7 +160,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
-          **options: Unpack[FindOptions]):
+          explain=None, **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
@@ -174,6 +174,10 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     ``against``: an index (see :func:`find`): the new documents minus those that
     duplicate an indexed document or are not kept among themselves; ``add=True`` adds
     the kept ones to the index in the same step, holding its write lock throughout.
+    A new document is removed only for one that stays (indexed, or a new one kept before
+    it) at Jaccard ≥ ``threshold``; ``explain``: a file (.csv, .jsonl or .parquet) that
+    gets one row per removed document: ``id``, ``matched_id``, ``matched_source``
+    ("index" or "new"), ``jaccard`` (:meth:`~neardup.index.query.IndexFindResult.explain_table`).
 
     Clusters are star clusters unless ``clusters`` says otherwise
     (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one
@@ -210,9 +214,12 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         from .index.against import dedup_against
 
         return dedup_against(inputs, out, against, groups, add=add, force=force, quiet=quiet,
-                             representative_field=representative_field)
+                             representative_field=representative_field, explain=explain)
     if add:
         raise ValueError("add=True (--add) needs against= (the index to add to)")
+    if explain is not None:
+        raise ValueError("explain= (--explain) needs against= (an index): it names the "
+                         "indexed or earlier new document each removed one matched")
     if frames.is_in_memory(inputs):
         if out is not None:
             raise ValueError("dedup of data in memory returns the deduplicated data; "

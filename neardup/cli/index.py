@@ -16,7 +16,7 @@ INDEX_EXAMPLES = """examples:
   neardup index info idx/
   neardup index compact idx/
   neardup find today.jsonl --against idx/ --out pairs/
-  neardup dedup today.jsonl --against idx/ --add -o kept.jsonl
+  neardup dedup today.jsonl --against idx/ --add -o kept.jsonl --explain removed.csv
 """
 
 
@@ -59,6 +59,11 @@ def add_against_arguments(p: argparse.ArgumentParser, dedup: bool = False) -> No
         g.add_argument("--add", action="store_true",
                        help="with --against: add the kept documents to the index in the "
                             "same step")
+        g.add_argument("--explain", metavar="FILE",
+                       help="with --against: write one row per removed record to FILE "
+                            "(.csv, .jsonl or .parquet): id, matched_id (the indexed or "
+                            "earlier kept new document it duplicates), matched_source "
+                            "(index or new), jaccard")
 
 
 def explicit_options(parser: argparse.ArgumentParser, argv: list[str], args) -> set[str]:
@@ -161,4 +166,7 @@ def describe_against(c: dict) -> str:
             f"in a cluster with an indexed one")
     if "added" in i:
         line += f"; added {i['added']['added']:,} to the index"
+    if "explain" in c:
+        line += (f"; {c['explain']['rows']:,} removed records and what each matched "
+                 f"written to {c['explain']['path']}")
     return line
