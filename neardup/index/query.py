@@ -153,6 +153,8 @@ def against(index, new: FindResult) -> IndexFindResult:
         old_parts.append(documents + index.bases[s])
     head_row = np.concatenate(rows_parts) if rows_parts else np.empty(0, dtype=np.int64)
     old = np.concatenate(old_parts) if old_parts else np.empty(0, dtype=np.int64)
+    live = ~index.is_removed(old)  # a removed document is no candidate (Index.remove)
+    head_row, old = head_row[live], old[live]
 
     listed = sorted_unique(old)  # the indexed documents of the result, in index order
     m = listed.size
