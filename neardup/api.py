@@ -182,8 +182,9 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     Clusters are star clusters unless ``clusters`` says otherwise
     (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one
     whose similarity to it is >= ``threshold``, and ``counts["min_member_similarity"]``
-    is the lowest such similarity. Against an index they are components (the index's
-    rule).
+    is the lowest such similarity. Against an index the indexed documents are fixed
+    centres (:func:`neardup.cluster.anchored_cover`): a new document is removed only for
+    an indexed one or a new one kept before it.
 
     ``engine="spark"``: :func:`neardup.spark.dedup_sources`; a JSON Lines or Parquet
     input's copy is a folder of part files written by the executors (JSON Lines parts,

@@ -6,6 +6,8 @@ segments (:mod:`neardup.index.store`); ``Index("idx/").add(more)`` appends a seg
 ``neardup.find(new, against="idx/")`` finds every pair new × indexed and new × new
 (:mod:`neardup.index.query`); ``neardup.dedup(new, out, against="idx/", add=True)``
 keeps the new documents that duplicate nothing and adds them to the index.
+``Index("idx/").remove(ids)`` tombstones documents so they never match again, and
+``Index.merge([a, b], "c/")`` joins indexes built apart (:mod:`neardup.index.edit`).
 
 What must match and what may differ: the index fixes everything that makes a shingle
 set, a signature or a band key (:data:`INDEX_OPTIONS`: shingles, cleaning, MinHash
