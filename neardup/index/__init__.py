@@ -21,6 +21,7 @@ query at t ≠ t0 is warned with P(t), and refused below P(t) = 0.5 unless force
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import warnings
@@ -340,8 +341,18 @@ class Index:
     def merge(cls, paths, out: str | os.PathLike) -> Index:
         """The indexes at ``paths`` (two or more, equal options: one that differs is
         refused by name) merged into the new index ``out``, their segments copied as
-        they are and their removed documents carried (:mod:`neardup.index.edit`)."""
-        edit.merge_into([cls(p) for p in paths], out, INDEX_OPTIONS)
+        they are and their removed documents carried (:mod:`neardup.index.edit`). Holds
+        each input's write lock while it copies: no add, remove or compact in between."""
+        paths = list(paths)
+        real = [os.path.realpath(p) for p in paths]
+        twice = sorted({str(p) for p, r in zip(paths, real) if real.count(r) > 1})
+        if twice:
+            raise ValueError(f"merge lists an index twice: {', '.join(twice)}")
+        with contextlib.ExitStack() as locks:
+            for path in paths:
+                read_manifest(path)  # not an index: said before a lock file is made
+                locks.enter_context(WriteLock(path))
+            edit.merge_into([cls(p) for p in paths], out, INDEX_OPTIONS)
         return cls(out)
 
     # ---- reading about it ----

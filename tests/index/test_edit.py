@@ -140,6 +140,8 @@ def test_a_merge_equals_one_build_over_its_inputs_in_order(tmp_path, capsys):
     merged.compact()
     assert segment_hashes(tmp_path / "c") == segment_hashes(tmp_path / "one")
 
+    with pytest.raises(ValueError, match="lists an index twice"):
+        Index.merge([tmp_path / "a", tmp_path / "b", tmp_path / "a"], tmp_path / "d")
     Index.build(b, tmp_path / "b64", id="id", num_perm=64, **WORDS)
     with pytest.raises(ValueError, match=r"different options.*num_perm \(.*128, .*64\)"):
         Index.merge([tmp_path / "a", tmp_path / "b64"], tmp_path / "d")
