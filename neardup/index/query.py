@@ -71,14 +71,15 @@ class IndexFindResult(FindResult):
         """One row per new document a dedup removes, in input order: its ``id``, the
         ``matched_id`` of the document it is removed for (indexed, or a new one kept
         before it), that one's ``matched_source`` (:data:`SOURCE_INDEX` or
-        :data:`SOURCE_NEW`) and their exact ``jaccard`` (≥ the threshold when verified)."""
+        :data:`SOURCE_NEW`) and their exact ``jaccard`` (≥ the threshold when verified;
+        rounded to 6 digits as in the pairs table, so the two join)."""
         removed = np.flatnonzero(self.matched >= 0)
         matched = self.matched[removed]
         ids = self.id_array
         return pa.table({"id": ids.take(pa.array(removed)),
                          "matched_id": ids.take(pa.array(matched)),
                          "matched_source": self.sources(matched),
-                         "jaccard": pa.array(self.matched_jaccard[removed],
+                         "jaccard": pa.array(np.round(self.matched_jaccard[removed], 6),
                                              type=pa.float64())})
 
     def sources(self, docs) -> pa.Array:

@@ -77,7 +77,7 @@ def test_a_chain_through_a_removed_document_keeps_its_far_end(tmp_path):
     assert result.kept_new.tolist() == [False, True]  # b is not a near-duplicate of x
     explained = result.explain_table().to_pydict()
     assert explained == {"id": ["a"], "matched_id": ["x"], "matched_source": [SOURCE_INDEX],
-                         "jaccard": [95 / 105]}
+                         "jaccard": [round(95 / 105, 6)]}
     assert neardup.dedup(new, against=tmp_path / "idx", id="id") == [new[1]]
 
 
@@ -106,3 +106,30 @@ def test_the_command_line_writes_the_same_table(tmp_path, capsys):
     assert main(["dedup", str(source), "--against", str(tmp_path / "idx"), "-o",
                  str(tmp_path / "k3.jsonl"), "--explain", str(tmp_path / "r.txt")]) == 2
     assert "--explain" in capsys.readouterr().err and not (tmp_path / "k3.jsonl").exists()
+
+
+@pytest.mark.parametrize("representative", ["longest", "shortest"])
+def test_under_any_policy_what_is_kept_pairs_with_nothing_that_stays(tmp_path,
+                                                                     representative):
+    records = corpus(24, similarity=(0.9, 1.0))
+    old, new = records[:250], records[250:]
+    Index.build(old, tmp_path / "idx", id="id", **WORDS)
+    result = neardup.find(new, against=tmp_path / "idx", id="id",
+                          representative=representative)
+    kept = set(np.flatnonzero(result.kept_new).tolist())
+    explained = result.explain_table().to_pydict()
+    position = {r["id"]: d for d, r in enumerate(new)}
+    removed = [position[i] for i in explained["id"]]
+    assert sorted(removed + list(kept)) == list(range(len(new)))  # each once
+    d = result.pairs_table().to_pydict()
+    jaccard = {frozenset((a, b)): j for a, b, j in zip(d["doc_a"], d["doc_b"], d["jaccard"])}
+
+    def stays(doc):
+        return doc >= len(new) or doc in kept
+
+    # no two documents that stay pair (J >= t): nothing kept duplicates what stays
+    assert not [p for p, j in jaccard.items() if j >= 0.8 and all(map(stays, p))]
+    # every removed one pairs, at the Jaccard named, with the document named, which stays
+    for doc, matched, j in zip(removed, explained["matched_id"], explained["jaccard"]):
+        assert [x for x in range(result.n) if result.ids[x] == matched and stays(x)
+                and jaccard.get(frozenset((doc, x))) == j >= 0.8]

@@ -137,7 +137,7 @@ def brute_force_removed(records, new_start: int, threshold: float, pairs: dict |
             other = best[1]
             removed[records[d]["id"]] = (records[other]["id"],
                                          SOURCE_INDEX if other < new_start else SOURCE_NEW,
-                                         best[2])
+                                         round(best[2], 6))
     return removed
 
 
