@@ -197,6 +197,9 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
+    if explain is not None and against is None:
+        raise ValueError("explain= (--explain) needs against= (an index): it names the "
+                         "indexed or earlier new document each removed one matched")
     if engine == "spark":
         if against is not None or add:
             raise ValueError("--against (an index) runs on the local engine, not on Spark")
@@ -218,9 +221,6 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
                              representative_field=representative_field, explain=explain)
     if add:
         raise ValueError("add=True (--add) needs against= (the index to add to)")
-    if explain is not None:
-        raise ValueError("explain= (--explain) needs against= (an index): it names the "
-                         "indexed or earlier new document each removed one matched")
     if frames.is_in_memory(inputs):
         if out is not None:
             raise ValueError("dedup of data in memory returns the deduplicated data; "

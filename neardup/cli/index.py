@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 INDEX_EXAMPLES = """examples:
   neardup index build corpus/ --include '*.txt' -t 0.8 -o idx/
@@ -159,8 +160,6 @@ def run(args, options_of, source_keys) -> None:
 
 
 def run_edit(args) -> None:
-    import sys
-
     from ..index import Index
 
     if args.index_command == "merge":
