@@ -124,6 +124,13 @@ class Index:
         """The documents removed (tombstoned) and not yet dropped by :meth:`compact`."""
         return int(self.tombstones.size)
 
+    def live_documents(self) -> np.ndarray:
+        """int64[n]: the numbers of the documents not removed, ascending (their ids:
+        ``index.ids(index.live_documents())``)."""
+        keep = np.ones(self.stored, dtype=bool)
+        keep[self.tombstones] = False
+        return np.flatnonzero(keep)
+
     def is_removed(self, documents: np.ndarray) -> np.ndarray:
         """bool per document number of ``documents``: removed (a tombstone lists it)."""
         documents = np.asarray(documents, dtype=np.int64)

@@ -64,6 +64,8 @@ def test_removed_documents_answer_as_an_index_built_without_them(tmp_path):
                                                                      "nor-this-one"]
     assert (index.n, index.removed, index.stored) == (len(old) - len(gone), len(gone),
                                                       len(old))
+    assert index.ids(index.live_documents()).to_pylist() == [r["id"] for r in old
+                                                              if r["id"] not in gone]
     info = Index(tmp_path / "idx").info(verify=True)
     assert (info["documents"], info["removed"], info["corrupt_files"]) == (
         len(old) - len(gone), len(gone), [])
