@@ -290,8 +290,9 @@ class Index:
                 "documents": manifest["documents"], "version": manifest["version"]}
 
     def compact(self) -> dict:
-        """Merge every segment into one (same rows, same order); the old segments are
-        removed once the new manifest is in place."""
+        """Merge every segment into one (same rows, same order, less the removed ones:
+        the tombstones go with them); the old segments are removed once the new manifest
+        is in place."""
         with WriteLock(self.path):
             manifest = read_manifest(self.path)
             sweep_unlisted(self.path, manifest)
@@ -425,7 +426,8 @@ def _new_segment(root: Path, manifest: dict, ids, sets, signatures) -> dict:
 
 def _live_pieces(segments: list[Segment], removed: np.ndarray) -> list[SegmentPiece]:
     """The rows of ``segments`` not in ``removed`` (document numbers), a piece per segment
-    with any (mapped when it lost none, copied otherwise)."""
+    with any (all its rows, or the live ones: gathered from the mapped files a chunk at a
+    time as they are written, so compaction still holds one band's keys, not the index)."""
     pieces, base = [], 0
     for segment in segments:
         mine = removed[(removed >= base) & (removed < base + segment.n)] - base

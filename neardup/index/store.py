@@ -276,10 +276,16 @@ class SegmentPiece:
     sets: ShingleSets
     signatures: np.ndarray  # (n, K)
     band_column: object = None  # band -> uint64[n], or None: computed from signatures
+    rows: np.ndarray | None = None  # int64, ascending: only these rows (compaction)
 
     @property
     def n(self) -> int:
-        return self.sets.n
+        return self.sets.n if self.rows is None else int(self.rows.size)
+
+    def row_blocks(self, chunk: int):
+        """The rows written, ``chunk`` at a time: slices, or index arrays of ``rows``."""
+        for lo in range(0, self.n, chunk):
+            yield slice(lo, lo + chunk) if self.rows is None else self.rows[lo:lo + chunk]
 
     @classmethod
     def from_ids(cls, ids, sets: ShingleSets, signatures: np.ndarray) -> SegmentPiece:
@@ -312,15 +318,15 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
     temp.mkdir()
     try:
         _write_csr(temp, "ids.offsets.npy", "ids.data.npy", np.uint8,
-                   [(p.id_offsets, p.id_data) for p in pieces], n, chunk)
+                   [(p.id_offsets, p.id_data, p.rows) for p in pieces], n, chunk)
         _write_csr(temp, "sets.offsets.npy", "sets.values.npy", pieces[0].sets.values.dtype,
-                   [(p.sets.offsets, p.sets.values) for p in pieces], n, chunk)
+                   [(p.sets.offsets, p.sets.values, p.rows) for p in pieces], n, chunk)
         num_perm = pieces[0].signatures.shape[1]
         with NpyWriter(temp / "signatures.npy", pieces[0].signatures.dtype,
                        (n, num_perm)) as signatures:
             for p in pieces:
-                for lo in range(0, p.n, chunk):
-                    signatures.write(p.signatures[lo:lo + chunk])
+                for block in p.row_blocks(chunk):
+                    signatures.write(p.signatures[block])
         crash_point("segment-half-written")
         _write_bands(temp, pieces, n, bands, rows)
         _fsync_dir(temp)
@@ -370,19 +376,42 @@ def copy_segment(source_root: str | os.PathLike, entry: dict, root: str | os.Pat
 
 def _write_csr(folder: Path, offsets_name: str, values_name: str, dtype, parts: list,
                n: int, chunk: int) -> None:
-    """Rows of several CSR parts (offsets, values) as one CSR pair of files."""
-    total = sum(int(values.size) for _, values in parts)
+    """Rows of several CSR parts (offsets, values, rows or None: all) as one CSR pair of
+    files; a part with ``rows`` is gathered a chunk of rows at a time."""
+    total = sum(int(values.size) if rows is None
+                else int((offsets[rows + 1] - offsets[rows]).sum())
+                for offsets, values, rows in parts)
     with NpyWriter(folder / offsets_name, np.int64, (n + 1,)) as offsets_out, \
             NpyWriter(folder / values_name, dtype, (total,)) as values_out:
         offsets_out.write(np.zeros(1, dtype=np.int64))
         at = 0
-        for offsets, values in parts:
+        for offsets, values, rows in parts:
+            if rows is not None:
+                at = _write_csr_rows(offsets_out, values_out, offsets, values, rows, at, chunk)
+                continue
             for lo in range(1, offsets.size, chunk):
                 offsets_out.write(np.asarray(offsets[lo:lo + chunk]) - offsets[0] + at)
             step = chunk * 256
             for lo in range(0, values.size, step):  # a block at a time: values may be mapped
                 values_out.write(values[lo:lo + step])
             at += int(values.size)
+
+
+def _write_csr_rows(offsets_out: NpyWriter, values_out: NpyWriter, offsets: np.ndarray,
+                    values: np.ndarray, rows: np.ndarray, at: int, chunk: int) -> int:
+    """The CSR rows ``rows`` of (offsets, values), ``chunk`` rows at a time, their offsets
+    starting at ``at``; returns the offset after them."""
+    for lo in range(0, rows.size, chunk):
+        block = rows[lo:lo + chunk]
+        starts = np.asarray(offsets[block])
+        lengths = np.asarray(offsets[block + 1]) - starts
+        ends = np.cumsum(lengths)
+        offsets_out.write(at + ends)
+        count = int(ends[-1]) if ends.size else 0
+        gather = np.repeat(starts - (ends - lengths), lengths) + np.arange(count)
+        values_out.write(np.asarray(values[gather]))
+        at += count
+    return at
 
 
 def _write_bands(folder: Path, pieces: list[SegmentPiece], n: int, bands: int,
@@ -569,20 +598,14 @@ class Segment:
         return column
 
     def piece(self, rows: np.ndarray | None = None) -> SegmentPiece:
-        """The segment's rows (all, mapped; or ``rows``, ascending, copied) to write."""
+        """The segment's rows to write (all; or ``rows``, ascending), read from the
+        mapped files a chunk at a time as they are written."""
         if rows is None:
             return SegmentPiece(self.id_offsets, self.id_data, self.sets, self.signatures,
                                 self.band_column)
         rows = np.asarray(rows, dtype=np.int64)
-        ids = self.ids(rows)
-        _, offsets, data = ids.cast(pa.large_string()).buffers()
-        id_offsets = np.frombuffer(offsets, dtype=np.int64)[ids.offset:ids.offset + rows.size + 1]
-        id_data = (np.frombuffer(data, dtype=np.uint8) if data is not None
-                   else np.empty(0, dtype=np.uint8))
-        return SegmentPiece(id_offsets - id_offsets[0],
-                            id_data[int(id_offsets[0]):int(id_offsets[-1])],
-                            self.sets_of(rows), np.asarray(self.signatures[rows]),
-                            lambda band: self.band_column(band)[rows])
+        return SegmentPiece(self.id_offsets, self.id_data, self.sets, self.signatures,
+                            lambda band: self.band_column(band)[rows], rows)
 
 
 def verify_checksums(root: str | os.PathLike, manifest: dict) -> list[str]:
