@@ -83,11 +83,12 @@ def test_a_chain_through_a_removed_document_keeps_its_far_end(tmp_path):
 
 def test_the_command_line_writes_the_same_table(tmp_path, capsys):
     records = corpus(23, n=300, similarity=(0.9, 1.0))
-    old, new = records[:200], records[200:]
+    old = records[:200]
+    # ids unchanged, even one that reads as a prefixed indexed id
+    new = [{**r, "id": f"index:{r['id']}"} if k % 2 else r for k, r in enumerate(records[200:])]
     Index.build(old, tmp_path / "idx", id="id", **WORDS)
     source = tmp_path / "new.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in new))
-    # ids unchanged, even one that looks like a prefixed indexed id
     assert main(["dedup", str(source), "--against", str(tmp_path / "idx"), "--id-field", "id",
                  "-o", str(tmp_path / "kept.jsonl"), "--explain",
                  str(tmp_path / "removed.csv"), "-q"]) == 0
@@ -99,6 +100,11 @@ def test_the_command_line_writes_the_same_table(tmp_path, capsys):
     assert [str(x) for x in again["id"]] == [str(x) for x in written["id"]]
     assert [str(x) for x in again["matched_id"]] == [str(x) for x in written["matched_id"]]
     assert again["jaccard"] == written["jaccard"]
+    new_ids, old_ids = {r["id"] for r in new}, {r["id"] for r in old}
+    assert set(written["id"]) <= new_ids
+    assert any(i.startswith("index:") for i in written["id"])
+    for matched, source_of in zip(written["matched_id"], written["matched_source"]):
+        assert matched in (old_ids if source_of == SOURCE_INDEX else new_ids)
 
     assert main(["dedup", str(source), "-o", str(tmp_path / "k2.jsonl"), "--explain",
                  str(tmp_path / "r.csv")]) == 2
