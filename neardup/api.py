@@ -160,7 +160,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
-          **options: Unpack[FindOptions]):
+          explain=None, **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
@@ -174,12 +174,17 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     ``against``: an index (see :func:`find`): the new documents minus those that
     duplicate an indexed document or are not kept among themselves; ``add=True`` adds
     the kept ones to the index in the same step, holding its write lock throughout.
+    A new document is removed only for one that stays (indexed, or a new one kept before
+    it) at Jaccard ≥ ``threshold``; ``explain``: a file (.csv, .jsonl or .parquet) that
+    gets one row per removed document: ``id``, ``matched_id``, ``matched_source``
+    ("index" or "new"), ``jaccard`` (:meth:`~neardup.index.query.IndexFindResult.explain_table`).
 
     Clusters are star clusters unless ``clusters`` says otherwise
     (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one
     whose similarity to it is >= ``threshold``, and ``counts["min_member_similarity"]``
-    is the lowest such similarity. Against an index they are components (the index's
-    rule).
+    is the lowest such similarity. Against an index the indexed documents are fixed
+    centres (:func:`neardup.cluster.anchored_cover`): a new document is removed only for
+    an indexed one or a new one kept before it.
 
     ``engine="spark"``: :func:`neardup.spark.dedup_sources`; a JSON Lines or Parquet
     input's copy is a folder of part files written by the executors (JSON Lines parts,
@@ -192,6 +197,9 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
+    if explain is not None and against is None:
+        raise ValueError("explain= (--explain) needs against= (an index): it names the "
+                         "indexed or earlier new document each removed one matched")
     if engine == "spark":
         if against is not None or add:
             raise ValueError("--against (an index) runs on the local engine, not on Spark")
@@ -210,7 +218,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         from .index.against import dedup_against
 
         return dedup_against(inputs, out, against, groups, add=add, force=force, quiet=quiet,
-                             representative_field=representative_field)
+                             representative_field=representative_field, explain=explain)
     if add:
         raise ValueError("add=True (--add) needs against= (the index to add to)")
     if frames.is_in_memory(inputs):

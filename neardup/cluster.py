@@ -163,6 +163,83 @@ def _star_cover(n, visit, offsets, neighbours):
     return centre
 
 
+def anchored_cover(head: np.ndarray, set_i: np.ndarray, set_j: np.ndarray,
+                   jaccard: np.ndarray, free: int, rank: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Which free documents a dedup against kept ones removes, and for which document:
+    (matched int64[free], similarity float64[free]); matched -1: kept.
+
+    Documents ``free``.. n-1 are anchored (an index's documents: kept whatever they pair
+    with, each its own group); documents 0..free-1 are visited by ascending ``rank``
+    (int64[free], a permutation), a group of identical sets at its first member's rank.
+    A visited group is removed when it has a verified pair with an anchored document or
+    with a group kept before it; it is then matched to the best such document (highest
+    Jaccard, ties to an anchored one, then the smallest number). Otherwise its first
+    member is kept and its copies are matched to it at similarity 1. So every removed
+    document is ≥ t (the pairs' threshold) to a document that stays, and no two kept
+    free documents have a pair: the rule of star clusters whose centres include every
+    anchored document (:func:`center_clusters`), without components' chains.
+    ``head``, ``set_i``, ``set_j``, ``jaccard``: a :class:`neardup.pairs.PairSet`'s.
+    """
+    head = np.ascontiguousarray(head, dtype=np.int64)
+    n = head.size
+    rank = np.ascontiguousarray(rank, dtype=np.int64)
+    members = np.flatnonzero(head[:free] >= 0)
+    by_rank = members[np.lexsort((members, rank[members], head[members]))]
+    first = np.r_[True, head[by_rank][1:] != head[by_rank][:-1]] if by_rank.size \
+        else np.zeros(0, dtype=bool)
+    leader = np.arange(n, dtype=np.int64)  # a free group's first member by rank
+    leader[head[by_rank[first]]] = by_rank[first]
+    visit = head[by_rank[first]]
+    visit = visit[np.argsort(rank[leader[visit]], kind="stable")]
+    source = np.concatenate([set_i, set_j]).astype(np.int64)
+    order = np.argsort(source, kind="stable")
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(source, minlength=n), out=offsets[1:])
+    neighbours = np.concatenate([set_j, set_i]).astype(np.int64)[order]
+    weights = np.concatenate([jaccard, jaccard]).astype(np.float64)[order]
+    group_match, group_similarity = _anchored_cover(n, free, visit, leader, offsets,
+                                                    neighbours, weights)
+    matched = np.full(free, -1, dtype=np.int64)
+    similarity = np.full(free, np.nan)
+    grouped = head[:free] >= 0
+    docs = np.flatnonzero(grouped)
+    g = head[docs]
+    removed = group_match[g] >= 0
+    matched[docs[removed]] = group_match[g[removed]]
+    similarity[docs[removed]] = group_similarity[g[removed]]
+    copy = ~removed & (leader[g] != docs)
+    matched[docs[copy]] = leader[g[copy]]
+    similarity[docs[copy]] = 1.0
+    return matched, similarity
+
+
+@nb.njit(cache=True)
+def _anchored_cover(n, free, visit, leader, offsets, neighbours, weights):
+    kept = np.zeros(n, dtype=np.bool_)
+    kept[free:] = True
+    match = np.full(n, -1, dtype=np.int64)
+    similarity = np.full(n, np.nan)
+    for k in range(visit.size):
+        g = visit[k]
+        best, best_j, best_anchored = -1, -1.0, False
+        for e in range(offsets[g], offsets[g + 1]):
+            h = neighbours[e]
+            if not kept[h]:
+                continue
+            doc = h if h >= free else leader[h]
+            j = weights[e]
+            anchored = h >= free
+            if (best < 0 or j > best_j or (j == best_j and anchored and not best_anchored)
+                    or (j == best_j and anchored == best_anchored and doc < best)):
+                best, best_j, best_anchored = doc, j, anchored
+        if best >= 0:
+            match[g], similarity[g] = best, best_j
+        else:
+            kept[g] = True
+    return match, similarity
+
+
 def center_representatives(head: np.ndarray, centre: np.ndarray, policy: str = "first",
                            key: np.ndarray | None = None) -> np.ndarray:
     """bool[n]: the one document kept per star cluster, a document of its centre group.

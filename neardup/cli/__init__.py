@@ -92,7 +92,8 @@ def _run(args) -> int:
             result = api.dedup(tuple(args.sources), args.out, quiet=args.quiet,
                                representative_field=args.representative_field,
                                against=args.against, add=args.add, force=args.force,
-                               engine=args.engine, **against_options(args))
+                               engine=args.engine, explain=args.explain,
+                               **against_options(args))
             print(format_report(result, top=0,
                                 out="standard output" if to_stdout else args.out),
                   file=sys.stderr if to_stdout else sys.stdout)

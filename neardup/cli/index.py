@@ -1,4 +1,5 @@
-"""``neardup index build|add|info|compact`` and the ``--against`` options of find and dedup.
+"""``neardup index build|add|info|compact|remove|merge`` and the ``--against`` options of
+find and dedup.
 
 Each command is one call of :class:`neardup.Index` (see :mod:`neardup.index`). A query
 or an ``add`` takes the index's options for what it does not say: only the options
@@ -9,19 +10,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 INDEX_EXAMPLES = """examples:
   neardup index build corpus/ --include '*.txt' -t 0.8 -o idx/
   neardup index add idx/ more.jsonl
   neardup index info idx/
   neardup index compact idx/
+  neardup index remove idx/ --ids takedowns.txt
+  neardup index merge shard-1/ shard-2/ -o idx/
   neardup find today.jsonl --against idx/ --out pairs/
-  neardup dedup today.jsonl --against idx/ --add -o kept.jsonl
+  neardup dedup today.jsonl --against idx/ --add -o kept.jsonl --explain removed.csv
 """
 
 
 def add_parsers(commands, source_arguments, formatter) -> None:
-    """The ``index`` command and its four subcommands."""
+    """The ``index`` command and its subcommands."""
     p = commands.add_parser("index", help="an on-disk index to deduplicate new data against",
                             description="Keep what you have seen: shingle sets, signatures "
                             "and sorted band keys of a corpus in memory-mapped segments, "
@@ -42,8 +46,26 @@ def add_parsers(commands, source_arguments, formatter) -> None:
     info.add_argument("--json", action="store_true", help="print the information as JSON")
     info.add_argument("--verify", action="store_true",
                       help="also check every file's SHA-256 against the manifest")
-    compact = sub.add_parser("compact", help="merge every segment into one")
+    compact = sub.add_parser("compact", help="merge every segment into one, dropping the "
+                                             "removed documents")
     compact.add_argument("index_path", metavar="IDX", help="the index")
+    add_edit_parsers(sub, formatter)
+
+
+def add_edit_parsers(sub, formatter) -> None:
+    """``index remove`` and ``index merge``."""
+    remove = sub.add_parser("remove", help="remove documents by id (they never match again)",
+                            epilog=INDEX_EXAMPLES, formatter_class=formatter)
+    remove.add_argument("index_path", metavar="IDX", help="the index")
+    remove.add_argument("--ids", required=True, metavar="FILE",
+                        help="the ids to remove, one a line (- reads standard input; blank "
+                             "lines are skipped); every document with one of them goes")
+    merge = sub.add_parser("merge", help="merge indexes with equal options into a new one",
+                           epilog=INDEX_EXAMPLES, formatter_class=formatter)
+    merge.add_argument("index_paths", nargs="+", metavar="IDX",
+                       help="two or more indexes, in order (A's documents, then B's, ...)")
+    merge.add_argument("--out", "-o", required=True, metavar="OUT",
+                       help="the merged index to create (a new or empty folder)")
 
 
 def add_against_arguments(p: argparse.ArgumentParser, dedup: bool = False) -> None:
@@ -59,6 +81,11 @@ def add_against_arguments(p: argparse.ArgumentParser, dedup: bool = False) -> No
         g.add_argument("--add", action="store_true",
                        help="with --against: add the kept documents to the index in the "
                             "same step")
+        g.add_argument("--explain", metavar="FILE",
+                       help="with --against: write one row per removed record to FILE "
+                            "(.csv, .jsonl or .parquet): id, matched_id (the indexed or "
+                            "earlier kept new document it duplicates), matched_source "
+                            "(index or new), jaccard")
 
 
 def explicit_options(parser: argparse.ArgumentParser, argv: list[str], args) -> set[str]:
@@ -124,10 +151,41 @@ def run(args, options_of, source_keys) -> None:
         if args.verify and info["corrupt_files"]:
             raise ValueError(f"index corrupt: {len(info['corrupt_files'])} file(s) differ "
                              f"from the manifest: {', '.join(info['corrupt_files'][:5])}")
+    elif command in ("remove", "merge"):
+        run_edit(args)
     else:
         done = Index(args.index_path).compact()
-        print(f"compacted {done['segments_before']} segment(s) into {done['segments']} "
-              f"(version {done['version']})")
+        print(f"compacted {done['segments_before']} segment(s) into {done['segments']}, "
+              f"{done['dropped']:,} removed documents dropped (version {done['version']})")
+
+
+def run_edit(args) -> None:
+    from ..index import Index
+
+    if args.index_command == "merge":
+        merged = Index.merge(args.index_paths, args.out)
+        print(format_info(merged.info()))
+        print(f"merged {len(args.index_paths)} indexes into {args.out}")
+        return
+    if args.ids == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        with open(args.ids, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    done = Index(args.index_path).remove([line for line in lines if line.strip()])
+    print(describe_removal(done))
+
+
+def describe_removal(done: dict) -> str:
+    line = (f"removed {done['removed']:,} documents for {done['ids']:,} ids "
+            f"({done['already_removed']:,} already removed)")
+    if done["not_found"]:
+        line += (f"; {done['not_found']:,} ids not in the index: "
+                 f"{', '.join(done['not_found_examples'])}"
+                 f"{', ...' if done['not_found'] > len(done['not_found_examples']) else ''}")
+    return line + (f"; the index holds {done['documents']:,} documents, "
+                   f"{done['removed_total']:,} removed until compacted (version "
+                   f"{done['version']})")
 
 
 def format_info(info: dict) -> str:
@@ -136,7 +194,8 @@ def format_info(info: dict) -> str:
     per_doc = info["bytes_per_document"]
     lines = [
         f"index {info['path']} (format {info['format_version']}, version {info['version']})",
-        f"documents {info['documents']:,} in {len(info['segments'])} segment(s); "
+        f"documents {info['documents']:,} in {len(info['segments'])} segment(s), "
+        f"{info['removed']:,} removed (dropped by compact); "
         f"{info['set_aside']:,} set aside when added (too few shingles)",
         f"bytes {info['bytes']:,}" + (f" = {per_doc:,.1f} per document ({per_kind})"
                                       if per_doc is not None else ""),
@@ -161,4 +220,7 @@ def describe_against(c: dict) -> str:
             f"in a cluster with an indexed one")
     if "added" in i:
         line += f"; added {i['added']['added']:,} to the index"
+    if "explain" in c:
+        line += (f"; {c['explain']['rows']:,} removed records and what each matched "
+                 f"written to {c['explain']['path']}")
     return line

@@ -6,6 +6,8 @@ segments (:mod:`neardup.index.store`); ``Index("idx/").add(more)`` appends a seg
 ``neardup.find(new, against="idx/")`` finds every pair new × indexed and new × new
 (:mod:`neardup.index.query`); ``neardup.dedup(new, out, against="idx/", add=True)``
 keeps the new documents that duplicate nothing and adds them to the index.
+``Index("idx/").remove(ids)`` tombstones documents so they never match again, and
+``Index.merge([a, b], "c/")`` joins indexes built apart (:mod:`neardup.index.edit`).
 
 What must match and what may differ: the index fixes everything that makes a shingle
 set, a signature or a band key (:data:`INDEX_OPTIONS`: shingles, cleaning, MinHash
@@ -19,6 +21,7 @@ query at t ≠ t0 is warned with P(t), and refused below P(t) = 0.5 unless force
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import warnings
@@ -35,18 +38,21 @@ from ..sinks.staging import StagedDirectory, refuse_touching_inputs
 from ..sources import frames
 from ..sources.options import SourceOptions, as_paths
 from ..text import prepare
-from . import store
+from . import edit, store
 from .integrity import IndexCorruptError
 from .store import (
     SEGMENTS,
+    TOMBSTONES,
     Segment,
     SegmentPiece,
     WriteLock,
     discard_unlisted,
     read_manifest,
+    read_tombstones,
     sweep_unlisted,
     write_manifest,
     write_segment,
+    write_tombstones,
 )
 
 __all__ = ["Index", "IndexCorruptError"]
@@ -68,8 +74,9 @@ CHUNK_CHARACTERS = 256 << 20
 class Index:
     """The index at ``path``, opened read-only: its manifest and memory-mapped segments.
 
-    ``n`` documents (only those that can pair: at least ``min_shingles`` shingles);
-    document g is row g - base of the segment holding it. Opening maps every segment's
+    ``n`` documents (only those that can pair: at least ``min_shingles`` shingles), the
+    ``stored`` rows less the ``removed`` ones (:meth:`remove`); document g is row
+    g - base of the segment holding it, removed or not. Opening maps every segment's
     files, so a concurrent ``compact`` that removes old segments does not disturb an
     open index, and checks them (:mod:`neardup.index.integrity`: the layout always, the
     SHA-256 and whole structure of a file version not checked before): a damaged index
@@ -89,6 +96,7 @@ class Index:
             try:
                 self.segments = [Segment.open(self.path, self.manifest, entry)
                                  for entry in self.manifest["segments"]]
+                self.tombstones = read_tombstones(self.path, self.manifest)
                 break
             except (ValueError, OSError):
                 if attempt or read_manifest(self.path)["version"] == self.manifest["version"]:
@@ -103,7 +111,33 @@ class Index:
 
     @property
     def n(self) -> int:
+        """The documents that can match: those stored less those removed."""
+        return self.stored - self.removed
+
+    @property
+    def stored(self) -> int:
+        """The documents the segments hold, removed ones included (numbers 0..stored-1)."""
         return int(self.bases[-1])
+
+    @property
+    def removed(self) -> int:
+        """The documents removed (tombstoned) and not yet dropped by :meth:`compact`."""
+        return int(self.tombstones.size)
+
+    def live_documents(self) -> np.ndarray:
+        """int64[n]: the numbers of the documents not removed, ascending (their ids:
+        ``index.ids(index.live_documents())``)."""
+        keep = np.ones(self.stored, dtype=bool)
+        keep[self.tombstones] = False
+        return np.flatnonzero(keep)
+
+    def is_removed(self, documents: np.ndarray) -> np.ndarray:
+        """bool per document number of ``documents``: removed (a tombstone lists it)."""
+        documents = np.asarray(documents, dtype=np.int64)
+        if not self.tombstones.size:
+            return np.zeros(documents.shape, dtype=bool)
+        at = np.minimum(np.searchsorted(self.tombstones, documents), self.tombstones.size - 1)
+        return self.tombstones[at] == documents
 
     @property
     def options(self) -> dict:
@@ -145,9 +179,9 @@ class Index:
                                  f"candidates and clusters by components: {key} must be "
                                  f"{only!r}, got {options[key]!r}")
         mine = {**self.options, "bands": self.bands, "rows": self.rows}
-        differ = [f"{k} (index {mine[k]!r}, query {_comparable(options[k])!r})"
-                  for k in INDEX_OPTIONS if k in options and options[k] is not None
-                  and _comparable(options[k]) != mine[k]]
+        given = {k: _comparable(options[k]) for k in INDEX_OPTIONS
+                 if k in options and options[k] is not None}
+        differ = edit.option_differences(mine, given, given, ("index", "query"))
         if differ:
             raise ValueError(f"the query's options differ from the index {self.path}'s: "
                              f"{'; '.join(differ)}; leave them out to use the index's")
@@ -256,17 +290,22 @@ class Index:
                 "documents": manifest["documents"], "version": manifest["version"]}
 
     def compact(self) -> dict:
-        """Merge every segment into one (same rows, same order); the old segments are
-        removed once the new manifest is in place."""
+        """Merge every segment into one (same rows, same order, less the removed ones:
+        the tombstones go with them); the old segments are removed once the new manifest
+        is in place."""
         with WriteLock(self.path):
             manifest = read_manifest(self.path)
             sweep_unlisted(self.path, manifest)
             old = [Segment.open(self.path, manifest, entry) for entry in manifest["segments"]]
-            if len(old) <= 1:
+            removed = read_tombstones(self.path, manifest)
+            if len(old) <= 1 and not removed.size:
                 return {"segments_before": len(old), "segments": len(old),
-                        "version": manifest["version"]}
+                        "version": manifest["version"], "dropped": 0}
             try:
-                manifest["segments"] = [_merge(self.path, manifest, old)]
+                pieces = _live_pieces(old, removed)
+                manifest["segments"] = [_merge(self.path, manifest, pieces)] if pieces else []
+                manifest["documents"] = sum(e["documents"] for e in manifest["segments"])
+                manifest.pop(TOMBSTONES, None)
                 manifest["version"] += 1
                 write_manifest(self.path, manifest)
             except BaseException:
@@ -274,13 +313,62 @@ class Index:
                 raise
             sweep_unlisted(self.path, manifest)
         self._open()
-        return {"segments_before": len(old), "segments": 1, "version": manifest["version"]}
+        return {"segments_before": len(old), "segments": len(manifest["segments"]),
+                "version": manifest["version"], "dropped": int(removed.size)}
+
+    def remove(self, ids) -> dict:
+        """Remove every document whose id is one of ``ids`` (strings): tombstones written
+        aside, then the manifest swapped under the write lock; the documents never match
+        again, and :meth:`compact` drops their rows. Removing a removed id again changes
+        nothing. Returns the ``ids`` given (distinct), documents ``removed`` now and
+        ``already_removed``, the ids ``not_found`` in the index (a count and a few), the
+        ``documents`` left, ``removed_total`` and the ``version``."""
+        wanted = edit.distinct_ids(ids)
+        with WriteLock(self.path):
+            self._open()  # the latest version, under the lock
+            manifest = read_manifest(self.path)
+            sweep_unlisted(self.path, manifest)
+            documents, found = edit.documents_with_ids(self, wanted)
+            fresh = documents[~self.is_removed(documents)]
+            report = edit.removal_report(wanted, found, int(documents.size), int(fresh.size))
+            if fresh.size:
+                try:
+                    manifest["version"] += 1
+                    manifest[TOMBSTONES] = write_tombstones(
+                        self.path, manifest["version"], np.union1d(self.tombstones, fresh))
+                    write_manifest(self.path, manifest)
+                except BaseException:
+                    discard_unlisted(self.path)
+                    raise
+                sweep_unlisted(self.path, manifest)
+                self._open()
+        return {**report, "documents": self.n, "removed_total": self.removed,
+                "version": self.manifest["version"]}
+
+    @classmethod
+    def merge(cls, paths, out: str | os.PathLike) -> Index:
+        """The indexes at ``paths`` (two or more, equal options: one that differs is
+        refused by name) merged into the new index ``out``, their segments copied as
+        they are and their removed documents carried (:mod:`neardup.index.edit`). Holds
+        each input's write lock while it copies: no add, remove or compact in between."""
+        paths = list(paths)
+        real = [os.path.realpath(p) for p in paths]
+        twice = sorted({str(p) for p, r in zip(paths, real) if real.count(r) > 1})
+        if twice:
+            raise ValueError(f"merge lists an index twice: {', '.join(twice)}")
+        with contextlib.ExitStack() as locks:
+            for path in paths:
+                read_manifest(path)  # not an index: said before a lock file is made
+                locks.enter_context(WriteLock(path))
+            edit.merge_into([cls(p) for p in paths], out, INDEX_OPTIONS)
+        return cls(out)
 
     # ---- reading about it ----
 
     def info(self, verify: bool = False) -> dict:
-        """Documents, segments, bytes (per document and per kind of file), options,
-        bands and P(t) at the tuned threshold; ``verify``: every file's SHA-256 too."""
+        """Documents (those that can match), removed ones (until compacted), stored rows,
+        segments, bytes (per stored document and per kind of file), options, bands and
+        P(t) at the tuned threshold; ``verify``: every file's SHA-256 too."""
         per_file: dict[str, int] = {}
         for entry in self.manifest["segments"]:
             for file in entry["files"]:
@@ -290,12 +378,13 @@ class Index:
         info = {
             "path": str(self.path), "format_version": self.manifest["format_version"],
             "version": self.manifest["version"], "documents": self.n,
+            "removed": self.removed, "stored": self.stored,
             "set_aside": self.manifest["set_aside"],
             "segments": [{"name": s["name"], "documents": s["documents"], "bytes": s["bytes"]}
                          for s in self.manifest["segments"]],
             "bytes": total,
-            "bytes_per_document": round(total / self.n, 1) if self.n else None,
-            "bytes_per_document_by_kind": {k: round(v / self.n, 1) if self.n else None
+            "bytes_per_document": round(total / self.stored, 1) if self.stored else None,
+            "bytes_per_document_by_kind": {k: round(v / self.stored, 1) if self.stored else None
                                            for k, v in sorted(per_file.items())},
             "threshold": self.threshold, "bands": self.bands, "rows": self.rows,
             "p_at_threshold": round(float(lsh.s_curve(self.threshold, self.bands,
@@ -335,9 +424,26 @@ def _new_segment(root: Path, manifest: dict, ids, sets, signatures) -> dict:
     return entry
 
 
-def _merge(root: Path, manifest: dict, segments: list[Segment]) -> dict:
-    """One new segment holding the rows of ``segments`` in order; its entry."""
-    entry = write_segment(root, _segment_name(manifest), [s.piece() for s in segments],
+def _live_pieces(segments: list[Segment], removed: np.ndarray) -> list[SegmentPiece]:
+    """The rows of ``segments`` not in ``removed`` (document numbers), a piece per segment
+    with any (all its rows, or the live ones: gathered from the mapped files a chunk at a
+    time as they are written, so compaction still holds one band's keys, not the index)."""
+    pieces, base = [], 0
+    for segment in segments:
+        mine = removed[(removed >= base) & (removed < base + segment.n)] - base
+        if not mine.size:
+            pieces.append(segment.piece())
+        elif mine.size < segment.n:
+            keep = np.ones(segment.n, dtype=bool)
+            keep[mine] = False
+            pieces.append(segment.piece(np.flatnonzero(keep)))
+        base += segment.n
+    return pieces
+
+
+def _merge(root: Path, manifest: dict, pieces: list[SegmentPiece]) -> dict:
+    """One new segment holding the rows of ``pieces`` in order; its entry."""
+    entry = write_segment(root, _segment_name(manifest), pieces,
                           manifest["bands"], manifest["rows"])
     manifest["next_segment"] += 1
     return entry
@@ -357,7 +463,8 @@ def _write_inputs(root: Path, manifest: dict, inputs, source: dict, prep,
             parts.append(_new_segment(root, manifest, ids, sets, signatures))
         del texts, sets, signatures
     if len(parts) > 1:
-        merged = _merge(root, manifest, [Segment.open(root, manifest, entry, written=True)
+        merged = _merge(root, manifest, [Segment.open(root, manifest, entry,
+                                                      written=True).piece()
                                          for entry in parts])
         for entry in parts:
             shutil.rmtree(root / SEGMENTS / entry["name"])

@@ -4,10 +4,13 @@ duplicate an indexed one or are not kept among themselves."""
 
 from __future__ import annotations
 
+import os
 from contextlib import nullcontext
+from pathlib import Path
 
 from ..options import OptionGroups, split_options
 from ..pipeline.run import find_documents
+from ..sinks import OUTPUT_FORMATS, write_table
 from ..sinks.staging import refuse_touching_inputs
 from ..sources import check_copy_target, frames, write_deduplicated
 from ..sources.options import as_paths
@@ -29,11 +32,18 @@ def find_against(inputs, against, groups: OptionGroups, *, quiet: bool,
 
 
 def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, force: bool,
-                  quiet: bool, representative_field: str | None):
+                  quiet: bool, representative_field: str | None, explain=None):
     """:func:`neardup.dedup` against an index, the kept documents added to it if ``add``
-    (holding its write lock throughout: no add in between, seen is seen)."""
+    (holding its write lock throughout: no add in between, seen is seen); ``explain``: a
+    file for :meth:`~neardup.index.query.IndexFindResult.explain_table`."""
     read_manifest(against)  # not an index: said before anything is read or locked
     in_memory = frames.is_in_memory(inputs)
+    if explain is not None:
+        check_explain_path(explain)
+        sources = [] if in_memory else as_paths(inputs)
+        refuse_touching_inputs([*sources, against], {"--explain": explain}, replaced=())
+        if out is not None and os.path.realpath(explain) == os.path.realpath(out):
+            raise ValueError(f"--explain {explain} is the --out path: choose another file")
     if in_memory and out is not None:
         raise ValueError("dedup of data in memory returns the deduplicated data; "
                          "out= is for files")
@@ -53,6 +63,18 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
         else:
             result.counts["dedup"] = write_deduplicated(documents, result.kept_new,
                                                         as_paths(inputs), out)
+        if explain is not None:
+            table = result.explain_table()
+            write_table(table, explain)
+            result.counts["explain"] = {"path": str(explain), "rows": table.num_rows}
         if add:
             result.counts["index"]["added"] = query.add_kept(index, new, result)
     return kept if in_memory else result
+
+
+def check_explain_path(path) -> None:
+    """ValueError unless ``path`` ends in a format the explain table is written in."""
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if suffix not in OUTPUT_FORMATS:
+        raise ValueError(f"--explain {path}: the file's suffix says its format, one of "
+                         f"{', '.join('.' + f for f in OUTPUT_FORMATS)}")

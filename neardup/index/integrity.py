@@ -43,6 +43,7 @@ from ..sinks.staging import file_sha256
 VERIFIED = "verified.json"
 RACY_SECONDS = 2.0
 SEGMENT_NAME = re.compile(r"seg-[0-9]{6,}")
+TOMBSTONE_NAME = re.compile(r"tomb-[0-9]{6,}\.npy")
 BLOCK = 1 << 22  # elements a whole-array check reads at a time
 _verified: dict[str, tuple] = {}  # this process's: absolute path -> (version, sha256)
 
@@ -81,6 +82,14 @@ def check_manifest(file: Path, manifest: dict, segment_files: tuple[str, ...]) -
     if manifest["documents"] != sum(entry["documents"] for entry in segments):
         raise corrupt(file, f"documents ({manifest['documents']}) is not the sum of its "
                             f"segments' documents")
+    tombstones = manifest.get("tombstones")
+    if tombstones is not None and not (
+            isinstance(tombstones, dict) and isinstance(tombstones.get("name"), str)
+            and TOMBSTONE_NAME.fullmatch(tombstones["name"])
+            and all(isinstance(tombstones.get(k), int) for k in ("documents", "bytes"))
+            and isinstance(tombstones.get("sha256"), str)):
+        raise corrupt(file, "tombstones must name a plain file (tomb-NNNNNN.npy) with its "
+                            "documents, bytes and SHA-256")
     options = manifest.get("options")
     if not isinstance(options, dict) or not isinstance(options.get("num_perm"), int):
         raise corrupt(file, "no options with an integer num_perm")

@@ -26,9 +26,13 @@ Provenance is its own column, never part of an id: the pairs table's ``source_a`
 :data:`SOURCE_INDEX`. A pair's ``doc_a`` is always a new document; ``doc_b`` is indexed
 exactly when ``doc_b >= n_new``.
 
-Dedup: a new document is kept when its cluster holds no indexed document and it is its
-cluster's representative (the policy of the run, among new documents): what a batch
-dedup of OLD ∪ NEW with OLD first and ``representative="first"`` keeps of NEW.
+Dedup: a new document is removed only for a document that stays: one it has a verified
+pair with (J ≥ t) that is indexed or a new document kept before it
+(:func:`neardup.cluster.anchored_cover`: the indexed documents are fixed centres, the
+new ones visited with the run's choice among them first, then in input order; for
+``representative="first"`` input order). Components would chain: a new b close only to
+a new a that an indexed document removes would go too. ``explain_table`` lists, per
+removed document, the document it is removed for, its source and their Jaccard.
 """
 
 from __future__ import annotations
@@ -55,11 +59,28 @@ class IndexFindResult(FindResult):
     ``new_documents``) and the indexed documents they were candidates of."""
 
     new_documents: int = 0
+    matched: np.ndarray | None = None  # int64[n_new]: the document each is removed for, -1
+    matched_jaccard: np.ndarray | None = None  # float64[n_new]: its Jaccard (NaN: kept)
 
     @property
     def kept_new(self) -> np.ndarray:
         """bool[n_new]: the new documents a dedup against the index keeps."""
-        return self.representative[:self.new_documents]
+        return self.matched < 0
+
+    def explain_table(self) -> pa.Table:
+        """One row per new document a dedup removes, in input order: its ``id``, the
+        ``matched_id`` of the document it is removed for (indexed, or a new one kept
+        before it), that one's ``matched_source`` (:data:`SOURCE_INDEX` or
+        :data:`SOURCE_NEW`) and their exact ``jaccard`` (≥ the threshold when verified;
+        rounded to 6 digits as in the pairs table, so the two join)."""
+        removed = np.flatnonzero(self.matched >= 0)
+        matched = self.matched[removed]
+        ids = self.id_array
+        return pa.table({"id": ids.take(pa.array(removed)),
+                         "matched_id": ids.take(pa.array(matched)),
+                         "matched_source": self.sources(matched),
+                         "jaccard": pa.array(np.round(self.matched_jaccard[removed], 6),
+                                             type=pa.float64())})
 
     def sources(self, docs) -> pa.Array:
         """Where each of ``docs`` comes from: :data:`SOURCE_NEW` or :data:`SOURCE_INDEX`."""
@@ -133,6 +154,8 @@ def against(index, new: FindResult) -> IndexFindResult:
         old_parts.append(documents + index.bases[s])
     head_row = np.concatenate(rows_parts) if rows_parts else np.empty(0, dtype=np.int64)
     old = np.concatenate(old_parts) if old_parts else np.empty(0, dtype=np.int64)
+    live = ~index.is_removed(old)  # a removed document is no candidate (Index.remove)
+    head_row, old = head_row[live], old[live]
 
     listed = sorted_unique(old)  # the indexed documents of the result, in index order
     m = listed.size
@@ -167,8 +190,15 @@ def against(index, new: FindResult) -> IndexFindResult:
                                     np.concatenate([set_j, copies]))
     with_index = np.zeros(n, dtype=bool)
     with_index[labels[n_new:]] = True
-    representative = np.concatenate([new.representative & ~with_index[labels[:n_new]],
-                                     np.ones(m, dtype=bool)])
+    # the run's choice among new documents first, then input order (for "first": input order)
+    visit = np.concatenate([np.flatnonzero(new.representative),
+                            np.flatnonzero(~new.representative)])
+    rank = np.empty(n_new, dtype=np.int64)
+    rank[visit] = np.arange(n_new, dtype=np.int64)
+    matched, matched_jaccard = cluster.anchored_cover(pair_set.head, pair_set.set_i,
+                                                      pair_set.set_j, pair_set.jaccard,
+                                                      n_new, rank)
+    representative = np.concatenate([matched < 0, np.ones(m, dtype=bool)])
 
     counts = dict(new.counts)
     counts.update(pair_set.counts())
@@ -201,7 +231,8 @@ def against(index, new: FindResult) -> IndexFindResult:
         status=status, pair_set=pair_set, labels=labels, representative=representative,
         candidates=candidates, counts=counts,
         seconds={**new.seconds, "against index": time.perf_counter() - started},
-        read_report=new.read_report, previews=new.previews, new_documents=n_new)
+        read_report=new.read_report, previews=new.previews, new_documents=n_new,
+        matched=matched, matched_jaccard=matched_jaccard)
 
 
 def _gather(index, documents: np.ndarray):

@@ -4,6 +4,7 @@ An index is a directory::
 
     IDX/manifest.json            format version, options, band plan, segment list
     IDX/lock                     held (flock) by the one process writing; holds its pid
+    IDX/tombstones/tomb-000003.npy  int64, the removed documents (sorted), if any
     IDX/segments/seg-000001/     one immutable segment per build, add or compact
         ids.offsets.npy    int64[n + 1]   document ids, UTF-8, Arrow-style offsets
         ids.data.npy       uint8[bytes]
@@ -34,6 +35,12 @@ with the first one's pid. The manifest lists each file's bytes and SHA-256; open
 checks them as :mod:`neardup.index.integrity` says (the structure on every open, the
 hashes once per file version), :func:`verify_checksums` hashes every file always.
 Same documents and options give byte-identical files (no timestamps anywhere).
+
+Removing documents (:meth:`neardup.Index.remove`) writes a new tombstones file, named for
+the manifest version that lists it (with its bytes, SHA-256 and count), then swaps the
+manifest; documents keep their numbers (adds append), so the file stays true until a
+``compact`` drops the removed rows and the file with them. The one listed is the only
+one kept: a sweep removes the others. An index with tombstones is format 2.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ from .._core import interrupt
 from ..shingling import ShingleSets
 from ..sinks.staging import file_sha256
 from .integrity import (
+    TOMBSTONE_NAME,
     VERIFIED,
     check_contents,
     check_documents,
@@ -71,6 +79,11 @@ from .integrity import (
 
 FORMAT = "neardup-index"
 FORMAT_VERSION = 1
+# an index with tombstones is written as format 2: a neardup that reads only format 1
+# refuses it rather than let removed documents match again
+TOMBSTONED_FORMAT_VERSION = 2
+READ_FORMAT_VERSIONS = (FORMAT_VERSION, TOMBSTONED_FORMAT_VERSION)
+TOMBSTONES = "tombstones"
 MANIFEST = "manifest.json"
 LOCK = "lock"
 SEGMENTS = "segments"
@@ -141,6 +154,8 @@ def _fsync_dir(path: Path) -> None:
 def write_manifest(path: str | os.PathLike, manifest: dict) -> None:
     """Replace ``path/manifest.json`` atomically: temp file, fsync, os.replace, fsync dir."""
     path = Path(path)
+    manifest["format_version"] = (TOMBSTONED_FORMAT_VERSION if manifest.get(TOMBSTONES)
+                                  else FORMAT_VERSION)
     temp = path / f"{MANIFEST}{_TEMP}{os.getpid()}"
     try:
         with naming(temp), open(temp, "w", encoding="utf-8") as f:
@@ -167,9 +182,9 @@ def read_manifest(path: str | os.PathLike) -> dict:
         raise corrupt(file, f"not valid JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ValueError(f"{file} is not a neardup index manifest")
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in READ_FORMAT_VERSIONS:
         raise ValueError(f"{path}: index format version {manifest.get('format_version')}; "
-                         f"this neardup reads version {FORMAT_VERSION}")
+                         f"this neardup reads versions {READ_FORMAT_VERSIONS}")
     check_manifest(file, manifest, SEGMENT_FILES)
     return manifest
 
@@ -190,6 +205,12 @@ def sweep_unlisted(path: str | os.PathLike, manifest: dict | None) -> None:
         if (entry.name not in listed and WRITTEN_NAME.fullmatch(entry.name)
                 and entry.is_dir(follow_symlinks=False)):
             shutil.rmtree(entry.path, ignore_errors=True)
+    tombstones = (manifest or {}).get(TOMBSTONES) or {}
+    for file in (path / TOMBSTONES).glob("tomb-*") if (path / TOMBSTONES).is_dir() else []:
+        name = file.name.split(_TEMP)[0]
+        if (TOMBSTONE_NAME.fullmatch(name) and file.name != tombstones.get("name")
+                and file.is_file() and not file.is_symlink()):
+            file.unlink(missing_ok=True)
     for pattern in (f"{MANIFEST}{_TEMP}*", f"{VERIFIED}{_TEMP}*"):
         for temp in path.glob(pattern):
             if temp.is_file() and not temp.is_symlink():
@@ -203,6 +224,48 @@ def discard_unlisted(path: str | os.PathLike) -> None:
         sweep_unlisted(path, read_manifest(path))
 
 
+def write_tombstones(root: str | os.PathLike, version: int, documents: np.ndarray) -> dict:
+    """Write the removed documents (int64, sorted, unique) as ``tombstones/tomb-VVVVVV.npy``
+    for manifest version ``version`` (temp file, fsync, rename, as a segment); its
+    manifest entry (not yet listed)."""
+    folder = Path(root) / TOMBSTONES
+    folder.mkdir(exist_ok=True)
+    name = f"tomb-{version:06d}.npy"
+    temp = folder / f"{name}{_TEMP}{os.getpid()}"
+    try:
+        with NpyWriter(temp, np.int64, (documents.size,)) as out:
+            crash_point("tombstones-half-written")
+            out.write(documents)
+        os.rename(temp, folder / name)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(folder)
+    crash_point("tombstones-written")
+    return {"name": name, "documents": int(documents.size),
+            "bytes": (folder / name).stat().st_size, "sha256": file_sha256(folder / name)}
+
+
+def read_tombstones(root: str | os.PathLike, manifest: dict) -> np.ndarray:
+    """int64: the removed documents of ``manifest`` (sorted, unique, in 0..documents-1),
+    read whole and checked against the entry (bytes, SHA-256) and the format."""
+    entry = manifest.get(TOMBSTONES)
+    if not entry:
+        return np.empty(0, dtype=np.int64)
+    path = Path(root) / TOMBSTONES / entry["name"]
+    if not path.is_file() or path.stat().st_size != entry["bytes"]:
+        raise corrupt(path, f"missing, or another size than the {entry['bytes']:,} bytes "
+                            f"{MANIFEST} says")
+    if file_sha256(path) != entry["sha256"]:
+        raise corrupt(path, "its SHA-256 differs from the manifest's")
+    documents = np.asarray(load_array(path))
+    if (documents.dtype != np.int64 or documents.ndim != 1
+            or documents.size != entry["documents"] or (np.diff(documents) <= 0).any()):
+        raise corrupt(path, f"not {entry['documents']:,} increasing int64 document numbers")
+    check_documents(path, documents, int(manifest["documents"]))
+    return documents
+
+
 @dataclass
 class SegmentPiece:
     """Rows to write into a segment: ids as UTF-8 with offsets, sets, signatures and,
@@ -213,10 +276,16 @@ class SegmentPiece:
     sets: ShingleSets
     signatures: np.ndarray  # (n, K)
     band_column: object = None  # band -> uint64[n], or None: computed from signatures
+    rows: np.ndarray | None = None  # int64, ascending: only these rows (compaction)
 
     @property
     def n(self) -> int:
-        return self.sets.n
+        return self.sets.n if self.rows is None else int(self.rows.size)
+
+    def row_blocks(self, chunk: int):
+        """The rows written, ``chunk`` at a time: slices, or index arrays of ``rows``."""
+        for lo in range(0, self.n, chunk):
+            yield slice(lo, lo + chunk) if self.rows is None else self.rows[lo:lo + chunk]
 
     @classmethod
     def from_ids(cls, ids, sets: ShingleSets, signatures: np.ndarray) -> SegmentPiece:
@@ -249,15 +318,15 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
     temp.mkdir()
     try:
         _write_csr(temp, "ids.offsets.npy", "ids.data.npy", np.uint8,
-                   [(p.id_offsets, p.id_data) for p in pieces], n, chunk)
+                   [(p.id_offsets, p.id_data, p.rows) for p in pieces], n, chunk)
         _write_csr(temp, "sets.offsets.npy", "sets.values.npy", pieces[0].sets.values.dtype,
-                   [(p.sets.offsets, p.sets.values) for p in pieces], n, chunk)
+                   [(p.sets.offsets, p.sets.values, p.rows) for p in pieces], n, chunk)
         num_perm = pieces[0].signatures.shape[1]
         with NpyWriter(temp / "signatures.npy", pieces[0].signatures.dtype,
                        (n, num_perm)) as signatures:
             for p in pieces:
-                for lo in range(0, p.n, chunk):
-                    signatures.write(p.signatures[lo:lo + chunk])
+                for block in p.row_blocks(chunk):
+                    signatures.write(p.signatures[block])
         crash_point("segment-half-written")
         _write_bands(temp, pieces, n, bands, rows)
         _fsync_dir(temp)
@@ -274,21 +343,75 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
             "files": files}
 
 
+def copy_segment(source_root: str | os.PathLike, entry: dict, root: str | os.PathLike,
+                 name: str) -> dict:
+    """Copy the segment ``entry`` of the index at ``source_root`` as ``root/segments/name``
+    (byte for byte, into a temporary folder renamed when whole, as :func:`write_segment`);
+    its entry under the new name (the same files, bytes and SHA-256: the first open of
+    the copy hashes it against them)."""
+    source = Path(source_root) / SEGMENTS / entry["name"]
+    temp = Path(root) / SEGMENTS / f"{name}{_TEMP}{os.getpid()}"
+    shutil.rmtree(temp, ignore_errors=True)
+    temp.mkdir(parents=True)
+    try:
+        for file in entry["files"]:
+            with naming(temp / file["name"]), open(source / file["name"], "rb") as src, \
+                    open(temp / file["name"], "wb") as dst:
+                reserve(dst.fileno(), file["bytes"])
+                while block := src.read(1 << 22):
+                    interrupt.check()
+                    dst.write(block)
+                dst.flush()
+                os.fsync(dst.fileno())
+            crash_point("segment-half-written")
+        _fsync_dir(temp)
+        os.rename(temp, Path(root) / SEGMENTS / name)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    _fsync_dir(Path(root) / SEGMENTS)
+    crash_point("segment-written")
+    return {**entry, "name": name}
+
+
 def _write_csr(folder: Path, offsets_name: str, values_name: str, dtype, parts: list,
                n: int, chunk: int) -> None:
-    """Rows of several CSR parts (offsets, values) as one CSR pair of files."""
-    total = sum(int(values.size) for _, values in parts)
+    """Rows of several CSR parts (offsets, values, rows or None: all) as one CSR pair of
+    files; a part with ``rows`` is gathered a chunk of rows at a time."""
+    total = sum(int(values.size) if rows is None
+                else int((offsets[rows + 1] - offsets[rows]).sum())
+                for offsets, values, rows in parts)
     with NpyWriter(folder / offsets_name, np.int64, (n + 1,)) as offsets_out, \
             NpyWriter(folder / values_name, dtype, (total,)) as values_out:
         offsets_out.write(np.zeros(1, dtype=np.int64))
         at = 0
-        for offsets, values in parts:
+        for offsets, values, rows in parts:
+            if rows is not None:
+                at = _write_csr_rows(offsets_out, values_out, offsets, values, rows, at, chunk)
+                continue
             for lo in range(1, offsets.size, chunk):
                 offsets_out.write(np.asarray(offsets[lo:lo + chunk]) - offsets[0] + at)
             step = chunk * 256
             for lo in range(0, values.size, step):  # a block at a time: values may be mapped
                 values_out.write(values[lo:lo + step])
             at += int(values.size)
+
+
+def _write_csr_rows(offsets_out: NpyWriter, values_out: NpyWriter, offsets: np.ndarray,
+                    values: np.ndarray, rows: np.ndarray, at: int, chunk: int) -> int:
+    """The CSR rows ``rows`` of (offsets, values), ``chunk`` rows at a time, their offsets
+    starting at ``at``; returns the offset after them."""
+    for lo in range(0, rows.size, chunk):
+        block = rows[lo:lo + chunk]
+        starts = np.asarray(offsets[block])
+        lengths = np.asarray(offsets[block + 1]) - starts
+        ends = np.cumsum(lengths)
+        offsets_out.write(at + ends)
+        count = int(ends[-1]) if ends.size else 0
+        gather = np.repeat(starts - (ends - lengths), lengths) + np.arange(count)
+        values_out.write(np.asarray(values[gather]))
+        at += count
+    return at
 
 
 def _write_bands(folder: Path, pieces: list[SegmentPiece], n: int, bands: int,
@@ -474,9 +597,15 @@ class Segment:
         column[self.band_docs[band]] = self.band_keys[band]
         return column
 
-    def piece(self) -> SegmentPiece:
+    def piece(self, rows: np.ndarray | None = None) -> SegmentPiece:
+        """The segment's rows to write (all; or ``rows``, ascending), read from the
+        mapped files a chunk at a time as they are written."""
+        if rows is None:
+            return SegmentPiece(self.id_offsets, self.id_data, self.sets, self.signatures,
+                                self.band_column)
+        rows = np.asarray(rows, dtype=np.int64)
         return SegmentPiece(self.id_offsets, self.id_data, self.sets, self.signatures,
-                            self.band_column)
+                            lambda band: self.band_column(band)[rows], rows)
 
 
 def verify_checksums(root: str | os.PathLike, manifest: dict) -> list[str]:
@@ -487,5 +616,10 @@ def verify_checksums(root: str | os.PathLike, manifest: dict) -> list[str]:
             path = Path(root) / SEGMENTS / entry["name"] / file["name"]
             if not path.is_file() or file_sha256(path) != file["sha256"]:
                 bad.append(f"{entry['name']}/{file['name']}")
+    tombstones = manifest.get(TOMBSTONES)
+    if tombstones:
+        path = Path(root) / TOMBSTONES / tombstones["name"]
+        if not path.is_file() or file_sha256(path) != tombstones["sha256"]:
+            bad.append(f"{TOMBSTONES}/{tombstones['name']}")
     return bad
 

@@ -6,8 +6,9 @@ Properties checked:
   ``find(NEW, against=index(OLD))`` are exactly the pairs of a batch ``find(OLD ∪ NEW)``
   involving a NEW document, with the same exact Jaccard and estimate, and the counts
   say how many there are;
-- dedup against the index keeps exactly the new documents that a brute-force graph of
-  every pair ≥ t says have no indexed duplicate and lead their cluster;
+- dedup against the index keeps exactly the new documents that a brute-force greedy pass
+  over every pair ≥ t keeps: a new document goes only for an indexed one or a new one
+  kept before it;
 - an add killed at any write step leaves the previous version, readable and intact;
 - a second writer is refused with the first one's pid; options that differ are
   refused by name; thresholds away from the tuned one are warned or refused by P(t);
@@ -103,12 +104,11 @@ def test_against_an_index_finds_the_batch_pairs_that_involve_new_documents(
         assert pair_rows(again.pairs_table()) == expected
 
 
-def brute_force_kept(records, new_start: int, threshold: float, pairs: dict | None = None
-                     ) -> set:
-    """The new ids a dedup against the old ones keeps, from every pair's exact Jaccard:
-    components of the graph of pairs ≥ t; a new document is kept when its component
-    holds no old document and it is the first new document of the component.
-    ``pairs`` receives the counts of the pairs that involve a new document."""
+def brute_force_removed(records, new_start: int, threshold: float, pairs: dict | None = None
+                        ) -> dict:
+    """{removed new id: (matched id, matched source, jaccard)} from every pair's exact
+    Jaccard: new documents in input order, each removed for the best (highest J, ties to
+    an indexed one, then the earliest) indexed or earlier kept new document ≥ t."""
     sets = neardup.find_texts([r["text"] for r in records], keep_arrays=True,
                               method="exact", **WORDS).sets
     i, j, jaccard = synthetic.brute_force_pairs(sets, threshold)
@@ -117,15 +117,37 @@ def brute_force_kept(records, new_start: int, threshold: float, pairs: dict | No
         pairs.update(pairs=int(new.sum()), identical=int((jaccard[new] == 1.0).sum()),
                      with_old=int((new & (i < new_start)).sum()),
                      identical_with_old=int((new & (i < new_start) & (jaccard == 1.0)).sum()))
-    labels = neardup.cluster.cluster_labels(len(records), i, j)
-    has_old = np.zeros(len(records), dtype=bool)
-    has_old[labels[:new_start]] = True
-    kept = set()
+    neighbours: dict[int, list] = {}
+    for a, b, s in zip(i.tolist(), j.tolist(), jaccard.tolist()):
+        neighbours.setdefault(a, []).append((b, s))
+        neighbours.setdefault(b, []).append((a, s))
+    kept, removed = set(), {}
     for d in range(new_start, len(records)):
-        first = np.flatnonzero(labels == labels[d])[0]
-        if not has_old[labels[d]] and first == d:
-            kept.add(records[d]["id"])
-    return kept
+        best = None
+        for other, s in neighbours.get(d, []):
+            if other < new_start or other in kept:
+                old = other < new_start
+                # in the result, new documents are numbered before indexed ones
+                key = (s, old, -(other - new_start if not old else other))
+                if best is None or key > best[0]:
+                    best = (key, other, s)
+        if best is None:
+            kept.add(d)
+        else:
+            other = best[1]
+            removed[records[d]["id"]] = (records[other]["id"],
+                                         SOURCE_INDEX if other < new_start else SOURCE_NEW,
+                                         round(best[2], 6))
+    return removed
+
+
+def brute_force_kept(records, new_start: int, threshold: float, pairs: dict | None = None
+                     ) -> set:
+    """The new ids a dedup against the old ones keeps, from every pair's exact Jaccard
+    (:func:`brute_force_removed`). ``pairs`` receives the counts of the pairs that
+    involve a new document."""
+    removed = brute_force_removed(records, new_start, threshold, pairs)
+    return {r["id"] for r in records[new_start:]} - set(removed)
 
 
 @pytest.mark.parametrize("seed", [5, 6])
