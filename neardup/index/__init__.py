@@ -178,12 +178,23 @@ class Index:
 
     @classmethod
     def build(cls, inputs, path: str | os.PathLike, *, quiet: bool = True,
-              text=None, id=None, **options) -> Index:
+              text=None, id=None, bloom: bool = False, fp: float | None = None,
+              capacity: int | None = None, **options) -> Index:
         """Index ``inputs`` (paths or data in memory, as :func:`neardup.find` reads them)
         at ``path``, a new or empty folder; ``options``: source, shingle, cleaning and
         MinHash options of :func:`neardup.find`, and the ``threshold`` the bands are
         tuned for (b × r chosen as ``find`` chooses them, or given); ``text``/``id``
-        name the columns as in :func:`neardup.find`."""
+        name the columns as in :func:`neardup.find`. ``bloom=True``: a Bloom index
+        instead, one Bloom filter per band sized for ``capacity`` documents at ``fp``
+        false positives per query (:class:`neardup.index.bloom.BloomIndex`)."""
+        if bloom:
+            from .bloom import DEFAULT_RATE, BloomIndex
+
+            return BloomIndex.build(inputs, path, fp=DEFAULT_RATE if fp is None else fp,
+                                    capacity=capacity, quiet=quiet, text=text, id=id,
+                                    **options)
+        if fp is not None or capacity is not None:
+            raise ValueError("--fp and --capacity size a Bloom index: give --bloom too")
         source, prep, config = _split_options(column_names(options, text, id))
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"--out": path})
