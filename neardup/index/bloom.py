@@ -84,7 +84,7 @@ _TEMP = ".tmp-"
 FIND_REFUSED = ("is a Bloom index: it keeps one Bloom filter per band and no documents, so "
                 "it has no pairs and no Jaccard to list; `neardup dedup NEW --against {path}` "
                 "removes the new documents it flags, and neardup.index.bloom.BloomIndex(path)"
-                ".flag(...) says which they are")
+                ".query(NEW).flagged says which they are")
 
 
 # ---- sizing: the formulas, next to the code that uses them ----
@@ -115,9 +115,21 @@ class FilterPlan:
             raise ValueError(f"--capacity (the documents the filters are sized for) must be "
                              f"a positive integer, got {capacity!r}")
         p = per_band_rate(rate, bands)
-        bits = math.ceil(-capacity * math.log(p) / math.log(2) ** 2 / 64) * 64
-        hashes = max(1, round(bits / capacity * math.log(2)))
-        return cls(bands, capacity, rate, bits, hashes)
+        words = math.ceil(-capacity * math.log(p) / math.log(2) ** 2 / 64)
+        while True:  # the best whole k; a word more while k's rounding misses p
+            bits = words * 64
+            best = bits / capacity * math.log(2)
+            hashes = min((max(1, math.floor(best)), math.ceil(best)),
+                         key=lambda k: _band_rate(bits, k, capacity))
+            if _band_rate(bits, hashes, capacity) <= p:
+                return cls(bands, capacity, rate, bits, hashes)
+            words += 1
+
+    @property
+    def expected_rate(self) -> float:
+        """The per-query false-positive rate expected at capacity (at most ``rate``)."""
+        return -math.expm1(self.bands * math.log1p(
+            -_band_rate(self.bits, self.hashes, self.capacity)))
 
     @property
     def words(self) -> int:
@@ -132,6 +144,11 @@ class FilterPlan:
     def bytes_per_document(self) -> float:
         """Bytes per document at capacity: all filters' bits / 8 / capacity."""
         return self.total_bytes / self.capacity
+
+
+def _band_rate(bits: int, hashes: int, keys: int) -> float:
+    """A filter's expected false-positive rate: (1 - (1 - 1/m)^(k n))^k."""
+    return (-math.expm1(hashes * keys * math.log1p(-1 / bits))) ** hashes
 
 
 def fill_fraction(filters: np.ndarray) -> np.ndarray:
@@ -412,6 +429,16 @@ class BloomIndex:
         flagged = (hits(self.band_filters, band_keys, plan) > 0) & usable
         exact = flagged & (hits(self.exact_filter, exact_keys[:, None], plan) > 0)
         return flagged, exact
+
+    def query(self, inputs, *, quiet: bool = True, text=None, id=None, force: bool = False,
+              representative_field: str | None = None, **options) -> BloomFindResult:
+        """The new documents of ``inputs`` against the index: their own result (pairs
+        among themselves) with ``flagged`` (bool per document: probably has a
+        near-duplicate in the index) and the dedup's kept mask (:func:`dedup_result`);
+        options as :func:`neardup.find`'s, those the index fixes taken from it."""
+        groups = split_options(column_names(options, text, id))
+        return dedup_against(inputs, self.path, groups, quiet=quiet, force=force,
+                             representative_field=representative_field)[1]
 
     def info(self, verify: bool = False) -> dict:
         """What the filters hold and cost; the false-positive rate estimated from the
