@@ -26,8 +26,7 @@ import pytest
 import neardup
 from neardup import synthetic
 from neardup.cli import main
-from neardup.index import Index
-from neardup.index import bloom
+from neardup.index import Index, bloom
 from neardup.index.bloom import BloomIndex, FilterPlan
 from neardup.index.store import CRASH_ENV
 
