@@ -6,6 +6,9 @@ segments (:mod:`neardup.index.store`); ``Index("idx/").add(more)`` appends a seg
 ``neardup.find(new, against="idx/")`` finds every pair new × indexed and new × new
 (:mod:`neardup.index.query`); ``neardup.dedup(new, out, against="idx/", add=True)``
 keeps the new documents that duplicate nothing and adds them to the index.
+``Index.build(corpus, "idx/", bloom=True, fp=1e-3)`` keeps one Bloom filter per band
+instead (:mod:`neardup.index.bloom`): tens of bytes a document, "probably has a
+near-duplicate in the index" per new document, no pairs.
 
 What must match and what may differ: the index fixes everything that makes a shingle
 set, a signature or a band key (:data:`INDEX_OPTIONS`: shingles, cleaning, MinHash
