@@ -232,6 +232,27 @@ def test_refusals_name_the_option(tmp_path, capsys):
     assert "does not apply to the Bloom index" in capsys.readouterr().err
     assert main(["index", "build", "x.jsonl", "-o", str(tmp_path / "y"), "--fp", "0.01"]) == 2
     assert "give --bloom" in capsys.readouterr().err
+    source = tmp_path / "new.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["find", str(source), "--against", str(tmp_path / "bloom"), "--id-field",
+                 "id", "-q"]) == 2
+    assert "is a Bloom index" in capsys.readouterr().err
+
+
+def test_past_capacity_the_estimated_rate_grows_and_is_measured(tmp_path):
+    records = corpus(11, n=600, dup_fraction=0.0)
+    index = Index.build(records, tmp_path / "bloom", id="id", bloom=True, fp=0.01,
+                        capacity=100, **WORDS)
+    info = index.info()
+    assert info["over_capacity"] and info["documents"] == 600
+    assert info["fp_estimated"] > 0.01
+    # the estimate is the rate absent keys meet in these filters
+    rng = np.random.default_rng(11)
+    queries = 100_000
+    absent = rng.integers(0, 2**63, size=(queries, index.bands), dtype=np.uint64)
+    false = int((bloom.hits(index.band_filters, absent, index.plan) > 0).sum())
+    estimate = info["fp_estimated"]
+    assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate * (1 - estimate))
 
 
 def test_command_line_round_trip(tmp_path, capsys):
