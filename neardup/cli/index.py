@@ -19,6 +19,7 @@ INDEX_EXAMPLES = """examples:
   neardup index compact idx/
   neardup index remove idx/ --ids takedowns.txt
   neardup index merge shard-1/ shard-2/ -o idx/
+  neardup index build corpus/ --bloom --fp 0.001 --capacity 10000000 -o bloom-idx/
   neardup find today.jsonl --against idx/ --out pairs/
   neardup dedup today.jsonl --against idx/ --add -o kept.jsonl --explain removed.csv
 """
@@ -37,6 +38,19 @@ def add_parsers(commands, source_arguments, formatter) -> None:
     source_arguments(build)
     build.add_argument("--out", "-o", required=True, metavar="IDX",
                        help="the index folder to create (new or empty)")
+    bloom = build.add_argument_group("Bloom mode: a few tens of bytes a document")
+    bloom.add_argument("--bloom", action="store_true",
+                       help="keep one Bloom filter per LSH band (and one of exact copies) "
+                            "instead of the documents: dedup --against it removes new "
+                            "documents that probably have a near-duplicate in it; no pairs, "
+                            "no Jaccard, no matched id (find --against refuses it)")
+    bloom.add_argument("--fp", type=float, metavar="RATE",
+                       help="with --bloom: false positives per new document at capacity "
+                            "(default 0.001); past capacity the rate grows (index info "
+                            "shows it)")
+    bloom.add_argument("--capacity", type=int, metavar="N",
+                       help="with --bloom: the documents the filters are sized for "
+                            "(default: those of this build)")
     add = sub.add_parser("add", help="add documents as a new segment",
                          epilog=INDEX_EXAMPLES, formatter_class=formatter)
     add.add_argument("index_path", metavar="IDX", help="the index")
@@ -121,13 +135,19 @@ def given_options(options: dict, args, source_keys) -> dict:
 
 def run(args, options_of, source_keys) -> None:
     from ..index import Index, IndexCorruptError
+    from ..index.bloom import is_bloom
     from ..index.store import read_manifest, verify_checksums
+    from . import bloom
 
     command = args.index_command
+    if command != "build" and is_bloom(getattr(args, "index_path", "")):
+        return bloom.run(args, options_of,
+                         lambda options: given_options(options, args, source_keys))
     if command == "build":
         index = Index.build(tuple(args.sources), args.out, quiet=args.quiet,
+                            bloom=args.bloom, fp=args.fp, capacity=args.capacity,
                             **options_of(args))
-        print(format_info(index.info()))
+        print(bloom.format_info(index.info()) if args.bloom else format_info(index.info()))
         print(f"written to {args.out}")
     elif command == "add":
         index = Index(args.index_path)
@@ -213,6 +233,10 @@ def format_info(info: dict) -> str:
 def describe_against(c: dict) -> str:
     """The line of a find/dedup summary on the index side."""
     i = c["index"]
+    if i.get("mode") == "bloom":
+        from .bloom import describe_against as describe_bloom
+
+        return describe_bloom(c)
     line = (f"against index {i['path']} ({i['documents']:,} documents): "
             f"{i['candidates']:,} candidates new x indexed, {i['pairs_with_index']:,} "
             f"pairs with {i['documents_in_pairs']:,} indexed documents; "

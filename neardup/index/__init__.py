@@ -8,6 +8,9 @@ segments (:mod:`neardup.index.store`); ``Index("idx/").add(more)`` appends a seg
 keeps the new documents that duplicate nothing and adds them to the index.
 ``Index("idx/").remove(ids)`` tombstones documents so they never match again, and
 ``Index.merge([a, b], "c/")`` joins indexes built apart (:mod:`neardup.index.edit`).
+``Index.build(corpus, "idx/", bloom=True, fp=1e-3)`` keeps one Bloom filter per band
+instead (:mod:`neardup.index.bloom`): tens of bytes a document, "probably has a
+near-duplicate in the index" per new document, no pairs.
 
 What must match and what may differ: the index fixes everything that makes a shingle
 set, a signature or a band key (:data:`INDEX_OPTIONS`: shingles, cleaning, MinHash
@@ -212,12 +215,23 @@ class Index:
 
     @classmethod
     def build(cls, inputs, path: str | os.PathLike, *, quiet: bool = True,
-              text=None, id=None, **options) -> Index:
+              text=None, id=None, bloom: bool = False, fp: float | None = None,
+              capacity: int | None = None, **options) -> Index:
         """Index ``inputs`` (paths or data in memory, as :func:`neardup.find` reads them)
         at ``path``, a new or empty folder; ``options``: source, shingle, cleaning and
         MinHash options of :func:`neardup.find`, and the ``threshold`` the bands are
         tuned for (b × r chosen as ``find`` chooses them, or given); ``text``/``id``
-        name the columns as in :func:`neardup.find`."""
+        name the columns as in :func:`neardup.find`. ``bloom=True``: a Bloom index
+        instead, one Bloom filter per band sized for ``capacity`` documents at ``fp``
+        false positives per query (:class:`neardup.index.bloom.BloomIndex`)."""
+        if bloom:
+            from .bloom import DEFAULT_RATE, BloomIndex
+
+            return BloomIndex.build(inputs, path, fp=DEFAULT_RATE if fp is None else fp,
+                                    capacity=capacity, quiet=quiet, text=text, id=id,
+                                    **options)
+        if fp is not None or capacity is not None:
+            raise ValueError("--fp and --capacity size a Bloom index: give --bloom too")
         source, prep, config = _split_options(column_names(options, text, id))
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"--out": path})

@@ -14,7 +14,7 @@ from ..sinks import OUTPUT_FORMATS, write_table
 from ..sinks.staging import refuse_touching_inputs
 from ..sources import check_copy_target, frames, write_deduplicated
 from ..sources.options import as_paths
-from . import Index, query
+from . import Index, bloom, query
 from .store import WriteLock, read_manifest
 
 
@@ -22,6 +22,7 @@ def find_against(inputs, against, groups: OptionGroups, *, quiet: bool,
                  representative_field: str | None, force: bool):
     """(index, result against it, the new documents' own result, documents); options the
     index fixes take its values (one given with another value is refused by name)."""
+    bloom.refuse_find(against)  # no pairs to list
     index = Index(against)
     given = index.query_options(groups.given, force=force)
     groups = split_options(given, source=groups.source)
@@ -36,7 +37,12 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
     """:func:`neardup.dedup` against an index, the kept documents added to it if ``add``
     (holding its write lock throughout: no add in between, seen is seen); ``explain``: a
     file for :meth:`~neardup.index.query.IndexFindResult.explain_table`."""
-    read_manifest(against)  # not an index: said before anything is read or locked
+    is_bloom = bloom.is_bloom(against)
+    if is_bloom and explain is not None:
+        raise ValueError(f"--explain needs a full index: {against} is a Bloom index, which "
+                         f"holds no documents to name")
+    if not is_bloom:
+        read_manifest(against)  # not an index: said before anything is read or locked
     in_memory = frames.is_in_memory(inputs)
     if explain is not None:
         check_explain_path(explain)
@@ -53,9 +59,14 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
         refuse_touching_inputs([*as_paths(inputs), against], {"--out": out})
         check_copy_target(as_paths(inputs), out, groups.source.fmt)
     with WriteLock(against) if add else nullcontext():
-        index, result, new, documents = find_against(
-            inputs, against, groups, quiet=quiet, force=force,
-            representative_field=representative_field)
+        if is_bloom:
+            index, result, new, documents = bloom.dedup_against(
+                inputs, against, groups, quiet=quiet, force=force,
+                representative_field=representative_field)
+        else:
+            index, result, new, documents = find_against(
+                inputs, against, groups, quiet=quiet, force=force,
+                representative_field=representative_field)
         if in_memory:
             rows = result.read_report["records_seen"]
             kept = frames.keep_rows(inputs, frames.kept_row_mask(documents, result.kept_new,
@@ -68,7 +79,8 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
             write_table(table, explain)
             result.counts["explain"] = {"path": str(explain), "rows": table.num_rows}
         if add:
-            result.counts["index"]["added"] = query.add_kept(index, new, result)
+            result.counts["index"]["added"] = (index.add_kept(new, result) if is_bloom
+                                               else query.add_kept(index, new, result))
     return kept if in_memory else result
 
 

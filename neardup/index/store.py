@@ -143,7 +143,8 @@ class WriteLock:
             self.fd = None
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """fsync a directory: the renames and creations in it are on disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -167,7 +168,7 @@ def write_manifest(path: str | os.PathLike, manifest: dict) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def read_manifest(path: str | os.PathLike) -> dict:
@@ -185,6 +186,9 @@ def read_manifest(path: str | os.PathLike) -> dict:
     if manifest.get("format_version") not in READ_FORMAT_VERSIONS:
         raise ValueError(f"{path}: index format version {manifest.get('format_version')}; "
                          f"this neardup reads versions {READ_FORMAT_VERSIONS}")
+    if manifest.get("mode") == "bloom":  # neardup.index.bloom: filters, no documents
+        raise ValueError(f"{path} is a Bloom index (one Bloom filter per band, no "
+                         f"documents): open it with neardup.index.bloom.BloomIndex")
     check_manifest(file, manifest, SEGMENT_FILES)
     return manifest
 
@@ -240,7 +244,7 @@ def write_tombstones(root: str | os.PathLike, version: int, documents: np.ndarra
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_dir(folder)
+    fsync_dir(folder)
     crash_point("tombstones-written")
     return {"name": name, "documents": int(documents.size),
             "bytes": (folder / name).stat().st_size, "sha256": file_sha256(folder / name)}
@@ -329,13 +333,13 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
                     signatures.write(p.signatures[block])
         crash_point("segment-half-written")
         _write_bands(temp, pieces, n, bands, rows)
-        _fsync_dir(temp)
+        fsync_dir(temp)
         final = root / SEGMENTS / name
         os.rename(temp, final)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
-    _fsync_dir(root / SEGMENTS)
+    fsync_dir(root / SEGMENTS)
     crash_point("segment-written")
     files = [{"name": file, "bytes": (final / file).stat().st_size,
               "sha256": file_sha256(final / file)} for file in SEGMENT_FILES]
@@ -364,12 +368,12 @@ def copy_segment(source_root: str | os.PathLike, entry: dict, root: str | os.Pat
                 dst.flush()
                 os.fsync(dst.fileno())
             crash_point("segment-half-written")
-        _fsync_dir(temp)
+        fsync_dir(temp)
         os.rename(temp, Path(root) / SEGMENTS / name)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
-    _fsync_dir(Path(root) / SEGMENTS)
+    fsync_dir(Path(root) / SEGMENTS)
     crash_point("segment-written")
     return {**entry, "name": name}
 

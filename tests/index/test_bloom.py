@@ -1,0 +1,280 @@
+"""The Bloom index: no false negatives against the full index, false positives within the
+stated rate, filters that merge by OR, atomic writes, refusals by name.
+
+Properties checked:
+- every new document the full index (same options, same b × r) has a candidate with is
+  flagged (the same band keys are inserted: an exact property), and a dedup against the
+  Bloom index removes every document a dedup against the full index removes;
+- the measured false-positive rate per query is within the sized rate (a binomial bound
+  with a 5-sigma margin), and within 5 sigma of the rate estimated from the bits set;
+- info's bits, bytes per document and filled fraction are those of the files;
+- merge_filters (OR) of filters built apart equals one build over both; an add equals a
+  build over both at the same capacity; the same input gives byte-identical files;
+- a write killed at any step leaves the previous version, and the next writer sweeps;
+- refusals name the option: --fp outside (0, 1), --capacity < 1, --fp without --bloom,
+  find --against a Bloom index, compact/remove on one, options that differ.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup import synthetic
+from neardup.cli import main
+from neardup.index import Index, bloom
+from neardup.index.bloom import BloomIndex, FilterPlan
+from neardup.index.store import CRASH_ENV
+
+WORDS = dict(shingle_kind="word", shingle_size=1)
+
+
+def corpus(seed: int, n: int = 600, similarity=(0.6, 1.0), dup_fraction=0.3, prefix="d"):
+    c = synthetic.planted_corpus(n, doc_words=60, dup_fraction=dup_fraction,
+                                 similarity=similarity, vocabulary=5000, exact_copies=15,
+                                 seed=seed)
+    return [{"id": f"{prefix}{i}", "text": t} for i, t in zip(c.ids, c.texts)]
+
+
+def split(records, seed):
+    order = np.random.default_rng(seed).permutation(len(records))
+    cut = len(records) // 2
+    return ([records[k] for k in sorted(order[:cut])],
+            [records[k] for k in sorted(order[cut:])])
+
+
+def folder_bytes(path) -> dict:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file() and p.name != "lock"}
+
+
+@pytest.mark.parametrize("seed, options", [(0, {}), (1, {"threshold": 0.6}),
+                                           (2, {"family": "affine32", "bits": 8})])
+def test_every_document_the_full_index_finds_is_flagged(tmp_path, seed, options):
+    old, new = split(corpus(seed), seed)
+    Index.build(old, tmp_path / "full", id="id", **WORDS, **options)
+    index = Index.build(old, tmp_path / "bloom", id="id", bloom=True, **WORDS, **options)
+    # every candidate of the full index, verified or not
+    candidates = neardup.find(new, against=tmp_path / "full", id="id", verify=False)
+    n_new = candidates.counts["new_documents"]
+    pairs = candidates.pairs_table().to_pydict()
+    with_index = {a for a, b in zip(pairs["doc_a"], pairs["doc_b"]) if b >= n_new}
+    assert len(with_index) > 20  # the corpus plants pairs across the split
+
+    result = index.query(new, id="id")
+    flagged, exact = result.flagged, result.counts["index"]["flagged_exact"]
+    assert set(np.flatnonzero(flagged)) >= with_index
+    # the rest are false positives: within the sized rate with a wide margin
+    assert len(set(np.flatnonzero(flagged)) - with_index) <= 5 + 10 * bloom.DEFAULT_RATE * n_new
+    assert 0 < exact <= flagged.sum()
+
+    full_kept = {r["id"] for r in neardup.dedup(new, against=tmp_path / "full", id="id")}
+    bloom_kept = {r["id"] for r in neardup.dedup(new, against=tmp_path / "bloom", id="id")}
+    assert bloom_kept <= full_kept and len(bloom_kept) > 0
+
+
+def test_dedup_against_a_bloom_index_removes_flagged_clusters(tmp_path):
+    old, new = split(corpus(3, similarity=(0.9, 1.0)), 3)
+    index = Index.build(old, tmp_path / "bloom", id="id", bloom=True, **WORDS)
+    result = index.query(new, id="id")
+    flagged, exact = index.flag(result)
+    # the rule, by brute force: removed when a member of its new cluster is flagged, or
+    # when it is not its cluster's representative
+    expected = set()
+    for d in range(result.n):
+        members = np.flatnonzero(result.labels == result.labels[d])
+        if result.representative[d] and not flagged[members].any():
+            expected.add(new[d]["id"])
+    kept = neardup.dedup(new, against=tmp_path / "bloom", id="id")
+    assert {r["id"] for r in kept} == expected
+
+    source = tmp_path / "new.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in new))
+    done = neardup.dedup(source, tmp_path / "kept.jsonl", against=tmp_path / "bloom",
+                         id_field="id", add=True)
+    c = done.counts
+    assert c["index"]["flagged"] == int(flagged.sum())
+    assert c["index"]["flagged_exact"] == int(exact.sum()) > 0  # exact copies planted
+    assert c["removable"] == len(new) - len(expected)
+    assert c["index"]["added"]["added"] == len(expected)
+    assert BloomIndex(tmp_path / "bloom").n == len(old) + len(expected)
+    # what was kept and added is now flagged itself
+    kept_records = [json.loads(line) for line in
+                    (tmp_path / "kept.jsonl").read_text().splitlines()]
+    assert BloomIndex(tmp_path / "bloom").query(kept_records, id="id").flagged.all()
+
+
+def test_the_false_positive_rate_is_within_its_bound():
+    rng = np.random.default_rng(0)
+    for rate, capacity, bands in ((1e-2, 20_000, 18), (1e-3, 20_000, 18), (0.05, 5_000, 4)):
+        plan = FilterPlan.for_rate(rate, capacity, bands)
+        filters = np.zeros((bands, plan.words), dtype=np.uint64)
+        bloom.insert(filters, rng.integers(0, 2**63, size=(capacity, bands), dtype=np.uint64)
+                     .astype(np.uint64), plan)
+        queries = 400_000
+        absent = rng.integers(0, 2**63, size=(queries, bands), dtype=np.uint64)
+        false = int((bloom.hits(filters, absent, plan) > 0).sum())
+        estimate = bloom.estimated_rate(bloom.fill_fraction(filters), plan.hashes)
+        assert plan.expected_rate <= rate
+        sigma = np.sqrt(queries * rate * (1 - rate))
+        assert false <= queries * rate + 5 * sigma
+        assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate) + 1
+
+
+def test_a_corpus_of_unrelated_documents_is_flagged_at_the_sized_rate(tmp_path):
+    old = corpus(4, n=3000, dup_fraction=0.0, prefix="old")
+    new = corpus(5, n=3000, dup_fraction=0.0, prefix="new")
+    Index.build(old, tmp_path / "full", id="id", **WORDS)
+    index = Index.build(old, tmp_path / "bloom", id="id", bloom=True, fp=0.05, **WORDS)
+    truth = neardup.find(new, against=tmp_path / "full", id="id", verify=False)
+    pairs = truth.pairs_table().to_pydict()
+    n_new = truth.counts["new_documents"]
+    real = {a for a, b in zip(pairs["doc_a"], pairs["doc_b"]) if b >= n_new}
+    flagged = set(np.flatnonzero(index.query(new, id="id").flagged))
+    false = len(flagged - real)
+    queries = n_new - len(real)
+    assert false <= queries * 0.05 + 5 * np.sqrt(queries * 0.05)
+    assert false >= 1  # at 5 % some are expected: the filters are really that small
+
+
+def test_info_counts_what_the_files_hold(tmp_path):
+    old, _ = split(corpus(6), 6)
+    index = Index.build(old, tmp_path / "bloom", id="id", bloom=True, fp=1e-3,
+                        capacity=1000, **WORDS)
+    info = index.info(verify=True)
+    filters = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "bands.npy")
+    exact = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "exact.npy")
+    ones = np.unpackbits(filters.view(np.uint8)).reshape(info["bands"], -1).sum(axis=1)
+    assert info["documents"] == len(old) and info["capacity"] == 1000
+    assert info["bits"] == filters.size * 64 + exact.size * 64
+    assert info["bytes_per_document"] == round(info["bits"] / 8 / 1000, 2)
+    assert info["filled_fraction"] == round(float(ones.mean() / (filters.shape[1] * 64)), 6)
+    fill = ones / (filters.shape[1] * 64)
+    assert info["fp_estimated"] == pytest.approx(1 - np.prod(1 - fill ** info["hashes"]))
+    assert info["corrupt_files"] == [] and not info["over_capacity"]
+    # the default band plan (18 x 6) at 1e-3: under 64 bytes a document
+    assert info["bands"] == 18 and info["bytes_per_document"] <= 64
+
+
+def test_filters_merge_by_or_and_add_equals_one_build(tmp_path):
+    records = corpus(7)
+    a, b = records[:300], records[300:]
+    sized = dict(id="id", bloom=True, capacity=1000, **WORDS)
+    Index.build(records, tmp_path / "both", **sized)
+    Index.build(a, tmp_path / "a", **sized)
+    Index.build(b, tmp_path / "b", **sized)
+    merged = bloom.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "merged")
+    assert folder_bytes(tmp_path / "merged") == folder_bytes(tmp_path / "both")
+    assert merged.n == len(records)
+    one, two = BloomIndex(tmp_path / "a"), BloomIndex(tmp_path / "b")
+    assert np.array_equal(bloom.merge_filters(one.band_filters, two.band_filters),
+                          merged.band_filters)
+    added = BloomIndex(tmp_path / "a")
+    added.add(b, id="id")
+    assert np.array_equal(added.band_filters, merged.band_filters)
+    assert np.array_equal(added.exact_filter, merged.exact_filter)
+    # the same input, the same bytes
+    Index.build(records, tmp_path / "again", **sized)
+    assert folder_bytes(tmp_path / "again") == folder_bytes(tmp_path / "both")
+    Index.build(a, tmp_path / "small", id="id", bloom=True, capacity=500, **WORDS)
+    with pytest.raises(ValueError, match="differ in bloom"):
+        bloom.merge([tmp_path / "a", tmp_path / "small"], tmp_path / "no")
+    with pytest.raises(ValueError, match="same shape"):
+        bloom.merge_filters(one.band_filters, one.band_filters[:, :-1])
+
+
+@pytest.mark.parametrize("point", ["bloom-half-written", "bloom-written", "manifest-written"])
+def test_an_add_killed_at_any_step_leaves_the_previous_version(tmp_path, point, run_cli):
+    records = corpus(8, n=200)
+    Index.build(records[:100], tmp_path / "idx", id="id", bloom=True, capacity=400, **WORDS)
+    before = BloomIndex(tmp_path / "idx").info()
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(json.dumps(r) + "\n" for r in records[100:]))
+    done = run_cli("index", "add", str(tmp_path / "idx"), str(more), "--id-field", "id",
+                   "-q", env={**os.environ, CRASH_ENV: point})
+    assert done.returncode == -9, done.stderr
+    index = BloomIndex(tmp_path / "idx")
+    assert index.info(verify=True)["corrupt_files"] == []
+    assert index.info()["version"] == before["version"] and index.n == 100
+    added = index.add(more, id_field="id")
+    assert added["documents"] == 200 and added["version"] == before["version"] + 1
+    listed = BloomIndex(tmp_path / "idx").manifest["filters"]["name"]
+    assert [p.name for p in (tmp_path / "idx" / "filters").iterdir()] == [listed]
+    assert not list((tmp_path / "idx").glob("manifest.json.tmp*"))
+
+
+def test_refusals_name_the_option(tmp_path, capsys):
+    records = corpus(9, n=100)
+    for fp in (0.0, 1.0, -0.1, 2.0):
+        with pytest.raises(ValueError, match=r"--fp .* must be in \(0, 1\)"):
+            Index.build(records, tmp_path / "x", id="id", bloom=True, fp=fp, **WORDS)
+    with pytest.raises(ValueError, match="--capacity"):
+        Index.build(records, tmp_path / "x", id="id", bloom=True, capacity=0, **WORDS)
+    with pytest.raises(ValueError, match="give --bloom"):
+        Index.build(records, tmp_path / "x", id="id", fp=0.01, **WORDS)
+    assert not (tmp_path / "x").exists()  # refused before anything was written
+    Index.build(records, tmp_path / "bloom", id="id", bloom=True, **WORDS)
+    with pytest.raises(ValueError, match="is a Bloom index: .* no pairs"):
+        neardup.find(records, against=tmp_path / "bloom", id="id")
+    with pytest.raises(ValueError, match="is a Bloom index"):
+        Index(tmp_path / "bloom")
+    with pytest.raises(ValueError, match=r"shingle_size \(index 1, query 3\)"):
+        BloomIndex(tmp_path / "bloom").add(records, id="id", shingle_size=3)
+    with pytest.raises(ValueError, match="not on Spark"):
+        neardup.dedup(tmp_path / "in.jsonl", tmp_path / "out", against=tmp_path / "bloom",
+                      engine="spark")
+    capsys.readouterr()
+    assert main(["index", "compact", str(tmp_path / "bloom")]) == 2
+    assert "does not apply to the Bloom index" in capsys.readouterr().err
+    assert main(["index", "build", "x.jsonl", "-o", str(tmp_path / "y"), "--fp", "0.01"]) == 2
+    assert "give --bloom" in capsys.readouterr().err
+    source = tmp_path / "new.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["find", str(source), "--against", str(tmp_path / "bloom"), "--id-field",
+                 "id", "-q"]) == 2
+    assert "is a Bloom index" in capsys.readouterr().err
+
+
+def test_past_capacity_the_estimated_rate_grows_and_is_measured(tmp_path):
+    records = corpus(11, n=600, dup_fraction=0.0)
+    index = Index.build(records, tmp_path / "bloom", id="id", bloom=True, fp=0.01,
+                        capacity=100, **WORDS)
+    info = index.info()
+    assert info["over_capacity"] and info["documents"] == 600
+    assert info["fp_estimated"] > 0.01
+    # the estimate is the rate absent keys meet in these filters
+    rng = np.random.default_rng(11)
+    queries = 100_000
+    absent = rng.integers(0, 2**63, size=(queries, index.bands), dtype=np.uint64)
+    false = int((bloom.hits(index.band_filters, absent, index.plan) > 0).sum())
+    estimate = info["fp_estimated"]
+    assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate * (1 - estimate))
+
+
+def test_command_line_round_trip(tmp_path, capsys):
+    old, new = split(corpus(10, similarity=(0.9, 1.0)), 10)
+    files = {}
+    for name, part in (("old", old), ("new", new)):
+        files[name] = tmp_path / f"{name}.jsonl"
+        files[name].write_text("".join(json.dumps(r) + "\n" for r in part))
+    idx = str(tmp_path / "idx")
+    common = ["--id-field", "id", "-q"]
+    assert main(["index", "build", str(files["old"]), "-o", idx, "--shingle", "word", "-k",
+                 "1", "--bloom", "--fp", "0.001", "--capacity", "2000", *common]) == 0
+    assert "no pairs, no Jaccard" in capsys.readouterr().out
+    assert main(["index", "info", idx, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["mode"] == "bloom" and info["documents"] == len(old)
+    assert main(["dedup", str(files["new"]), "--against", idx, "--add", "-o",
+                 str(tmp_path / "kept.jsonl"), *common]) == 0
+    printed = capsys.readouterr().out
+    assert "no pairs or Jaccard with indexed documents" in printed
+    kept = (tmp_path / "kept.jsonl").read_text().splitlines()
+    assert f"inserted {len(kept):,} into the filters" in printed
+    assert main(["index", "info", idx]) == 0
+    assert f"documents inserted {len(old) + len(kept):,} of capacity 2,000" in \
+        capsys.readouterr().out
