@@ -72,23 +72,34 @@ def test_every_document_the_full_index_finds_is_flagged(tmp_path, seed, options)
     assert len(set(np.flatnonzero(flagged)) - with_index) <= 5 + 10 * bloom.DEFAULT_RATE * n_new
     assert 0 < exact <= flagged.sum()
 
-    full_kept = {r["id"] for r in neardup.dedup(new, against=tmp_path / "full", id="id")}
+    # what the full index removes for an indexed document, the Bloom index removes; the
+    # documents it keeps hold no verified pair among themselves
+    verified = neardup.find(new, against=tmp_path / "full", id="id").pairs_table().to_pydict()
+    ids = [r["id"] for r in new]
+    for_index = {ids[a] for a, b in zip(verified["doc_a"], verified["doc_b"]) if b >= n_new}
     bloom_kept = {r["id"] for r in neardup.dedup(new, against=tmp_path / "bloom", id="id")}
-    assert bloom_kept <= full_kept and len(bloom_kept) > 0
+    assert bloom_kept and not bloom_kept & for_index
+    assert not any(ids[a] in bloom_kept and ids[b] in bloom_kept
+                   for a, b in zip(verified["doc_a"], verified["doc_b"]) if b < n_new)
 
 
-def test_dedup_against_a_bloom_index_removes_flagged_clusters(tmp_path):
+def test_dedup_against_a_bloom_index_removes_flagged_documents_and_their_copies(tmp_path):
     old, new = split(corpus(3, similarity=(0.9, 1.0)), 3)
     index = Index.build(old, tmp_path / "bloom", id="id", bloom=True, **WORDS)
     result = index.query(new, id="id")
     flagged, exact = index.flag(result)
-    # the rule, by brute force: removed when a member of its new cluster is flagged, or
-    # when it is not its cluster's representative
-    expected = set()
-    for d in range(result.n):
-        members = np.flatnonzero(result.labels == result.labels[d])
-        if result.representative[d] and not flagged[members].any():
-            expected.add(new[d]["id"])
+    # the rule, by brute force: visited with the run's representatives first, then in
+    # input order, a document stays unless it is flagged or has a verified pair with one
+    # that stayed before it (a flagged document keeps nothing)
+    table = result.pairs_table().to_pydict()
+    paired = {frozenset(p) for p in zip(table["doc_a"], table["doc_b"])}
+    visit = [*np.flatnonzero(result.representative), *np.flatnonzero(~result.representative)]
+    stayed: list[int] = []
+    for d in visit:
+        if not flagged[d] and not any(frozenset((d, k)) in paired for k in stayed):
+            stayed.append(int(d))
+    expected = {new[d]["id"] for d in stayed}
+    assert len(expected) < result.n - int(flagged.sum())  # some go for a new document
     kept = neardup.dedup(new, against=tmp_path / "bloom", id="id")
     assert {r["id"] for r in kept} == expected
 
