@@ -24,12 +24,12 @@ chose 34 × 3 (P(t) = 0.989): recall 99.77 % (worst seed 99.46 %); with the floo
 seeds differ by (the S-curve expects 99.82 % against 99.96 %). datasketch's 0.5/0.5
 choice at t = 0.8, 9 × 13, finds 88 %.
 
-Candidates are found per band by sorting the band keys (one 64-bit hash of the
-r minima) and emitting all pairs inside each run of equal keys. A bucket larger
-than ``max_bucket`` would emit m(m-1)/2 pairs; the policy decides instead:
-``"star"`` links every member to the bucket's first member only (m - 1 pairs:
-clusters stay connected, pairs between other members are only found through
-other bands), ``"skip"`` drops the bucket. Either way it is counted and reported.
+Candidates are found per band by grouping the documents of equal band keys (one
+64-bit hash of the r minima; in cache-sized pieces, linear in n) and emitting all pairs
+inside each group. A bucket larger than ``max_bucket`` would emit m(m-1)/2 pairs; the
+policy decides instead: ``"star"`` links every member to the bucket's first member only
+(m - 1 pairs: clusters stay connected, pairs between other members are only found
+through other bands), ``"skip"`` drops the bucket. Either way it is counted and reported.
 """
 
 from __future__ import annotations
@@ -264,9 +264,11 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
                             policy: str = "star"):
     """:func:`candidate_pairs` from the band-key columns one at a time (uint64[n] each).
 
-    Only one band is sorted at a time, so a caller can load each column from disk:
-    the peak is one column, its sort order and key copy (24 bytes per document),
-    plus each band's distinct pairs (8 bytes each) until they are merged.
+    Only one band is grouped at a time, so a caller can load each column from disk:
+    the peak is one column and its grouping (12 bytes per document, see
+    :func:`_shared_key_buckets`), plus each band's pairs (8 bytes each) until they are
+    merged, by their first document then their second (:func:`_distinct_pairs`: linear,
+    where one sort of every band's pairs is not).
     """
     if policy not in BUCKET_POLICIES:
         raise ValueError(f"bucket policy must be one of {BUCKET_POLICIES}, got {policy!r}")
@@ -288,14 +290,12 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
             stats.pairs_avoided += int((full - kept).sum())
         band_codes = _bucket_pairs(order.astype(np.int64), starts, sizes, max_bucket,
                                    policy == "star", n)
-        stats.per_band.append(band_codes.size)
-        codes.append(sorted_unique(band_codes))
+        stats.per_band.append(band_codes.size)  # a band's pairs are distinct already
+        codes.append(band_codes)
     if not codes:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), stats
-    unique_codes = sorted_unique(np.concatenate(codes))
-    i = (unique_codes // n).astype(np.int64)
-    j = (unique_codes % n).astype(np.int64)
+    i, j = _distinct_pairs(np.concatenate(codes) if len(codes) > 1 else codes[0], n)
     return i, j, stats
 
 
@@ -352,7 +352,7 @@ def _shared_key_buckets(column: np.ndarray):
     groups each piece. A global argsort of n keys misses the cache more as n grows (its
     cost rose 5x for 3x the keys from 1M to 3M documents, BENCHMARKS.md).
     """
-    column = np.asarray(column, dtype=np.uint64)
+    column = np.ascontiguousarray(column, dtype=np.uint64)  # a band of (n, b) keys: read once
     if column.size == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), empty.copy()
@@ -479,3 +479,42 @@ def _group_repeated_keys(column, bits):
                 written += 1
                 x = link[x]
     return docs[:written].astype(np.int64), keys[:groups].astype(np.int64)
+
+
+@nb.njit(cache=True)
+def _distinct_pairs(codes, n):
+    """(i int64, j int64): the distinct pairs of ``codes`` (i * n + j), sorted by (i, j).
+
+    A counting sort on i (n counters, one pass to count and one to place each j), then
+    each document's few partners sorted and deduplicated in cache: linear in the pairs,
+    where a global sort of them is not.
+    """
+    starts = np.zeros(n + 1, dtype=np.int64)
+    for c in codes:
+        starts[c // n + 1] += 1
+    for d in range(n):
+        starts[d + 1] += starts[d]
+    partners = np.empty(codes.size, dtype=np.uint32)  # n < 2^32 (codes fit in 63 bits)
+    fill = starts[:-1].copy()
+    for c in codes:
+        i = c // n
+        partners[fill[i]] = c - i * n
+        fill[i] += 1
+    kept = 0
+    for d in range(n):  # sort each run, then keep its distinct values, moved down in place
+        run = partners[starts[d]:starts[d + 1]]
+        run.sort()
+        for x in range(run.size):
+            if x == 0 or run[x] != run[x - 1]:
+                partners[kept] = run[x]
+                kept += 1
+        fill[d] = kept  # the distinct partners of documents <= d end here
+    i = np.empty(kept, dtype=np.int64)
+    j = np.empty(kept, dtype=np.int64)
+    w = 0
+    for d in range(n):
+        while w < fill[d]:
+            i[w] = d
+            j[w] = partners[w]
+            w += 1
+    return i, j
