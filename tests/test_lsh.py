@@ -239,3 +239,26 @@ def test_pairs_in_buckets_split_by_bucket_give_the_local_pairs_and_stats(max_buc
     whole = lsh.pairs_in_buckets(band, key, doc, n, max_bucket=max_bucket, policy=policy)
     assert np.array_equal(whole[0], i) and np.array_equal(whole[1], j)
     assert whole[2].as_dict() == stats.as_dict()
+
+
+def _mix64(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@pytest.mark.parametrize(("bands", "rows", "num_perm"), [(18, 6, 128), (1, 1, 1), (5, 3, 16)])
+def test_band_keys_are_each_bands_chained_hash(bands, rows, num_perm):
+    """Key of band b: mix64 chained over its r minima from mix64(b + golden ratio), the
+    values every spilled band file and index holds (the kernel interleaves the bands)."""
+    matrix = np.random.default_rng(bands).integers(0, 2**32, size=(257, num_perm),
+                                                   dtype=np.uint32)
+    expected = np.empty((257, bands), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for band in range(bands):
+            h = np.full(257, _mix64(np.uint64(band) + np.uint64(0x9E3779B97F4A7C15)))
+            for c in range(band * rows, (band + 1) * rows):
+                h = _mix64(h ^ matrix[:, c].astype(np.uint64))
+            expected[:, band] = h
+    assert np.array_equal(band_keys(matrix, bands, rows), expected)
+    assert band_keys(matrix[:0], bands, rows).shape == (0, bands)
