@@ -26,13 +26,11 @@ import time
 from functools import partial
 from pathlib import Path
 
-import numba as nb
 import numpy as np
 from common import machine_lines
 from sections import BENCHMARKS, update_section
 
 from neardup import lsh
-from neardup._core.hashing import mix64
 
 BANDS, ROWS, NUM_PERM = 18, 6, 128
 COPIES = 0.01
@@ -48,20 +46,6 @@ def signatures(n: int, seed: int = 0) -> np.ndarray:
     kept = rng.random((copies, NUM_PERM)) < rng.uniform(0.75, 1.0, size=copies)[:, None]
     matrix[target] = np.where(kept, matrix[source], matrix[target])
     return matrix
-
-
-@nb.njit(cache=True)
-def chained_band_keys(matrix, bands, rows):
-    """band_keys before issue 23: the same keys, each band's chain of r mixes after the
-    previous band's (the kernel now interleaves the bands' independent chains)."""
-    out = np.empty((matrix.shape[0], bands), dtype=np.uint64)
-    for d in range(matrix.shape[0]):
-        for band in range(bands):
-            h = mix64(np.uint64(band) + np.uint64(0x9E3779B97F4A7C15))
-            for c in range(band * rows, (band + 1) * rows):
-                h = mix64(h ^ np.uint64(matrix[d, c]))
-            out[d, band] = h
-    return out
 
 
 def sorted_pairs(keys: np.ndarray, max_bucket: int = 1000, star: bool = True):
@@ -106,14 +90,9 @@ def timed(work):
 def measure(n: int, repeats: int) -> dict:
     matrix = signatures(n)
     lsh.candidate_pairs(lsh.band_keys(matrix[:1000], BANDS, ROWS))  # compiled outside
-    chained_band_keys(matrix[:10], BANDS, ROWS)
-    keying, chaining = [], []
-    for _ in range(repeats):
-        keying.append(timed(partial(lsh.band_keys, matrix, BANDS, ROWS)))
-        chaining.append(timed(partial(chained_band_keys, matrix, BANDS, ROWS)))
-        if not np.array_equal(keying[-1][0], chaining[-1][0]):
-            raise AssertionError(f"n = {n:,}: the two band key kernels disagree")
-        chaining[-1] = (None, *chaining[-1][1:])
+    keying = [timed(partial(lsh.band_keys, matrix, BANDS, ROWS))]
+    for _ in range(repeats - 1):
+        keying.append((None, *timed(partial(lsh.band_keys, matrix, BANDS, ROWS))[1:]))
     keys = keying[0][0]
     del matrix
     linear, sorting = [], []
@@ -124,8 +103,7 @@ def measure(n: int, repeats: int) -> dict:
         if not (np.array_equal(i, si) and np.array_equal(j, sj) and stats == sstats):
             raise AssertionError(f"n = {n:,}: the two algorithms disagree")
     row = {"n": n, "candidates": int(i.size), "band_pairs": sum(stats.per_band)}
-    for name, runs in (("band_keys", keying), ("chained", chaining), ("pairs", linear),
-                       ("sorted", sorting)):
+    for name, runs in (("band_keys", keying), ("pairs", linear), ("sorted", sorting)):
         row[name] = statistics.median(cpu for _, cpu, _ in runs)
         row[name + "_wall"] = statistics.median(wall for *_, wall in runs)
     return row
@@ -147,31 +125,27 @@ def report(rows: list[dict], repeats: int, load: str) -> str:
              "`lsh.candidate_pairs` (keys cut by their top bits into L2-sized pieces, "
              "grouped by a hash table in each; pairs merged by a counting sort on their "
              "first document); *sorted*: the same stage before issue 23 (a global argsort "
-             "per band, every pair sorted). *band keys*: the kernel now (the bands' chains of "
-             "mixes interleaved) and before (one band after another); the same keys. Both "
-             "pairings give the same pairs and counts (checked in the run). The stage "
-             "`neardup find` times as `lsh` is band keys + pairs: *now* the new kernels, "
-             "*before* the old ones.", "",
-             "| documents | band keys, now | band keys, before | pairs, grouped "
-             "| pairs, sorted | sorted / grouped "
+             "per band, every pair sorted). Both give the same pairs and counts (checked in "
+             "the run). The stage `neardup find` times as `lsh` is band keys (unchanged) + "
+             "pairs.", "",
+             "| documents | band keys | pairs, grouped | pairs, sorted | sorted / grouped "
              "| stage, now | stage, before | stage wall, now | stage wall, before "
              "| candidates | band pairs |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['n']:,} | {r['band_keys']:.3f} | {r['chained']:.3f} | "
-                     f"{r['pairs']:.3f} | "
+        lines.append(f"| {r['n']:,} | {r['band_keys']:.3f} | {r['pairs']:.3f} | "
                      f"{r['sorted']:.3f} | {r['sorted'] / r['pairs']:.2f}x | "
-                     f"{r['band_keys'] + r['pairs']:.3f} | {r['chained'] + r['sorted']:.3f} "
+                     f"{r['band_keys'] + r['pairs']:.3f} | {r['band_keys'] + r['sorted']:.3f} "
                      f"| {r['band_keys_wall'] + r['pairs_wall']:.3f} | "
-                     f"{r['chained_wall'] + r['sorted_wall']:.3f} "
+                     f"{r['band_keys_wall'] + r['sorted_wall']:.3f} "
                      f"| {r['candidates']:,} | {r['band_pairs']:,} |")
     for r in rows:
-        r["stage"], r["stage_before"] = r["band_keys"] + r["pairs"], r["chained"] + r["sorted"]
+        r["stage"], r["stage_before"] = r["band_keys"] + r["pairs"], r["band_keys"] + r["sorted"]
     lines += ["", "Exponent from 1M to 3M documents (log(t(3M) / t(1M)) / log 3; 1.0 is "
               f"linear): pairs grouped **{exponent(rows, 'pairs')}**, sorted "
-              f"{exponent(rows, 'sorted')}; band keys now {exponent(rows, 'band_keys')}, before "
-              f"{exponent(rows, 'chained')}; the stage now **{exponent(rows, 'stage')}**, "
-              f"before {exponent(rows, 'stage_before')}.", "",
+              f"{exponent(rows, 'sorted')}; band keys {exponent(rows, 'band_keys')}; the stage "
+              f"now **{exponent(rows, 'stage')}**, before {exponent(rows, 'stage_before')}.",
+              "",
               *machine_lines(), f"- load average while measuring: {load}",
               f"- reproduce: `python bench/bench_lsh.py --repeats {repeats}`"]
     return "\n".join(lines)

@@ -372,14 +372,12 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
 @nb.njit(cache=True)
 def _band_keys(matrix, bands, rows, out):
     n = matrix.shape[0]
-    h = np.empty(bands, dtype=np.uint64)
     for d in range(n):
         for band in range(bands):
-            h[band] = mix64(np.uint64(band) + np.uint64(0x9E3779B97F4A7C15))
-        for c in range(rows):  # the bands' chains are independent: interleaved, they overlap
-            for band in range(bands):
-                h[band] = mix64(h[band] ^ np.uint64(matrix[d, band * rows + c]))
-        out[d, :] = h
+            h = mix64(np.uint64(band) + np.uint64(0x9E3779B97F4A7C15))
+            for c in range(band * rows, (band + 1) * rows):
+                h = mix64(h ^ np.uint64(matrix[d, c]))
+            out[d, band] = h
 
 
 @nb.njit(cache=True)
