@@ -47,7 +47,7 @@ BUCKET_POLICIES = ("star", "skip")
 DEFAULT_WEIGHTS = (0.02, 0.98)
 MIN_P_AT_THRESHOLD = 0.995  # a pair at exactly t is a candidate with at least this chance
 MAX_NUM_PERM = 4096  # the most minima a signature may hold (FindConfig checks K against it)
-PIECE = 8192  # band keys grouped at once: with their hash table, ~150 KB (in L2 cache)
+PIECE = 8192  # band keys grouped at once: ~420 KB with their hash table, within an L2 cache
 
 
 def s_curve(s, bands: int, rows: int):
@@ -349,8 +349,8 @@ def _shared_key_buckets(column: np.ndarray):
 
     Linear in n: one counting pass and one stable scatter cut the keys by their top bits
     into pieces of about :data:`PIECE` keys, which fit in L2 cache; a small hash table
-    groups each piece. A global argsort of n keys misses the cache more as n grows (its
-    cost rose 5x for 3x the keys from 1M to 3M documents, BENCHMARKS.md).
+    groups each piece. A global argsort of n keys misses the cache more as n grows
+    (``bench/bench_lsh.py`` times both from 100k to 3M documents).
     """
     column = np.ascontiguousarray(column, dtype=np.uint64)  # a band of (n, b) keys: read once
     if column.size == 0:
