@@ -24,12 +24,12 @@ chose 34 × 3 (P(t) = 0.989): recall 99.77 % (worst seed 99.46 %); with the floo
 seeds differ by (the S-curve expects 99.82 % against 99.96 %). datasketch's 0.5/0.5
 choice at t = 0.8, 9 × 13, finds 88 %.
 
-Candidates are found per band by sorting the band keys (one 64-bit hash of the
-r minima) and emitting all pairs inside each run of equal keys. A bucket larger
-than ``max_bucket`` would emit m(m-1)/2 pairs; the policy decides instead:
-``"star"`` links every member to the bucket's first member only (m - 1 pairs:
-clusters stay connected, pairs between other members are only found through
-other bands), ``"skip"`` drops the bucket. Either way it is counted and reported.
+Candidates are found per band by grouping the documents of equal band keys (one
+64-bit hash of the r minima; in cache-sized pieces, linear in n) and emitting all pairs
+inside each group. A bucket larger than ``max_bucket`` would emit m(m-1)/2 pairs; the
+policy decides instead: ``"star"`` links every member to the bucket's first member only
+(m - 1 pairs: clusters stay connected, pairs between other members are only found
+through other bands), ``"skip"`` drops the bucket. Either way it is counted and reported.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ BUCKET_POLICIES = ("star", "skip")
 DEFAULT_WEIGHTS = (0.02, 0.98)
 MIN_P_AT_THRESHOLD = 0.995  # a pair at exactly t is a candidate with at least this chance
 MAX_NUM_PERM = 4096  # the most minima a signature may hold (FindConfig checks K against it)
+PIECE = 8192  # band keys grouped at once: ~420 KB with their hash table, within an L2 cache
 
 
 def s_curve(s, bands: int, rows: int):
@@ -263,9 +264,11 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
                             policy: str = "star"):
     """:func:`candidate_pairs` from the band-key columns one at a time (uint64[n] each).
 
-    Only one band is sorted at a time, so a caller can load each column from disk:
-    the peak is one column, its sort order and key copy (24 bytes per document),
-    plus each band's distinct pairs (8 bytes each) until they are merged.
+    Only one band is grouped at a time, so a caller can load each column from disk:
+    the peak is one column and its grouping (12 bytes per document, see
+    :func:`_shared_key_buckets`), plus each band's pairs (8 bytes each) until they are
+    merged, by their first document then their second (:func:`_distinct_pairs`: linear,
+    where one sort of every band's pairs is not).
     """
     if policy not in BUCKET_POLICIES:
         raise ValueError(f"bucket policy must be one of {BUCKET_POLICIES}, got {policy!r}")
@@ -287,14 +290,12 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
             stats.pairs_avoided += int((full - kept).sum())
         band_codes = _bucket_pairs(order.astype(np.int64), starts, sizes, max_bucket,
                                    policy == "star", n)
-        stats.per_band.append(band_codes.size)
-        codes.append(sorted_unique(band_codes))
+        stats.per_band.append(band_codes.size)  # a band's pairs are distinct already
+        codes.append(band_codes)
     if not codes:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), stats
-    unique_codes = sorted_unique(np.concatenate(codes))
-    i = (unique_codes // n).astype(np.int64)
-    j = (unique_codes % n).astype(np.int64)
+    i, j = _distinct_pairs(np.concatenate(codes) if len(codes) > 1 else codes[0], n)
     return i, j, stats
 
 
@@ -341,28 +342,25 @@ def pairs_in_buckets(bands: np.ndarray, keys: np.ndarray, docs: np.ndarray, n: i
 
 
 def _shared_key_buckets(column: np.ndarray):
-    """(order, starts, sizes): the documents whose key another document shares, by key
-    then by document, and where each key's run starts in ``order`` and how long it is.
+    """(members, starts, sizes): the documents whose key another document shares, grouped
+    by key with each group in document order, and where each group starts in ``members``
+    and how long it is. Groups come by the key's top bits, then by their first document
+    (not by key): what is made of them (pairs, counts) does not depend on their order.
 
-    The order a stable argsort of the whole column gives, minus the singletons, at
-    about half its cost: numpy's unstable argsort is several times faster, and only
-    the documents of repeated keys (usually few) need their order fixed.
+    Linear in n: one counting pass and one stable scatter cut the keys by their top bits
+    into pieces of about :data:`PIECE` keys, which fit in L2 cache; a small hash table
+    groups each piece. A global argsort of n keys misses the cache more as n grows
+    (``bench/bench_lsh.py`` times both from 100k to 3M documents).
     """
-    order = np.argsort(column)
-    sorted_keys = column[order]
-    edges = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1], True])
-    sizes = np.diff(edges)
-    repeated = sizes > 1
-    sizes = sizes[repeated]
-    if sizes.size == 0:
+    column = np.ascontiguousarray(column, dtype=np.uint64)  # a band of (n, b) keys: read once
+    if column.size == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), empty.copy()
-    run = np.repeat(np.arange(repeated.size), np.diff(edges))
-    in_repeated = repeated[run]
-    members, run = order[in_repeated], run[in_repeated]
+    bits = min(16, max(1, math.ceil(math.log2(max(column.size / PIECE, 1.0)))))
+    members, sizes = _group_repeated_keys(column, bits)
     starts = np.zeros(sizes.size, dtype=np.int64)
     np.cumsum(sizes[:-1], out=starts[1:])
-    return members[np.lexsort((members, run))], starts, sizes
+    return members, starts, sizes
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:
@@ -411,3 +409,112 @@ def _bucket_pairs(order, starts, sizes, max_bucket, star, n):
                 out[w] = min(hub, b) * n + max(hub, b)
                 w += 1
     return out
+
+
+@nb.njit(cache=True)
+def _group_repeated_keys(column, bits):
+    """(members int64, sizes int64) of :func:`_shared_key_buckets`, from 2^bits pieces."""
+    n = column.size
+    shift = np.uint64(64 - bits)
+    bounds = np.zeros((1 << bits) + 1, dtype=np.int64)
+    for d in range(n):
+        bounds[(column[d] >> shift) + np.uint64(1)] += 1
+    largest = 0
+    for p in range(1 << bits):
+        largest = max(largest, bounds[p + 1])
+        bounds[p + 1] += bounds[p]
+    keys = np.empty(n, dtype=np.uint64)
+    docs = np.empty(n, dtype=np.uint32)  # n < 2^32: pairs are coded i * n + j in 63 bits
+    fill = bounds[:-1].copy()
+    for d in range(n):  # stable: each piece in document order
+        p = column[d] >> shift
+        w = fill[p]
+        keys[w] = column[d]
+        docs[w] = d
+        fill[p] = w + 1
+    table = 2
+    while table < 2 * largest:
+        table *= 2
+    slots = np.empty(table, dtype=np.int64)
+    piece_keys = np.empty(largest, dtype=np.uint64)
+    piece_docs = np.empty(largest, dtype=np.uint32)
+    size = np.empty(largest, dtype=np.int64)  # at a key's first entry: its count, else 0
+    link = np.empty(largest, dtype=np.int64)  # the next entry of the same key, or -1
+    tail = np.empty(largest, dtype=np.int64)  # at a key's first entry: its last entry
+    written = groups = 0  # members go to docs[:written], sizes to keys[:groups]: behind lo
+    for p in range(1 << bits):
+        lo, m = bounds[p], bounds[p + 1] - bounds[p]
+        if m < 2:
+            continue
+        piece_keys[:m] = keys[lo:lo + m]
+        piece_docs[:m] = docs[lo:lo + m]
+        mask = 2
+        while mask < 2 * m:
+            mask *= 2
+        mask -= 1
+        slots[:mask + 1] = -1
+        for e in range(m):
+            key = piece_keys[e]
+            h = np.int64(mix64(key) & np.uint64(mask))
+            while slots[h] >= 0 and piece_keys[slots[h]] != key:
+                h = (h + 1) & mask
+            link[e] = -1
+            if slots[h] < 0:
+                slots[h] = e
+                size[e], tail[e] = 1, e
+            else:
+                first = slots[h]
+                size[e] = 0
+                size[first] += 1
+                link[tail[first]] = e
+                tail[first] = e
+        for e in range(m):
+            if size[e] < 2:
+                continue
+            keys[groups] = size[e]
+            groups += 1
+            x = e
+            while x >= 0:
+                docs[written] = piece_docs[x]
+                written += 1
+                x = link[x]
+    return docs[:written].astype(np.int64), keys[:groups].astype(np.int64)
+
+
+@nb.njit(cache=True)
+def _distinct_pairs(codes, n):
+    """(i int64, j int64): the distinct pairs of ``codes`` (i * n + j), sorted by (i, j).
+
+    A counting sort on i (n counters, one pass to count and one to place each j), then
+    each document's few partners sorted and deduplicated in cache: linear in the pairs,
+    where a global sort of them is not.
+    """
+    starts = np.zeros(n + 1, dtype=np.int64)
+    for c in codes:
+        starts[c // n + 1] += 1
+    for d in range(n):
+        starts[d + 1] += starts[d]
+    partners = np.empty(codes.size, dtype=np.uint32)  # n < 2^32 (codes fit in 63 bits)
+    fill = starts[:-1].copy()
+    for c in codes:
+        i = c // n
+        partners[fill[i]] = c - i * n
+        fill[i] += 1
+    kept = 0
+    for d in range(n):  # sort each run, then keep its distinct values, moved down in place
+        run = partners[starts[d]:starts[d + 1]]
+        run.sort()
+        for x in range(run.size):
+            if x == 0 or run[x] != run[x - 1]:
+                partners[kept] = run[x]
+                kept += 1
+        fill[d] = kept  # the distinct partners of documents <= d end here
+    i = np.empty(kept, dtype=np.int64)
+    j = np.empty(kept, dtype=np.int64)
+    w = 0
+    for d in range(n):
+        while w < fill[d]:
+            i[w] = d
+            j[w] = partners[w]
+            w += 1
+    return i, j

@@ -123,20 +123,95 @@ def test_describe_shows_formula_steep_point_and_table():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 6), max_size=60))
-def test_shared_key_buckets_are_the_stable_order_of_repeated_keys(keys):
+@given(st.lists(st.integers(0, 6), max_size=60), st.sampled_from([0, 1, 40, 61, 63]))
+def test_shared_key_buckets_are_the_repeated_keys_each_in_document_order(keys, shift):
+    """Every key held by two or more documents is one group, whole, its documents in
+    increasing order (the star policy's hub is the first); no other document appears.
+    Shifted keys put every group in one piece (top bits) or spread them over pieces."""
     from neardup.lsh import _shared_key_buckets
 
-    column = np.array(keys, dtype=np.uint64)
+    column = np.array(keys, dtype=np.uint64) << np.uint64(shift)
     stable = np.argsort(column, kind="stable")
-    counts = np.bincount(column.astype(np.int64), minlength=7) if column.size else np.zeros(7)
-    expected = stable[counts[column[stable].astype(np.int64)] > 1]
-    order, starts, sizes = _shared_key_buckets(column)
-    assert np.array_equal(order, expected)
-    assert sizes.sum() == order.size and np.all(sizes > 1)
-    for start, size in zip(starts, sizes):  # each run is one key, and a whole one
-        assert np.all(column[order[start:start + size]] == column[order[start]])
-        assert counts[int(column[order[start]])] == size
+    values, counts = np.unique(column, return_counts=True)
+    expected = {int(v): np.flatnonzero(column == v).tolist()
+                for v, c in zip(values, counts) if c > 1}
+    members, starts, sizes = _shared_key_buckets(column)
+    assert sizes.sum() == members.size and np.all(sizes > 1)
+    assert np.array_equal(starts, np.cumsum(sizes) - sizes)
+    found = {int(column[members[s]]): members[s:s + z].tolist() for s, z in zip(starts, sizes)}
+    assert found == expected and len(found) == sizes.size
+    assert sorted(members.tolist()) == sorted(stable[np.isin(column[stable], values[counts > 1])]
+                                              .tolist())
+
+
+def _reference_candidate_pairs(keys, max_bucket, policy):
+    """The algorithm before issue 23: a stable argsort of each band, all pairs of each run
+    of equal keys (star or skip past max_bucket), one global sort of every band's codes."""
+    n, bands = keys.shape
+    stats, codes = lsh.CandidateStats(), []
+    for band in range(bands):
+        column = keys[:, band]
+        order = np.argsort(column, kind="stable")
+        edges = np.flatnonzero(np.r_[True, column[order][1:] != column[order][:-1], True])
+        band_codes = []
+        for start, stop in zip(edges[:-1], edges[1:]):
+            members, m = order[start:stop], stop - start
+            if m < 2:
+                continue
+            stats.largest_bucket = max(stats.largest_bucket, int(m))
+            if m > max_bucket:
+                stats.buckets_over_limit += 1
+                kept = m - 1 if policy == "star" else 0
+                stats.pairs_avoided += m * (m - 1) // 2 - kept
+                band_codes += [] if policy == "skip" else [members[0] * n + b
+                                                          for b in members[1:]]
+            else:
+                band_codes += [a * n + b for x, a in enumerate(members) for b in members[x + 1:]]
+        stats.per_band.append(len(band_codes))
+        codes += band_codes
+    unique = np.unique(np.array(codes, dtype=np.int64))
+    return unique // n, unique % n, stats
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 300), st.integers(1, 5), st.integers(1, 400), st.integers(0, 63),
+       st.sampled_from([2, 3, 8, 1000]), st.sampled_from(lsh.BUCKET_POLICIES),
+       st.integers(0, 2**32 - 1))
+def test_candidate_pairs_are_the_reference_algorithms_exactly(n, bands, alphabet, shift,
+                                                              max_bucket, policy, seed):
+    """Issue 23: the linear grouping gives the same pairs, in the same order, and the same
+    counts (per band too) as the sorting algorithm it replaced, for keys with duplicates,
+    buckets past max_bucket, every key in one piece (small keys) or spread (shifted), and
+    n = 0 or 1."""
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, alphabet, size=(n, bands)).astype(np.uint64) << np.uint64(shift)
+    expected_i, expected_j, expected = _reference_candidate_pairs(keys, max_bucket, policy)
+    i, j, stats = candidate_pairs(keys, max_bucket=max_bucket, policy=policy)
+    assert i.dtype == j.dtype == np.int64
+    assert np.array_equal(i, expected_i) and np.array_equal(j, expected_j)
+    assert stats == expected
+    by_band = lsh.candidate_pairs_by_band((np.ascontiguousarray(keys[:, b])
+                                           for b in range(bands)), n,
+                                          max_bucket=max_bucket, policy=policy)
+    assert np.array_equal(by_band[0], i) and np.array_equal(by_band[1], j)
+    assert by_band[2] == expected
+
+
+def test_candidate_pairs_of_hashed_keys_at_scale_are_the_reference_algorithms():
+    """Band keys of 60,000 signatures with planted near copies (many pieces, real
+    bucket sizes): the same pairs and counts as the reference."""
+    rng = np.random.default_rng(3)
+    matrix = rng.integers(0, 2**32, size=(60_000, 24), dtype=np.uint32)
+    copies = rng.choice(60_000, size=3_000, replace=False)
+    keep = rng.random((3_000, 24)) < 0.85
+    matrix[copies] = np.where(keep, matrix[(copies + 17) % 60_000], matrix[copies])
+    matrix[:500] = matrix[500]  # one bucket of 501 in every band
+    keys = band_keys(matrix, 6, 4)
+    for max_bucket, policy in ((1000, "star"), (100, "star"), (100, "skip")):
+        expected_i, expected_j, expected = _reference_candidate_pairs(keys, max_bucket, policy)
+        i, j, stats = candidate_pairs(keys, max_bucket=max_bucket, policy=policy)
+        assert np.array_equal(i, expected_i) and np.array_equal(j, expected_j)
+        assert stats == expected and stats.largest_bucket >= 501
 
 
 @pytest.mark.parametrize(("max_bucket", "policy"), [(1000, "star"), (4, "star"), (4, "skip")])
@@ -164,3 +239,26 @@ def test_pairs_in_buckets_split_by_bucket_give_the_local_pairs_and_stats(max_buc
     whole = lsh.pairs_in_buckets(band, key, doc, n, max_bucket=max_bucket, policy=policy)
     assert np.array_equal(whole[0], i) and np.array_equal(whole[1], j)
     assert whole[2].as_dict() == stats.as_dict()
+
+
+def _mix64(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@pytest.mark.parametrize(("bands", "rows", "num_perm"), [(18, 6, 128), (1, 1, 1), (5, 3, 16)])
+def test_band_keys_are_each_bands_chained_hash(bands, rows, num_perm):
+    """Key of band b: mix64 chained over its r minima from mix64(b + golden ratio), the
+    values every spilled band file and index holds (the kernel interleaves the bands)."""
+    matrix = np.random.default_rng(bands).integers(0, 2**32, size=(257, num_perm),
+                                                   dtype=np.uint32)
+    expected = np.empty((257, bands), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for band in range(bands):
+            h = np.full(257, _mix64(np.uint64(band) + np.uint64(0x9E3779B97F4A7C15)))
+            for c in range(band * rows, (band + 1) * rows):
+                h = _mix64(h ^ matrix[:, c].astype(np.uint64))
+            expected[:, band] = h
+    assert np.array_equal(band_keys(matrix, bands, rows), expected)
+    assert band_keys(matrix[:0], bands, rows).shape == (0, bands)

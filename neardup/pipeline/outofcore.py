@@ -11,7 +11,7 @@ and each chunk's output is appended to files in a work directory: the CSR values
 of the shingle sets, the n × K signature matrix, one file of band keys per band.
 The chunk's texts are then dropped. :func:`~neardup.pipeline.find_sets` runs on
 the files, memory-mapped: identical sets are grouped from the fingerprints (kept
-in memory), each band's keys are loaded and sorted one band at a time
+in memory), each band's keys are loaded and grouped one band at a time
 (:func:`~neardup.lsh.candidate_pairs_by_band`), candidates are verified on the
 mapped CSR. Keys, signatures and sets are per-document functions, so the pairs,
 clusters and representatives are exactly those of the in-memory path.
