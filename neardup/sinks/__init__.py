@@ -56,7 +56,8 @@ __all__ = ["LAYOUTS", "MANIFEST", "MANIFEST_VERSION", "OUTPUT_FORMATS", "PART_RO
            "RESULT_TABLES", "ROW_GROUP_ROWS", "STRING_COLUMNS", "PartsTable", "Results",
            "load_manifest", "owned", "part_name", "read_manifest", "read_results", "read_table",
            "read_table_bytes", "resolve_layout", "table_files", "write_folder", "write_json",
-           "write_pairs_to", "write_part", "write_table_to", "write_result", "write_table", "write_tables"]
+           "write_pairs_to", "write_part", "write_result", "write_table", "write_table_to",
+           "write_tables"]
 
 
 def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None) -> Path:
