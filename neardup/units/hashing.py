@@ -214,11 +214,13 @@ def piece_hashes(values, offsets):
     return out
 
 
-def exact_classes(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, int]:
+def exact_classes(values: np.ndarray, offsets: np.ndarray,
+                  hashes: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """(class_of, collisions): ``class_of[i]`` is the first piece (in input order) whose
     bytes equal piece i's; ``collisions``: distinct texts that shared a hash with an
-    earlier distinct text (verified apart)."""
-    hashes = piece_hashes(values, offsets)
+    earlier distinct text (verified apart). ``hashes``: uint64 per piece (default:
+    :func:`piece_hashes`); any function of the bytes gives the same classes."""
+    hashes = piece_hashes(values, offsets) if hashes is None else hashes
     order = np.argsort(hashes, kind="stable")
     class_of = np.empty(hashes.size, np.int64)
     collisions = _classes(order, hashes, values, offsets, class_of)
