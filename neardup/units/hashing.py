@@ -18,6 +18,11 @@ The steps that read across characters (``html``, ``mojibake``), any other normal
 and a batch whose text holds U+E000 itself, are normalized one unit at a time (slower,
 the same result). The separators are counted after normalizing: one too many or too
 few falls back the same way.
+
+The default normalization (``light``: NFKC, casefold, whitespace) of an ASCII unit is
+lowercasing and collapsing whitespace (what ``str.split`` splits on), done here by one
+numba pass over the units' bytes; only the units holding other characters go through
+Python's string functions.
 """
 
 from __future__ import annotations
@@ -70,6 +75,17 @@ def normalized_pieces(data: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     steps = normalizer_steps(normalize)
     if steps == ():
         return gather(data, starts, ends, np.empty(0, np.uint8))
+    if steps == PRESETS["light"]:
+        ascii_units = ascii_ranges(data, starts, ends)
+        if ascii_units.any():
+            fast = light_ascii(data, starts[ascii_units], ends[ascii_units])
+            others = np.flatnonzero(~ascii_units)
+            slow = _normalized(data, starts[others], ends[others], normalize, steps)
+            return interleave(ascii_units, fast[0], fast[1], slow[0], slow[1])
+    return _normalized(data, starts, ends, normalize, steps)
+
+
+def _normalized(data, starts, ends, normalize, steps):
     parts, lengths = [], []
     sizes = np.cumsum(ends - starts)
     lo = 0
@@ -111,6 +127,75 @@ def _normalized_one_by_one(data, starts, ends, normalize):
     offsets = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return np.frombuffer(b"".join(encoded), np.uint8), offsets
+
+
+@nb.njit(cache=True)
+def ascii_ranges(data, starts, ends):
+    """bool per range: every byte below 0x80."""
+    out = np.ones(starts.size, np.bool_)
+    for i in range(starts.size):
+        for p in range(starts[i], ends[i]):
+            if data[p] >= 128:
+                out[i] = False
+                break
+    return out
+
+
+@nb.njit(inline="always")
+def _python_space(b):
+    # what str.split() splits on, in ASCII: \t \n \v \f \r, \x1c-\x1f and space
+    return b == 32 or (9 <= b <= 13) or (28 <= b <= 31)
+
+
+@nb.njit(cache=True)
+def light_ascii(data, starts, ends):
+    """normalize_light of ASCII ranges: lowercase, whitespace runs as one space, ends
+    stripped. (uint8 values, int64[n + 1] offsets)."""
+    n = starts.size
+    total = 0
+    for i in range(n):
+        total += ends[i] - starts[i]
+    out = np.empty(total, np.uint8)
+    offsets = np.zeros(n + 1, np.int64)
+    w = 0
+    for i in range(n):
+        begin = w
+        pending = False
+        for p in range(starts[i], ends[i]):
+            b = data[p]
+            if _python_space(b):
+                pending = w > begin
+                continue
+            if pending:
+                out[w] = 32
+                w += 1
+                pending = False
+            out[w] = b + 32 if 65 <= b <= 90 else b
+            w += 1
+        offsets[i + 1] = w
+    return out[:w], offsets
+
+
+@nb.njit(cache=True)
+def interleave(first, a_values, a_offsets, b_values, b_offsets):
+    """Pieces in order: from (a_values, a_offsets) where ``first``, else from b."""
+    n = first.size
+    out = np.empty(a_values.size + b_values.size, np.uint8)
+    offsets = np.zeros(n + 1, np.int64)
+    w, ka, kb = 0, 0, 0
+    for i in range(n):
+        if first[i]:
+            for p in range(a_offsets[ka], a_offsets[ka + 1]):
+                out[w] = a_values[p]
+                w += 1
+            ka += 1
+        else:
+            for p in range(b_offsets[kb], b_offsets[kb + 1]):
+                out[w] = b_values[p]
+                w += 1
+            kb += 1
+        offsets[i + 1] = w
+    return out, offsets
 
 
 @nb.njit(cache=True)

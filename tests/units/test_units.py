@@ -145,3 +145,13 @@ def test_gather_puts_ranges_back_to_back():
     data = np.frombuffer(b"hello world", np.uint8)
     values, offsets = gather(data, np.array([6, 0]), np.array([11, 5]), np.empty(0, np.uint8))
     assert values.tobytes() == b"worldhello" and offsets.tolist() == [0, 5, 10]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), max_size=30), max_size=8)
+       | st.lists(st.text(max_size=10), max_size=8))
+def test_the_ascii_path_of_light_normalization_is_normalize_light(pieces):
+    data, offsets = texts_buffer(pieces)
+    values, out = normalized_pieces(data, offsets[:-1], offsets[1:], normalize_light)
+    got = [values[a:b].tobytes().decode("utf-8") for a, b in zip(out[:-1], out[1:], strict=True)]
+    assert got == [normalize_light(p) for p in pieces]
