@@ -120,9 +120,10 @@ def _normalized_batch(data, starts, ends, normalize, trim):
 
 
 def _normalized_one_by_one(data, starts, ends, normalize):
-    raw = data.tobytes() if data.size < (1 << 31) else bytes(data)
+    lo = int(starts.min()) if starts.size else 0
+    raw = data[lo:int(ends.max()) if starts.size else 0].tobytes()  # the batch's bytes only
     encoded = [normalize(raw[s:e].decode("utf-8")).encode("utf-8", "surrogatepass")
-               for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+               for s, e in zip((starts - lo).tolist(), (ends - lo).tolist(), strict=True)]
     lengths = np.fromiter(map(len, encoded), np.int64, count=len(encoded))
     offsets = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])

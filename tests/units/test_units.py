@@ -35,7 +35,7 @@ PLANTED = [
 ]
 UNITS = ["line", "paragraph", "sentences:1", "sentences:2", "sentences:3"]
 NORMALIZERS = {"light": normalize_light, "none": make_cleaner("none"),
-               "text": make_cleaner("text")}
+               "text": make_cleaner("text"), "html": make_cleaner("light", html=True)}
 
 
 def found(texts, unit, keep, normalize, min_chars=1):
