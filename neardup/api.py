@@ -161,7 +161,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         from .report import write_report  # matplotlib and difflib only when asked
 
         drawn = write_report(result, report,
-                             texts=documents.texts if documents is not None else None)
+                             texts=documents.texts if documents is not None else None,
+                             repeats=_most_repeated_lines(documents, groups))
         result.counts["report"] = {k: v for k, v in drawn.items() if k != "notes"}
     return result
 
@@ -259,6 +260,22 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     written = write_deduplicated(documents, result.representative, as_paths(inputs), out)
     result.counts["dedup"] = written
     return result
+
+
+REPORT_REPEATS = 20  # the report's "most repeated lines"
+
+
+def _most_repeated_lines(documents, groups: OptionGroups) -> list[dict] | None:
+    """The report's most repeated lines, under the run's normalization (None without the
+    texts)."""
+    if documents is None:
+        return None
+    from .units import find_repeated_units
+    from .units.run import repeats_of
+
+    analysis = find_repeated_units(documents.texts, UnitOptions("line"),
+                                   groups.prepare.normalize)
+    return repeats_of(analysis, documents.ids, top=REPORT_REPEATS, max_chars=120).to_pylist()
 
 
 def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, refused: dict, **options):
