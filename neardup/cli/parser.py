@@ -159,7 +159,8 @@ def _unit_arguments(p: argparse.ArgumentParser, default: str, dedup: bool = Fals
                             "ones go; none: every copy of a repeated unit goes (default: "
                             "first)")
         g.add_argument("--min-chars", type=int, default=DEFAULT_MIN_CHARS, metavar="C",
-                       help="drop the documents left with fewer than C characters (ends' "
+                       help="drop the documents that lost units and are left with fewer "
+                            "than C characters (ends' "
                             f"whitespace not counted) (default: {DEFAULT_MIN_CHARS})")
 
 

@@ -94,8 +94,9 @@ def _edited_line(src: InputSource, record: int, raw: bytes, text: str,
                  text_field: str) -> bytes:
     ending = b"\n" if raw.endswith(b"\n") else b""
     bom = codecs.BOM_UTF8 if record == 0 and raw.startswith(codecs.BOM_UTF8) else b""
-    if src.fmt == "lines":
-        return bom + text.encode(src.encoding) + ending
+    if src.fmt == "lines":  # a CRLF line keeps its CR, whatever was removed before it
+        cr = "\r" if raw.endswith(b"\r\n") and not text.endswith("\r") else ""
+        return bom + (text + cr).encode(src.encoding) + ending
     line = raw[len(bom):].decode(src.encoding)
     obj = json.loads(line)
     obj[text_field] = text

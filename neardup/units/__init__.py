@@ -9,8 +9,8 @@ the first occurrence of a text is kept and every later one removed (``keep="firs
 ``keep="none"`` removes every copy of a text seen more than once. What is removed is
 the unit's original bytes (:class:`~neardup.units.ranges.RemovalRanges`), never a
 normalized form, and every cut falls next to an ASCII byte, so no UTF-8 character is
-split. A document left with fewer than ``min_chars`` characters (ends' whitespace not
-counted) is dropped, and counted.
+split. A document that loses units and is left with fewer than ``min_chars``
+characters (ends' whitespace not counted) is dropped, and counted.
 
 The units:
 
@@ -67,7 +67,7 @@ class UnitOptions:
         (near-duplicate dedup, nothing of this package).
     min_tokens: the span unit's shortest repeated run, in tokens.
     keep: "first" (the first occurrence stays) or "none" (every copy goes).
-    min_chars: documents left with fewer characters are dropped.
+    min_chars: documents that lose units and are left with fewer characters are dropped.
     """
 
     unit: str = "document"

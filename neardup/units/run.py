@@ -2,9 +2,10 @@
 (:func:`dedup_units`) or list them (:func:`repeats_table`).
 
 The copy is the input's format with the units removed in place
-(:func:`neardup.sources.write_deduplicated` with ``edits``); a document left with
-fewer than ``min_chars`` characters is removed whole. Every record read is accounted
-for: ``records_seen`` = ``documents_kept`` + ``documents_dropped`` (min_chars) +
+(:func:`neardup.sources.write_deduplicated` with ``edits``); a document that units were
+removed from and that is left with fewer than ``min_chars`` characters is removed
+whole (a document nothing was removed from stays as it was, however short). Every
+record read is accounted for: ``records_seen`` = ``documents_kept`` + ``documents_dropped`` (min_chars) +
 ``skipped`` + ``failed``.
 """
 
@@ -42,8 +43,9 @@ class UnitResult:
                  f"{c['bytes_removed']:,} bytes removed from {c['documents_changed']:,} "
                  f"documents",
                  f"documents: {c['records_seen']:,} records read = {c['documents_kept']:,} "
-                 f"kept + {c['documents_dropped']:,} dropped (fewer than {c['min_chars']} "
-                 f"characters left) + {c['skipped']:,} skipped + {c['failed']:,} failed"]
+                 f"kept + {c['documents_dropped']:,} dropped (units removed, fewer than "
+                 f"{c['min_chars']} characters left) + {c['skipped']:,} skipped + "
+                 f"{c['failed']:,} failed"]
         if "dedup" in c:
             lines.append(f"wrote {c['dedup']['written']:,} records")
         return "\n".join(lines)
@@ -69,8 +71,9 @@ def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True
                          "--text-field, not several joined")
     documents, report, analysis = analyse(inputs, groups, options, quiet=quiet)
     texts = remaining_texts(analysis)
-    keep = characters_left(texts) >= options.min_chars
-    changed = np.flatnonzero(keep & (analysis.removals.bytes_per_document > 0))
+    touched = analysis.removals.bytes_per_document > 0
+    keep = ~touched | (characters_left(texts) >= options.min_chars)
+    changed = np.flatnonzero(keep & touched)
     edits = dict(zip(changed.tolist(), texts.take(pa.array(changed)).to_pylist(),
                      strict=True))
     written = write_deduplicated(documents, keep, inputs, out, edits=edits,

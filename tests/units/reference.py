@@ -126,7 +126,7 @@ def reference(texts, unit: str, keep: str, normalize, min_chars: int = 1):
             else:
                 spans.append([b, b + 1])
         merged.append([tuple(s) for s in spans])
-    kept = [len(t.strip()) >= min_chars for t in left]
+    kept = [not ranges[d] or len(t.strip()) >= min_chars for d, t in enumerate(left)]
     counts = {"units": len(units), "units_removed": sum(removed),
               "units_distinct": len({key for _, key, _, _ in units}),
               "units_repeated": sum(

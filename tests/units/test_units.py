@@ -46,7 +46,8 @@ def found(texts, unit, keep, normalize, min_chars=1):
     ranges = [list(zip(r.starts[r.offsets[d]:r.offsets[d + 1]].tolist(),
                        r.ends[r.offsets[d]:r.offsets[d + 1]].tolist(), strict=True))
               for d in range(len(texts))]
-    kept = (characters_left(left) >= min_chars).tolist()
+    touched = analysis.removals.bytes_per_document > 0
+    kept = (~touched | (characters_left(left) >= min_chars)).tolist()
     rp = analysis.repeats
     raws = [t.encode("utf-8") for t in texts]
     repeats = [(int(c), int(n), (int(d), raws[d][s:e].decode("utf-8")))
@@ -83,8 +84,8 @@ def test_the_boilerplate_goes_and_the_first_copy_stays():
     assert got["left"][0] == PLANTED[0]  # the first occurrence of everything
     assert got["left"][2] == "Second story? Yes. It rains in Zürich. The end!\n\n"
     assert got["left"][5] == "unique line 日本語のテキスト。\nno newline at end"
-    assert got["kept"][4] is False  # blank: fewer than 1 character
-    assert got["kept"][1] is False
+    assert got["kept"][4] is True and got["kept"][1] is True  # blank, but nothing removed
+    assert got["kept"][3] is True
 
 
 def test_removed_bytes_never_split_a_character():
