@@ -5,8 +5,8 @@ The copy is the input's format with the units removed in place
 (:func:`neardup.sources.write_deduplicated` with ``edits``); a document that units were
 removed from and that is left with fewer than ``min_chars`` characters is removed
 whole (a document nothing was removed from stays as it was, however short). Every
-record read is accounted for: ``records_seen`` = ``documents_kept`` + ``documents_dropped`` (min_chars) +
-``skipped`` + ``failed``.
+record read is accounted for: ``records_seen`` = ``documents_kept`` +
+``documents_dropped`` (min_chars) + ``skipped`` + ``failed``.
 """
 
 from __future__ import annotations
