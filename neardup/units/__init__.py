@@ -247,7 +247,7 @@ def _spans(data, doc_offsets, options, normalize):
     found = kernel(CSR(offsets, ts - base), CSR(offsets, te - base),
                    CSR(offsets, class_of.astype(np.uint64)), options.min_tokens, options.keep)
     removals = RemovalRanges.of(found)
-    r = found.repeats
+    r = getattr(found, "repeats", found)  # the spans' table, or their own fields
     repeats = Repeats(*(np.asarray(getattr(r, name), np.int64)
                         for name in ("doc", "start", "end", "count", "documents")))
     counts = {"tokens": int(doc.size), "spans_repeated": int(repeats.doc.size)}
