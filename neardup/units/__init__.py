@@ -247,11 +247,22 @@ def _spans(data, doc_offsets, options, normalize):
     found = kernel(CSR(offsets, ts - base), CSR(offsets, te - base),
                    CSR(offsets, class_of.astype(np.uint64)), options.min_tokens, options.keep)
     removals = RemovalRanges.of(found)
-    r = getattr(found, "repeats", found)  # the spans' table, or their own fields
-    repeats = Repeats(*(np.asarray(getattr(r, name), np.int64)
+    repeats = Repeats(*(np.asarray(_span_column(found, name), np.int64)
                         for name in ("doc", "start", "end", "count", "documents")))
     counts = {"tokens": int(doc.size), "spans_repeated": int(repeats.doc.size)}
+    if hasattr(found, "windows"):  # windows of min_tokens tokens: the span unit's units
+        counts.update(units=int(found.windows), units_removed=int(found.windows_removed),
+                      units_kept=int(found.windows - found.windows_removed),
+                      tokens_removed=int(found.tokens_removed))
     return removals, repeats, counts
+
+
+def _span_column(found, name: str):
+    """A column of the repeated spans: ``span_NAME`` of the kernel's result, else NAME of
+    its ``repeats`` table."""
+    if hasattr(found, f"span_{name}"):
+        return getattr(found, f"span_{name}")
+    return getattr(getattr(found, "repeats", found), name)
 
 
 def remaining_texts(analysis: UnitAnalysis) -> pa.LargeStringArray:
