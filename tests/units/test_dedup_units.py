@@ -10,6 +10,8 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import neardup
 from neardup.cli import main
@@ -200,3 +202,20 @@ def test_a_json_file_is_refused_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="JSON file"):
         neardup.dedup(src, tmp_path / "out.json", unit="line")
     assert not (tmp_path / "out.json").exists()
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab.\n\r é日!")), min_size=1,
+                        max_size=30).filter(str.strip), min_size=1, max_size=6),
+       st.sampled_from(["line", "paragraph", "sentences:2"]), st.sampled_from(["first", "none"]))
+def test_any_jsonl_copy_is_the_reference_byte_for_byte(tmp_path_factory, texts, unit, keep):
+    folder = tmp_path_factory.mktemp("copy")
+    src, out = folder / "in.jsonl", folder / "out.jsonl"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    neardup.dedup(src, out, unit=unit, keep=keep)
+    want = reference(texts, unit, keep, normalize_light)
+    lines = [json.dumps({"text": t}) + "\n" if left == t else
+             json.dumps({"text": left}, ensure_ascii=False) + "\n"
+             for t, left, kept in zip(texts, want["left"], want["kept"], strict=True) if kept]
+    assert out.read_text(encoding="utf-8") == "".join(lines)
