@@ -217,11 +217,12 @@ def main() -> None:
             "boilerplate line and shared sentence stays, every unique sentence stays. "
             f"Fresh processes, alternately, {args.repeats} runs each, medians.", "",
             *rows, "",
-            "- datatrove compares three-sentence spans by its own sentence splitter and "
-            "normalization; it has no line unit. The boilerplate lines here end without a "
-            "full stop, so for a sentence splitter a header line and the first body "
-            "sentence are one sentence, which is why C4's rule leaves line boilerplate "
-            "that `--unit line` removes.",
+            "- C4's rule removes a span only where three consecutive sentences repeat: "
+            "two boilerplate lines beside unique text never make one, which is why "
+            "three-sentence spans (neardup's and datatrove's alike) leave the header and "
+            "footer lines that `--unit line` removes. datatrove splits sentences and "
+            "normalizes by its own rules (its word tokenizer's sentence splitter), and "
+            "has no line unit.",
             f"- load while measuring: `{uptime}`",
             *machine_lines(),
             f"- reproduce: `python bench/bench_repeats.py --docs {args.docs} --repeats "
