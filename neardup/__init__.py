@@ -12,7 +12,7 @@ from ._core.version import VERSION
 _numba_cache.register()  # before any kernel is defined: a wheel on sys.path caches too
 
 from . import allpairs, lsh, minhash, pairs, synthetic, verify  # noqa: E402
-from .api import dedup, find, tune  # noqa: E402
+from .api import dedup, find, repeats, tune  # noqa: E402
 from .index import Index  # noqa: E402
 from .lsh import BandPlan, choose_bands, s_curve  # noqa: E402
 from .minhash import Signatures, load_signatures  # noqa: E402
@@ -37,5 +37,5 @@ __all__ = [
     "BandPlan", "FindConfig", "FindResult", "Index", "ShingleOptions", "ShingleSets", "Signatures",
     "allpairs", "choose_bands", "cleaning", "code", "dedup", "exact_jaccard", "find",
     "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "pairs", "read_results",
-    "s_curve", "shingle", "synthetic", "tune", "verify",
+    "repeats", "s_curve", "shingle", "synthetic", "tune", "verify",
 ]

@@ -24,6 +24,7 @@ from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs
 from .sources import check_copy_target, frames, read_documents, write_deduplicated
 from .sources.options import SourceOptions, as_paths
 from .text import prepare
+from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
 
 if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from typing_extensions import Unpack
@@ -32,14 +33,15 @@ SOURCE_OPTIONS = SourceOptions.keys()
 ENGINES = ("local", "spark")
 STDOUT = "-"
 __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "dedup", "evaluate", "explain", "field_ranks",
-           "find", "find_items", "tune"]
+           "find", "find_items", "repeats", "tune"]
 
 
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
          layout: str = "auto", text: str | Sequence[str] | None = None, id: str | None = None,
-         against=None, force: bool = False, **options: Unpack[FindOptions]):
+         against=None, force: bool = False, unit: str = "document",
+         **options: Unpack[FindOptions]):
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``inputs``: a path or a list of paths, or data already in memory: a pandas or polars
@@ -92,6 +94,13 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if unit != "document":
+        UnitOptions(unit)  # an unknown unit is named as such
+        raise ValueError(f"find reports pairs of near-duplicate documents; a repeated "
+                         f"{unit} is an exact repeat with no pair or Jaccard to report: "
+                         f"list them with `neardup repeats --unit {unit}` "
+                         f"(neardup.repeats) and remove them with `neardup dedup --unit "
+                         f"{unit}`")
     sinks.resolve_layout(layout, engine)  # an unknown layout, before any reading
     if out == STDOUT and layout == "parts":
         raise ValueError("--layout parts writes a results folder, not standard output")
@@ -152,7 +161,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         from .report import write_report  # matplotlib and difflib only when asked
 
         drawn = write_report(result, report,
-                             texts=documents.texts if documents is not None else None)
+                             texts=documents.texts if documents is not None else None,
+                             repeats=_most_repeated_lines(documents, groups))
         result.counts["report"] = {k: v for k, v in drawn.items() if k != "notes"}
     return result
 
@@ -160,8 +170,18 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
-          explain=None, **options: Unpack[FindOptions]):
+          explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
+          keep: str = "first", min_chars: int = DEFAULT_MIN_CHARS,
+          **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
+
+    ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
+    "sentences:N", "span"): the copy keeps every document but removes, inside them, each
+    unit whose normalized text occurred before (``keep="first"``; ``keep="none"``:
+    every copy of a repeated unit), and drops the documents left with fewer than
+    ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
+    :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
+    similarity options do not apply. See :mod:`neardup.units`.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
     (its ``counts["dedup"]`` says what was written). ``out`` is compressed as its name
@@ -194,6 +214,17 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars)
+    if units.kind != "document":
+        return _dedup_units(inputs, out, units, quiet=quiet,
+                            refused={"engine='spark'": engine == "spark",
+                                     "against=": against is not None, "add=True": add,
+                                     "explain=": explain is not None,
+                                     "representative_field=": representative_field is not None},
+                            **column_names(options, text, id))
+    if keep != "first" or min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
+        raise ValueError("keep, min_chars and min_tokens apply to units inside documents: "
+                         "give unit= (line, paragraph, sentences:N, span)")
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
@@ -239,6 +270,88 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     written = write_deduplicated(documents, result.representative, as_paths(inputs), out)
     result.counts["dedup"] = written
     return result
+
+
+REPORT_REPEATS = 20  # the report's "most repeated lines"
+
+
+def _most_repeated_lines(documents, groups: OptionGroups) -> list[dict] | None:
+    """The report's most repeated lines, under the run's normalization (None without the
+    texts)."""
+    if documents is None:
+        return None
+    from .units import find_repeated_units
+    from .units.run import repeats_of
+
+    analysis = find_repeated_units(documents.texts, UnitOptions("line"),
+                                   groups.prepare.normalize)
+    return repeats_of(analysis, documents.ids, top=REPORT_REPEATS, max_chars=120).to_pylist()
+
+
+def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, refused: dict, **options):
+    """dedup with a unit inside documents (see :func:`dedup`): files to files, local."""
+    named = [name for name, given in refused.items() if given]
+    if named:
+        raise ValueError(f"--unit {units.unit} runs on the local engine on files; "
+                         f"{', '.join(named)} apply to whole-document dedup")
+    if frames.is_in_memory(inputs):
+        raise ValueError("--unit removes units from files; data in memory is not "
+                         "supported yet (write it as JSON Lines or Parquet first)")
+    if out is None:
+        raise ValueError("dedup of files needs out= (the path of the copy)")
+    groups = split_options(options)
+    paths = as_paths(inputs)
+    refuse_touching_inputs(paths, {"--out": out})
+    check_copy_target(paths, out, groups.source.fmt)  # before reading
+    from .units.run import dedup_units
+
+    return dedup_units(paths, out, groups, units, quiet=quiet)
+
+
+def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_MIN_TOKENS,
+            top: int | None = None, max_chars: int = 200, output_format: str | None = None,
+            quiet: bool = True, escape_formulas: bool = True,
+            text: str | Sequence[str] | None = None, id: str | None = None,
+            **options: Unpack[FindOptions]):
+    """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
+    as a pyarrow Table: ``text`` (its first occurrence, at most ``max_chars``
+    characters), ``count``, ``documents`` (how many hold it), ``first_id``,
+    ``first_offset`` (the character it starts at there), ``bytes``; ``top``: the first
+    N rows only. ``out``: also write it there (csv, jsonl or parquet, from the suffix
+    unless ``output_format`` says; "-": csv or jsonl to standard output;
+    ``escape_formulas``: as :func:`find`'s, for CSV). The source
+    and text options are those of :func:`find`; the similarity options do not apply.
+    """
+    units = UnitOptions(unit, min_tokens=min_tokens)
+    if units.kind == "document":
+        raise ValueError("repeats lists units inside documents: give unit= line, "
+                         "paragraph, sentences:N or span (repeated whole documents are "
+                         "find's identical groups)")
+    if top is not None and (not isinstance(top, int) or top < 1):
+        raise ValueError(f"top must be a whole number >= 1, got {top!r}")
+    if not isinstance(max_chars, int) or max_chars < 1:
+        raise ValueError(f"max_chars must be a whole number >= 1, got {max_chars!r}")
+    if output_format is not None and output_format not in sinks.OUTPUT_FORMATS:
+        raise ValueError(f"output_format must be one of {sinks.OUTPUT_FORMATS}, "
+                         f"got {output_format!r}")
+    if out == STDOUT and output_format == "parquet":
+        raise ValueError("--out - writes csv or jsonl, not parquet")
+    groups = split_options(column_names(options, text, id))
+    if frames.is_in_memory(inputs):
+        raise ValueError("repeats reads files; data in memory is not supported yet")
+    paths = as_paths(inputs)
+    refuse_touching_inputs(paths, {"--out": None if out == STDOUT else out})
+    from .units.run import analyse, repeats_of
+
+    documents, _, analysis = analyse(paths, groups, units, quiet=quiet)
+    table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+    if out == STDOUT:
+        sinks.write_table_to(sys.stdout.buffer, table, output_format or "csv",
+                             escape_formulas=escape_formulas)
+    elif out is not None:
+        sinks.write_tables([table], out, output_format, schema=table.schema,
+                           escape_formulas=escape_formulas)
+    return table
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,

@@ -16,7 +16,14 @@ from .. import api
 from .._core import interrupt
 from .._core.interrupt import Terminated
 from . import index as cli_index
-from .parser import SOURCE_KEYS, against_options, build_parser, code_keeps_paths, keyword_options
+from .parser import (
+    SOURCE_KEYS,
+    against_options,
+    build_parser,
+    code_keeps_paths,
+    keyword_options,
+    repeats_options,
+)
 from .summary import describe_report, format_explain, format_report
 
 __all__ = ["build_parser", "format_report", "main"]
@@ -68,7 +75,7 @@ def _run(args) -> int:
                               engine=args.engine, memory_limit=args.memory_limit,
                               work_dir=args.work_dir, escape_formulas=args.escape_formulas,
                               layout=args.layout, against=args.against, force=args.force,
-                              **against_options(args))
+                              unit=args.unit, **against_options(args))
             print(format_report(result, top=args.top, out=args.out),
                   file=sys.stderr if args.out == api.STDOUT else sys.stdout)
         elif args.command == "evaluate":
@@ -80,6 +87,15 @@ def _run(args) -> int:
                                       engine=args.engine,
                                       compare_sketches=args.compare_sketches, **options)
             print(evaluation.describe())
+        elif args.command == "repeats":
+            to_stdout = args.out == api.STDOUT
+            table = api.repeats(tuple(args.sources), args.out, unit=args.unit,
+                                min_tokens=args.min_tokens, top=args.top,
+                                max_chars=args.max_chars, output_format=args.output_format,
+                                quiet=args.quiet, escape_formulas=args.escape_formulas,
+                                **repeats_options(args))
+            if not to_stdout:
+                print(f"{table.num_rows:,} repeated {args.unit} units written to {args.out}")
         elif args.command == "report":
             from ..report import write_report
 
@@ -92,11 +108,13 @@ def _run(args) -> int:
             result = api.dedup(tuple(args.sources), args.out, quiet=args.quiet,
                                representative_field=args.representative_field,
                                against=args.against, add=args.add, force=args.force,
-                               engine=args.engine, explain=args.explain,
-                               **against_options(args))
-            print(format_report(result, top=0,
-                                out="standard output" if to_stdout else args.out),
-                  file=sys.stderr if to_stdout else sys.stdout)
+                               engine=args.engine, explain=args.explain, unit=args.unit,
+                               min_tokens=args.min_tokens, keep=args.keep,
+                               min_chars=args.min_chars, **against_options(args))
+            summary = (result.describe() if args.unit != "document" else
+                       format_report(result, top=0,
+                                     out="standard output" if to_stdout else args.out))
+            print(summary, file=sys.stderr if to_stdout else sys.stdout)
     except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
         print(f"neardup: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,6 +19,7 @@ from ..shingling import HASH_BITS, SHINGLE_KINDS
 from ..sources import SourceOptions
 from ..text.cleaning import PRESETS
 from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES, PrepareOptions
+from ..units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, KEEP_POLICIES, UNITS
 from ..verify import MEASURES
 from . import index as cli_index
 
@@ -26,6 +27,13 @@ from . import index as cli_index
 def _source_arguments(p: argparse.ArgumentParser, clusters: str | None = None) -> None:
     """The input, similarity and text options; ``clusters``: the command's default
     clustering where it is not FindConfig's (dedup)."""
+    _input_arguments(p)
+    _similarity_arguments(p, clusters)
+    _text_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def _input_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("input")
     g.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
@@ -56,6 +64,8 @@ def _source_arguments(p: argparse.ArgumentParser, clusters: str | None = None) -
                         "and counted (default: utf-8; line formats need an ASCII-compatible "
                         "one)")
 
+
+def _similarity_arguments(p: argparse.ArgumentParser, clusters: str | None) -> None:
     d = FindConfig()
     g = p.add_argument_group("shingles")
     g.add_argument("--shingle", dest="shingle_kind", default=d.shingle_kind,
@@ -130,8 +140,28 @@ def _source_arguments(p: argparse.ArgumentParser, clusters: str | None = None) -
                         "(jsonl, json, csv, tsv, parquet; 'id' for the document id): numbers "
                         "as numbers when all values are numbers, else as text; a document "
                         "without a value ranks last (implies --representative field)")
-    _text_arguments(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def _unit_arguments(p: argparse.ArgumentParser, default: str, dedup: bool = False) -> None:
+    """--unit and, for dedup and repeats, the options of units inside documents."""
+    g = p.add_argument_group("units inside documents (see docs/guide/units.md)")
+    g.add_argument("--unit", default=default, metavar="UNIT",
+                   help=f"what is compared: {', '.join(UNITS)} (e.g. sentences:3, C4's "
+                        f"rule); anything but document removes repeated units inside the "
+                        f"documents, compared after the cleaning options (default: "
+                        f"{default})")
+    g.add_argument("--min-tokens", type=int, default=DEFAULT_MIN_TOKENS, metavar="L",
+                   help=f"--unit span: the shortest repeated run, in tokens (default: "
+                        f"{DEFAULT_MIN_TOKENS})")
+    if dedup:
+        g.add_argument("--keep", default="first", choices=list(KEEP_POLICIES),
+                       help="first: a unit's first occurrence (input order) stays, later "
+                            "ones go; none: every copy of a repeated unit goes (default: "
+                            "first)")
+        g.add_argument("--min-chars", type=int, default=DEFAULT_MIN_CHARS, metavar="C",
+                       help="drop the documents that lost units and are left with fewer "
+                            "than C characters (ends' "
+                            f"whitespace not counted) (default: {DEFAULT_MIN_CHARS})")
 
 
 def _text_arguments(p: argparse.ArgumentParser) -> None:
@@ -175,7 +205,24 @@ SOURCE_KEYS = SourceOptions.keys()
 
 
 def keyword_options(args) -> dict:
-    options = {k: getattr(args, k) for k in CONFIG_KEYS + SOURCE_KEYS}
+    options = {k: getattr(args, k) for k in CONFIG_KEYS}
+    options.update(_source_and_text_options(args))
+    if args.items or args.items_field:
+        options = {k: v for k, v in options.items()
+                   if k in CONFIG_KEYS or k in ("id_field", "delimiter")}
+        options.update(items=args.items, items_field=args.items_field,
+                       transpose=args.transpose)
+        return {k: v for k, v in options.items() if v is not None}
+    if "code" in options and args.shingle_size == FindConfig().shingle_size:
+        del options["shingle_size"]  # --code picks its own default n
+    if options["representative"] is None:  # the library's default, or "field" with a field
+        del options["representative"]
+    return options
+
+
+def _source_and_text_options(args) -> dict:
+    """The source options, and the text options that were given (none with item sets)."""
+    options = {k: getattr(args, k) for k in SOURCE_KEYS}
     options["text_fields"] = tuple(args.text_fields or ("text",))
     options["include"] = tuple(args.include)
     options["exclude"] = tuple(args.exclude)
@@ -183,21 +230,18 @@ def keyword_options(args) -> dict:
         del options["respect_ignore"]
     if not options["follow_links"]:
         del options["follow_links"]
-    if options["representative"] is None:  # the library's default, or "field" with a field
-        del options["representative"]
     if args.items or args.items_field:
-        options = {k: v for k, v in options.items()
-                   if k in CONFIG_KEYS or k in ("id_field", "delimiter")}
-        options.update(items=args.items, items_field=args.items_field,
-                       transpose=args.transpose)
-        return {k: v for k, v in options.items() if v is not None}
+        return options
     for key in PREPARE_KEYS:
         value = getattr(args, key)
         if value is not None and value is not False and value != "keep":
             options[key] = value
-    if "code" in options and args.shingle_size == FindConfig().shingle_size:
-        del options["shingle_size"]  # --code picks its own default n
     return options
+
+
+def repeats_options(args) -> dict:
+    """The keyword options of ``neardup repeats``: source and text options."""
+    return _source_and_text_options(args)
 
 
 PREPARE_KEYS = tuple(f.name for f in fields(PrepareOptions) if not f.name.startswith("_"))
@@ -267,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--work-dir", metavar="DIR",
                    help="with --memory-limit: where the spilled files go, removed after the "
                         "run with any folder made for them (default: TMPDIR)")
+    _unit_arguments(p, "document")
     cli_index.add_against_arguments(p)
 
     p = commands.add_parser("dedup", help="write the input minus its near-duplicates",
@@ -284,9 +329,32 @@ def build_parser() -> argparse.ArgumentParser:
                         "copy is then a folder of part files written by the executors "
                         "(JSON Lines parts, concatenated in order, are the local copy); "
                         "CSV/TSV is copied by the local engine only (default: local)")
+    _unit_arguments(p, "document", dedup=True)
     cli_index.add_against_arguments(p, dedup=True)
 
     cli_index.add_parsers(commands, _source_arguments, _Formatter)
+
+    p = commands.add_parser("repeats", help="the units repeated inside documents",
+                            description="The lines, paragraphs, sentence spans or token "
+                            "spans that occur more than once, most repeated first: their "
+                            "text (a prefix), count, documents holding them and first "
+                            "occurrence.", epilog=REPEATS_EXAMPLES, formatter_class=_Formatter)
+    _input_arguments(p)
+    _unit_arguments(p, "line")
+    p.add_argument("--top", type=int, metavar="N", help="only the N most repeated")
+    p.add_argument("--max-chars", type=int, default=200, metavar="N",
+                   help="the text column holds at most N characters (default: 200)")
+    p.add_argument("--out", "-o", default=api.STDOUT, metavar="PATH",
+                   help="write the table here (.csv, .jsonl, .parquet; default: - , CSV to "
+                        "standard output)")
+    p.add_argument("--output-format", choices=list(sinks.OUTPUT_FORMATS),
+                   help="csv, jsonl or parquet (default: from --out's suffix; csv on "
+                        "standard output)")
+    p.add_argument("--raw-csv", dest="escape_formulas", action="store_false",
+                   help="write CSV cells as they are (by default a cell beginning with =, "
+                        "+, -, @, tab or CR gets a leading ')")
+    _text_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
     p = commands.add_parser("report", help="an HTML report of a `find --out` directory",
                             epilog=REPORT_EXAMPLES, formatter_class=_Formatter)
@@ -388,6 +456,15 @@ DEDUP_EXAMPLES = """examples:
   neardup dedup crawl.jsonl.gz -t 0.8 --representative-field date -o crawl.dedup.jsonl.gz
   neardup dedup corpus/ --include '*.txt' -t 0.9 -o corpus.dedup/
   neardup dedup ads.csv --text-field body -o - | head
+  neardup dedup crawl.jsonl --unit line -o crawl.lines.jsonl   # repeated lines removed
+  neardup dedup crawl.jsonl --unit sentences:3 --min-chars 200 -o crawl.c4.jsonl
+"""
+
+
+REPEATS_EXAMPLES = """examples:
+  neardup repeats crawl.jsonl --unit line --top 20
+  neardup repeats crawl.jsonl --unit sentences:3 -o repeats.csv
+  neardup repeats corpus/ --unit paragraph --output-format jsonl | head
 """
 
 

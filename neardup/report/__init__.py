@@ -12,6 +12,7 @@ The page draws, as inline SVG made here (no network, no external scripts or font
   ``data-chords="N"``, the number of chords drawn;
 - a histogram of the candidates' exact similarities, split at the threshold;
 - clusters, largest first, with the representative and the policy that chose it;
+- the most repeated lines (boilerplate), when the texts are at hand;
 - side-by-side views of a few pairs with the shared lines highlighted (difflib),
   when the texts are at hand, with ``path:line`` of the first shared line.
 
@@ -35,7 +36,7 @@ __all__ = ["MAX_BYTES", "MAX_CHORDS", "MAX_DIFFS", "ReportData", "load", "read_t
 
 def write_report(result_or_dir, path, *, texts=None, root=None, max_bytes: int = MAX_BYTES,
                  max_chords: int = MAX_CHORDS, max_diffs: int = MAX_DIFFS, seed: int = 0,
-                 plots=None) -> dict:
+                 plots=None, repeats: list[dict] | None = None) -> dict:
     """Write the HTML report of a FindResult or a ``find --out`` directory to ``path``.
 
     texts: the documents' texts (a sequence in document order, or a mapping id → text)
@@ -45,7 +46,8 @@ def write_report(result_or_dir, path, *, texts=None, root=None, max_bytes: int =
     (anyone who edits it can recompute its SHA-256s): without ``root`` its report shows
     no texts and says how to get them. A path leaving its directory (an absolute id,
     ``..``, a link out) is never read. plots: a directory for the same plots as PNG and
-    SVG (matplotlib). Returns what was drawn, sampled and cut.
+    SVG (matplotlib). repeats: the most repeated lines (rows of :func:`neardup.repeats`),
+    shown in a section of their own. Returns what was drawn, sampled and cut.
     """
     if isinstance(result_or_dir, (str, os.PathLike)):
         from ..sinks.staging import refuse_touching_inputs
@@ -54,7 +56,8 @@ def write_report(result_or_dir, path, *, texts=None, root=None, max_bytes: int =
         refuse_touching_inputs(sources, {"--out": path, "--plots": plots})
     data = load(result_or_dir)
     page, drawn = render(data, texts=texts, root=root, max_bytes=max_bytes,
-                         max_chords=max_chords, max_diffs=max_diffs, seed=seed)
+                         max_chords=max_chords, max_diffs=max_diffs, seed=seed,
+                         repeats=repeats)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")

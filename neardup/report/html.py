@@ -250,10 +250,26 @@ SCRIPT = """
 """
 
 
+def repeats_html(repeats: list[dict]) -> str:
+    """The "most repeated lines" section: one row per repeated line, most repeated
+    first (rows as :func:`neardup.repeats` gives them)."""
+    rows = "".join(
+        f"<tr><td>{int(r['count']):,}</td><td>{int(r['documents']):,}</td>"
+        f"<td><code>{esc(str(r['first_id']))}</code> @ {int(r['first_offset']):,}</td>"
+        f"<td>{esc(str(r['text']))}</td></tr>" for r in repeats)
+    return ("<h2>Most repeated lines</h2><p>Lines that occur more than once, compared after "
+            "the run's normalization (<code>neardup repeats --unit line</code>; "
+            "<code>neardup dedup --unit line</code> removes them): occurrences, documents "
+            "holding them, the first occurrence (document, character).</p>"
+            + ("<table><tr><th>count</th><th>documents</th><th>first</th><th>line</th></tr>"
+               + rows + "</table>" if repeats else "<p>No line repeats.</p>"))
+
+
 def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTES,
            max_chords: int = MAX_CHORDS, max_diffs: int = MAX_DIFFS,
-           seed: int = 0) -> tuple[str, dict]:
-    """The page as a string, and what it drew, sampled and cut."""
+           seed: int = 0, repeats: list[dict] | None = None) -> tuple[str, dict]:
+    """The page as a string, and what it drew, sampled and cut; ``repeats``: the most
+    repeated lines (a section of their own when given)."""
     if not isinstance(max_bytes, int) or max_bytes < MIN_BYTES:
         raise ValueError(f"max_bytes must be an integer >= {MIN_BYTES}, got {max_bytes!r}")
     if not isinstance(max_chords, int) or max_chords < 0:
@@ -300,6 +316,8 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
     budget = max_bytes - len(head.encode()) - len(plots.encode()) - len(tail.encode()) - 4000
     summary = summary_html(data, drawn)
     budget -= len(summary.encode())
+    repeated = repeats_html(repeats) if repeats is not None else ""
+    budget -= len(repeated.encode())
 
     clusters = cluster_entries(data, policy)
     shown_members = (np.concatenate([m for _, m in clusters[:2000]]) if clusters
@@ -349,7 +367,7 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
                       "are green.</p>" + "".join(diff_parts))
     note_html = "".join(f'<div class="note">{esc(n)}</div>' for n in notes)
     page = (head + note_html + "<h2>Summary</h2>" + summary + plots + cluster_section
-            + diff_section + tail)
+            + repeated + diff_section + tail)
     size = len(page.encode())
     if size > max_bytes:  # only when the fixed parts alone do not fit
         raise ValueError(f"the report needs {size:,} bytes even after cutting; raise max_bytes")
@@ -357,7 +375,9 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
                   "candidates": drawn["candidates"], "sampled": drawn["sampled"],
                   "dots": curve_drawn["dots"], "missed": curve_drawn["missed"],
                   "clusters_shown": len(cluster_parts), "clusters": len(clusters),
-                  "pair_views": len(diff_parts), "notes": notes}
+                  "pair_views": len(diff_parts),
+                  **({"repeated_lines": len(repeats)} if repeats is not None else {}),
+                  "notes": notes}
 
 
 def _page_head(data: ReportData) -> str:

@@ -56,7 +56,8 @@ __all__ = ["LAYOUTS", "MANIFEST", "MANIFEST_VERSION", "OUTPUT_FORMATS", "PART_RO
            "RESULT_TABLES", "ROW_GROUP_ROWS", "STRING_COLUMNS", "PartsTable", "Results",
            "load_manifest", "owned", "part_name", "read_manifest", "read_results", "read_table",
            "read_table_bytes", "resolve_layout", "table_files", "write_folder", "write_json",
-           "write_pairs_to", "write_part", "write_result", "write_table", "write_tables"]
+           "write_pairs_to", "write_part", "write_result", "write_table", "write_table_to",
+           "write_tables"]
 
 
 def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None) -> Path:
@@ -338,6 +339,18 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
                   for name, (batches, schema, expected) in tables.items()}
     return write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
                         escape_formulas=escape_formulas)
+
+
+def write_table_to(stream, table: pa.Table, fmt: str = "csv", *,
+                   escape_formulas: bool = True) -> int:
+    """``table`` as CSV or JSON Lines to a binary ``stream`` (``escape_formulas``: see
+    :func:`write_folder`)."""
+    if fmt not in ("csv", "jsonl"):
+        raise ValueError(f"standard output takes csv or jsonl, not {fmt!r}")
+    rows = (_write_csv(stream, table.schema, [table], escape_formulas) if fmt == "csv"
+            else _write_jsonl(stream, [table]))
+    stream.flush()
+    return rows
 
 
 def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = True) -> int:

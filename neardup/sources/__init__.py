@@ -475,8 +475,16 @@ def write_deduplicated(
     keep: np.ndarray,
     inputs: Sequence[str | os.PathLike],
     out: str | os.PathLike,
+    *,
+    edits: dict[int, str] | None = None,
+    text_field: str = "text",
 ) -> dict:
     """Write the inputs minus the documents whose ``keep[d]`` is False, each in its format.
+
+    ``edits``: document -> its new text (repeated units removed inside it, see
+    :mod:`neardup.units`), written in place of the old one in ``text_field`` (JSON
+    Lines, CSV/TSV, Parquet), as the line (lines) or as the file (directories); a JSON
+    file input is refused. Records not edited are copied as without ``edits``.
 
     One input: ``out`` is the output file (a directory for a directory input);
     "-" writes it to standard output, uncompressed (one file input only).
@@ -509,20 +517,23 @@ def write_deduplicated(
         )
     out = os.fspath(out)
     single = len(documents.inputs) == 1
+    if edits and any(src.fmt == "json" for src in documents.inputs):
+        raise ValueError("units inside documents are not removed from a JSON file (an "
+                         "array); give JSON Lines, CSV/TSV, Parquet, lines or a directory")
     refuse_touching_inputs(given, {"--out": out})
     targets = [out if single else os.path.join(out, src.name) for src in documents.inputs]
     for src, target in zip(documents.inputs, targets):
         if target != STDOUT:
             _refuse_overwriting_input(src, target)
     if single and documents.inputs[0].fmt != "dir":
-        return _write_copies(documents, keep, targets, targets)
+        return _write_copies(documents, keep, targets, targets, edits, text_field)
     # a folder of copies is replaced whole: a second run leaves exactly its own files
 
     marked = os.path.isfile(os.path.join(out, DEDUP_MARKER))
     with StagedDirectory(out, lambda name: marked, option="--out") as stage:
         staged = [str(stage) if single else os.path.join(stage, src.name)
                   for src in documents.inputs]
-        written = _write_copies(documents, keep, staged, targets)
+        written = _write_copies(documents, keep, staged, targets, edits, text_field)
         with open(os.path.join(stage, DEDUP_MARKER), "w", encoding="utf-8") as f:
             json.dump({"written by": "neardup dedup", "inputs": [src.display for src in
                                                                  documents.inputs],
@@ -561,18 +572,24 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
 
 
 def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
-                  shown: list[str]) -> dict:
-    """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``)."""
+                  shown: list[str], edits: dict[int, str] | None = None,
+                  text_field: str = "text") -> dict:
+    """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``); ``edits``:
+    document -> new text (see :func:`write_deduplicated`)."""
     source = np.asarray(documents.source)
     outputs = []
+    edited = sorted((edits or {}).items())
     for index, (src, path, target) in enumerate(zip(documents.inputs, paths, shown)):
         removed = set(documents.record[(source == index) & ~keep].tolist())
+        changed = {int(documents.record[d]): text for d, text in edited
+                   if source[d] == index}
         if src.fmt == "dir":
-            counts = _write_dir(src, removed, path)
+            counts = _write_dir(src, removed, path, changed)
         else:
             _check_unchanged(src)
             with _open_output(path, [s.given for s in documents.inputs]) as out:
-                counts = _WRITERS[src.fmt](src, removed, out)
+                counts = (_WRITERS[src.fmt](src, removed, out, changed, text_field) if changed
+                          else _WRITERS[src.fmt](src, removed, out))
         outputs.append({"input": src.display, "output": target, "format": src.fmt,
                         "written": counts[0], "removed": len(removed),
                         "not_copied": counts[1]})

@@ -239,9 +239,12 @@ def _column_index(header: list[str], name: str, display: str) -> int:
     return index
 
 
-def _write_table(src: InputSource, removed: set[int], out) -> tuple[int, int]:
-    """Rewrite the kept rows with the csv module; a row it cannot parse is copied as it is."""
+def _write_table(src: InputSource, removed: set[int], out, edits: dict[int, str] | None = None,
+                 text_field: str = "text") -> tuple[int, int]:
+    """Rewrite the kept rows with the csv module; a row it cannot parse is copied as it is.
+    ``edits``: row -> its new text, set in column ``text_field``."""
     written = 0
+    edits = edits or {}
     codec = text_codec(src.encoding)
     text_out = io.TextIOWrapper(out, encoding=src.encoding, errors="surrogateescape",
                                 newline="")
@@ -267,9 +270,12 @@ def _write_table(src: InputSource, removed: set[int], out) -> tuple[int, int]:
             header = next(rows, None)
             if header is not None:
                 write_row(header[2])
+                column = header[2].index(text_field) if edits else -1
             for record, (_, _, row, _, text) in enumerate(rows):
                 if record in removed:
                     continue
+                if record in edits and row is not None:
+                    row = [*row[:column], edits[record], *row[column + 1:]]
                 if row is None:  # not parsed, so not rewritten: its lines, byte for byte
                     text_out.write(text)
                 else:

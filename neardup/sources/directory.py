@@ -271,9 +271,13 @@ def _matches_any(rel: str, root_name: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _write_dir(src: InputSource, removed: set[int], target: str) -> tuple[int, int]:
+def _write_dir(src: InputSource, removed: set[int], target: str,
+               edits: dict[int, str] | None = None) -> tuple[int, int]:
     """The tree minus the removed and not-copied records; a link to a file of the copy is
-    copied as a link (relative, so it points into the copy), any other file as a file."""
+    copied as a link (relative, so it points into the copy), any other file as a file.
+    ``edits``: record -> the file's new text (written in the input's encoding)."""
+    edits = edits or {}
+    edited = {src.entries[record]: text for record, text in edits.items()}
     copied = {rel for record, rel in enumerate(src.entries)
               if record not in removed and record not in src.not_copied}
     real_root = os.path.realpath(src.given)
@@ -284,7 +288,10 @@ def _write_dir(src: InputSource, removed: set[int], target: str) -> tuple[int, i
         path, destination = os.path.join(src.given, rel), os.path.join(target, rel)
         os.makedirs(os.path.dirname(destination), exist_ok=True)
         linked = _linked_file(path, real_root) if os.path.islink(path) else None
-        if linked is not None and linked in copied:
+        if rel in edited:
+            with open(destination, "w", encoding=src.encoding, newline="") as f:
+                f.write(edited[rel])
+        elif linked is not None and linked in copied:
             folder = os.path.realpath(os.path.dirname(path))
             os.symlink(os.path.relpath(os.path.join(real_root, linked), folder), destination)
         else:

@@ -90,6 +90,20 @@ def _decode_line_or_none(raw: bytes, record: int, encoding: str) -> str | None:
     return None if has_surrogates(line) else line
 
 
+def _edited_line(src: InputSource, record: int, raw: bytes, text: str,
+                 text_field: str) -> bytes:
+    ending = b"\n" if raw.endswith(b"\n") else b""
+    bom = codecs.BOM_UTF8 if record == 0 and raw.startswith(codecs.BOM_UTF8) else b""
+    if src.fmt == "lines":  # a CRLF line keeps its CR, whatever was removed before it
+        cr = "\r" if raw.endswith(b"\r\n") and not text.endswith("\r") else ""
+        return bom + (text + cr).encode(src.encoding) + ending
+    line = raw[len(bom):].decode(src.encoding)
+    obj = json.loads(line)
+    obj[text_field] = text
+    crlf = b"\r" if raw.endswith(b"\r\n") else b""
+    return bom + json.dumps(obj, ensure_ascii=False).encode(src.encoding) + crlf + ending
+
+
 def decode_line(raw: bytes, record: int, encoding: str) -> str:
     text = raw.decode(encoding)
     return text.removeprefix("\ufeff") if record == 0 else text  # byte-order mark
@@ -197,13 +211,22 @@ def _add_parsed_records(ctx: _ReadContext, block: jsonl.Block, lines: list[int],
                 [block.fields[name][k] for name in ctx.extra_fields])
 
 
-def _write_lines(src: InputSource, removed: set[int], out) -> tuple[int, int]:
-    """Copy the input's lines byte for byte, leaving out removed records (line indices)."""
+def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str] | None = None,
+                 text_field: str = "text") -> tuple[int, int]:
+    """Copy the input's lines byte for byte, leaving out removed records (line indices).
+
+    ``edits``: record -> its new text (units removed inside it): a line file's line is
+    that text and the line's own ending; a JSON Lines record is its object with
+    ``text_field`` set to it, written again by ``json.dumps(ensure_ascii=False)`` (keys
+    in their order; the other records stay byte for byte)."""
     written = 0
+    edits = edits or {}
     with _open_binary(src) as f:
         for record, raw in enumerate(f):
             if record in removed:
                 continue
+            if record in edits:
+                raw = _edited_line(src, record, raw, edits[record], text_field)
             out.write(raw)
             if src.fmt == "lines" or raw.strip():  # jsonl blank lines are not records
                 written += 1

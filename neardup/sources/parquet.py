@@ -119,12 +119,24 @@ def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:
     return to_text
 
 
-def _write_parquet(src: InputSource, removed: set[int], out) -> tuple[int, int]:
+def _write_parquet(src: InputSource, removed: set[int], out,
+                   edits: dict[int, str] | None = None,
+                   text_field: str = "text") -> tuple[int, int]:
+    """The table minus the removed rows; ``edits`` (row -> new text) set in
+    ``text_field``, every other value as it was."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from .._core import columns
 
     table = _read_parquet_table(src)
+    if edits:
+        k = table.schema.get_field_index(text_field)
+        values = table.column(k).to_pylist()
+        for row, text in edits.items():
+            values[row] = text
+        field = table.schema.field(k)
+        table = table.set_column(k, field, pa.array(values, field.type))
     mask = np.ones(table.num_rows, dtype=bool)
     mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
     kept = table.filter(columns.numbers(mask))

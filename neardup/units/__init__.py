@@ -1,0 +1,280 @@
+"""Duplication inside documents: repeated lines, paragraphs, sentence spans and token
+spans, found exactly and removed from the original text.
+
+A *unit* (:data:`UNITS`; ``sentences:N`` takes a number) is cut from each document's
+original text by :mod:`neardup.units.split`, normalized alone with the run's
+normalization, and compared exactly (:mod:`neardup.units.hashing`: 64-bit hashes
+sorted, every group verified byte for byte). In input order (document, then position),
+the first occurrence of a text is kept and every later one removed (``keep="first"``);
+``keep="none"`` removes every copy of a text seen more than once. What is removed is
+the unit's original bytes (:class:`~neardup.units.ranges.RemovalRanges`), never a
+normalized form, and every cut falls next to an ASCII byte, so no UTF-8 character is
+split. A document that loses units and is left with fewer than ``min_chars``
+characters (ends' whitespace not counted) is dropped, and counted.
+
+The units:
+
+line, paragraph
+    see :mod:`neardup.units.split`.
+sentences:N
+    every run of N consecutive sentences of a document is a unit (a window; a document
+    with fewer than N sentences has none). This is the rule the C4 paper states
+    (Raffel et al. 2020, section 2.2: "we discarded all but one of any three-sentence
+    span occurring more than once in the data set"); C4's published code
+    (``tensorflow_datasets`` ``c4_utils.remove_duplicate_text``) in fact removes
+    repeated *lines*, keeping the copy whose URL hashes first. Two windows are equal
+    when their N sentences are equal one by one; a repeated window removes its N
+    sentences, so windows that overlap remove their union.
+span
+    repeated runs of at least ``min_tokens`` tokens (runs of non-whitespace, compared
+    normalized), found by :func:`neardup.units.spans.repeated_spans`.
+
+Counts (:func:`find_repeated_units`' ``counts``) say what they name and add up:
+``units`` = ``units_kept`` + ``units_removed``; ``bytes_removed`` is the bytes of the
+merged ranges. A unit that normalizes to nothing (a line of punctuation under
+``clean="text"``) is no unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import split
+from .hashing import exact_classes, normalized_pieces, texts_buffer
+from .ranges import CSR, RemovalRanges, remove_ranges
+
+UNITS = ("document", "line", "paragraph", "sentences:N", "span")
+KEEP_POLICIES = ("first", "none")
+DEFAULT_MIN_TOKENS = 50
+DEFAULT_MIN_CHARS = 1
+__all__ = ["CSR", "DEFAULT_MIN_CHARS", "DEFAULT_MIN_TOKENS", "KEEP_POLICIES", "UNITS",
+           "RemovalRanges", "Repeats", "UnitAnalysis", "UnitOptions", "find_repeated_units",
+           "remaining_texts"]
+
+_SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs}
+
+
+@dataclass(frozen=True)
+class UnitOptions:
+    """What is compared inside documents, checked once here.
+
+    unit: one of :data:`UNITS` ("sentences:3" for N = 3); "document" is whole documents
+        (near-duplicate dedup, nothing of this package).
+    min_tokens: the span unit's shortest repeated run, in tokens.
+    keep: "first" (the first occurrence stays) or "none" (every copy goes).
+    min_chars: documents that lose units and are left with fewer characters are dropped.
+    """
+
+    unit: str = "document"
+    min_tokens: int = DEFAULT_MIN_TOKENS
+    keep: str = "first"
+    min_chars: int = DEFAULT_MIN_CHARS
+
+    def __post_init__(self) -> None:
+        kind, _, number = str(self.unit).partition(":")
+        if kind == "sentences":
+            if not number.isdigit() or int(number) < 1:
+                raise ValueError(f"unit sentences:N needs a whole number N >= 1, got "
+                                 f"{self.unit!r}")
+        elif self.unit not in UNITS or self.unit == "sentences:N":
+            raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
+        if self.keep not in KEEP_POLICIES:
+            raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {self.keep!r}")
+        for name in ("min_tokens", "min_chars"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < (
+                    1 if name == "min_tokens" else 0):
+                raise ValueError(f"{name} must be a whole number >= "
+                                 f"{1 if name == 'min_tokens' else 0}, got {value!r}")
+
+    @property
+    def kind(self) -> str:
+        """"line", "paragraph", "sentences", "span" or "document"."""
+        return self.unit.partition(":")[0]
+
+    @property
+    def sentences(self) -> int:
+        """N of sentences:N (0 for the other units)."""
+        return int(self.unit.partition(":")[2]) if self.kind == "sentences" else 0
+
+
+class Repeats(NamedTuple):
+    """The repeated texts, one row each, in input order of their first occurrence:
+    ``doc``, ``start``, ``end`` (bytes of its compared text in that document's UTF-8
+    text), ``count`` (occurrences), ``documents`` (distinct documents holding it)."""
+
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    count: np.ndarray
+    documents: np.ndarray
+
+
+@dataclass
+class UnitAnalysis:
+    """What :func:`find_repeated_units` found: the corpus as UTF-8 (``data``,
+    ``doc_offsets``), the ranges to remove, the repeated texts and the counts."""
+
+    data: np.ndarray
+    doc_offsets: np.ndarray
+    removals: RemovalRanges
+    repeats: Repeats
+    counts: dict
+
+
+def find_repeated_units(texts, options: UnitOptions, normalize) -> UnitAnalysis:
+    """The units of ``texts`` (a sequence of str) compared under ``normalize``; see the
+    module docstring. Columnar throughout: no Python loop per unit or document."""
+    if options.kind == "document":
+        raise ValueError("unit 'document' is whole-document dedup, not a unit inside "
+                         "documents")
+    data, doc_offsets = texts_buffer(texts)
+    n_docs = doc_offsets.size - 1
+    if options.kind == "span":
+        removals, repeats, counts = _spans(data, doc_offsets, options, normalize)
+    else:
+        splitter = split.split_sentences if options.kind == "sentences" \
+            else _SPLITTERS[options.kind]
+        doc, ts, te, cs, ce = splitter(data, doc_offsets)
+        class_of, collisions, kept = _classes(data, ts, te, normalize)
+        doc, ts, te, cs, ce = doc[kept], ts[kept], te[kept], cs[kept], ce[kept]
+        base = doc_offsets[doc]
+        if options.kind == "sentences":
+            removals, repeats, counts = _windows(n_docs, doc, ts - base, te - base,
+                                                 cs - base, ce - base, class_of,
+                                                 options)
+        else:
+            removed = _removed(class_of, options.keep)
+            removals = RemovalRanges.from_units(n_docs, doc[removed], cs[removed] - base[removed],
+                                                ce[removed] - base[removed])
+            repeats = _repeats(class_of, doc, ts - base, te - base)
+            counts = _unit_counts(class_of, removed)
+        counts["hash_collisions"] = collisions
+    counts["bytes_removed"] = int(np.sum(removals.ends - removals.starts))
+    counts["documents_changed"] = int(np.count_nonzero(np.diff(removals.offsets)))
+    return UnitAnalysis(data, doc_offsets, removals, repeats, counts)
+
+
+def _classes(data, starts, ends, normalize):
+    """(class of each kept unit among the kept, collisions, kept mask): units whose
+    normalized text is empty are no units."""
+    values, offsets = normalized_pieces(data, starts, ends, normalize)
+    class_of, collisions = exact_classes(values, offsets)
+    kept = offsets[1:] > offsets[:-1]
+    renumber = np.cumsum(kept) - 1
+    return renumber[class_of[kept]], collisions, kept
+
+
+def _removed(class_of: np.ndarray, keep: str) -> np.ndarray:
+    if keep == "first":
+        return class_of != np.arange(class_of.size)
+    return np.bincount(class_of, minlength=class_of.size)[class_of] >= 2
+
+
+def _unit_counts(class_of: np.ndarray, removed: np.ndarray) -> dict:
+    sizes = np.bincount(class_of, minlength=class_of.size)
+    return {"units": int(class_of.size), "units_distinct": int(np.count_nonzero(sizes)),
+            "units_repeated": int(np.count_nonzero(sizes >= 2)),
+            "units_removed": int(removed.sum()),
+            "units_kept": int(class_of.size - removed.sum())}
+
+
+def _repeats(class_of, doc, start, end) -> Repeats:
+    """The classes seen more than once, at their first occurrence (class_of[i] <= i)."""
+    n = class_of.size
+    count = np.bincount(class_of, minlength=n)
+    order = np.lexsort((doc, class_of))
+    first_pair = np.ones(n, bool)
+    first_pair[1:] = (class_of[order][1:] != class_of[order][:-1]) | \
+        (doc[order][1:] != doc[order][:-1])
+    documents = np.bincount(class_of[order][first_pair], minlength=n)
+    reps = np.flatnonzero(count >= 2)  # a representative is its class's first member
+    return Repeats(doc[reps], start[reps], end[reps], count[reps], documents[reps])
+
+
+def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, options):
+    """sentences:N: windows of N consecutive sentences of one document, equal when their
+    sentences are equal one by one (exact: sentence classes, compared as rows)."""
+    width = options.sentences
+    s = doc.size
+    starts = np.arange(max(s - width + 1, 0))
+    starts = starts[doc[starts] == doc[starts + width - 1]] if starts.size else starts
+    rows = sentence_class[starts[:, None] + np.arange(width)]
+    if starts.size:
+        _, inverse = np.unique(rows, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        first = np.full(inverse.max() + 1, starts.size, np.int64)
+        np.minimum.at(first, inverse, np.arange(starts.size))
+        window_class = first[inverse]
+    else:
+        window_class = np.empty(0, np.int64)
+    removed = _removed(window_class, options.keep)
+    cover = np.zeros(s + 1, np.int64)
+    np.add.at(cover, starts[removed], 1)
+    np.add.at(cover, starts[removed] + width, -1)
+    covered = np.cumsum(cover[:-1]) > 0
+    removals = RemovalRanges.from_units(n_docs, doc[covered], cs[covered], ce[covered])
+    last = starts + width - 1
+    repeats = _repeats(window_class, doc[starts], ts[starts], te[last])
+    counts = _unit_counts(window_class, removed)
+    counts["sentences"] = int(s)
+    counts["sentences_removed"] = int(covered.sum())
+    return removals, repeats, counts
+
+
+def _spans(data, doc_offsets, options, normalize):
+    """span: tokens normalized and numbered exactly (a token's id is its class), then
+    the token-span kernel (:mod:`neardup.units.spans`)."""
+    try:
+        from . import spans
+        kernel = spans.repeated_spans
+    except (ImportError, AttributeError):
+        raise ValueError("unit 'span' is not available in this build: its kernel, "
+                         "neardup.units.spans.repeated_spans, is missing; use line, "
+                         "paragraph or sentences:N") from None
+    n_docs = doc_offsets.size - 1
+    doc, ts, te, _, _ = split.split_tokens(data, doc_offsets)
+    class_of, _, kept = _classes(data, ts, te, normalize)
+    doc, ts, te = doc[kept], ts[kept], te[kept]
+    base = doc_offsets[doc]
+    offsets = np.zeros(n_docs + 1, np.int64)
+    np.cumsum(np.bincount(doc, minlength=n_docs), out=offsets[1:])
+    found = kernel(CSR(offsets, ts - base), CSR(offsets, te - base),
+                   CSR(offsets, class_of.astype(np.uint64)), options.min_tokens, options.keep)
+    removals = RemovalRanges.of(found)
+    repeats = Repeats(*(np.asarray(_span_column(found, name), np.int64)
+                        for name in ("doc", "start", "end", "count", "documents")))
+    counts = {"tokens": int(doc.size), "spans_repeated": int(repeats.doc.size)}
+    if hasattr(found, "windows"):  # windows of min_tokens tokens: the span unit's units
+        counts.update(units=int(found.windows), units_removed=int(found.windows_removed),
+                      units_kept=int(found.windows - found.windows_removed),
+                      tokens_removed=int(found.tokens_removed))
+    return removals, repeats, counts
+
+
+def _span_column(found, name: str):
+    """A column of the repeated spans: ``span_NAME`` of the kernel's result, else NAME of
+    its ``repeats`` table."""
+    if hasattr(found, f"span_{name}"):
+        return getattr(found, f"span_{name}")
+    return getattr(getattr(found, "repeats", found), name)
+
+
+def remaining_texts(analysis: UnitAnalysis) -> pa.LargeStringArray:
+    """Every document's text minus its removal ranges, as one Arrow array."""
+    r = analysis.removals
+    data, offsets = remove_ranges(analysis.data, analysis.doc_offsets, r.offsets, r.starts,
+                                  r.ends)
+    return pa.LargeStringArray.from_buffers(offsets.size - 1, pa.py_buffer(offsets),
+                                            pa.py_buffer(data))
+
+
+def characters_left(texts: pa.LargeStringArray) -> np.ndarray:
+    """int64 per text: its characters, whitespace at its ends not counted."""
+    return pc.utf8_length(pc.utf8_trim_whitespace(texts)).to_numpy(zero_copy_only=False) \
+        .astype(np.int64)

@@ -1,0 +1,130 @@
+"""Units on files: read the inputs, find the repeated units, write the copy without them
+(:func:`dedup_units`) or list them (:func:`repeats_table`).
+
+The copy is the input's format with the units removed in place
+(:func:`neardup.sources.write_deduplicated` with ``edits``); a document that units were
+removed from and that is left with fewer than ``min_chars`` characters is removed
+whole (a document nothing was removed from stays as it was, however short). Every
+record read is accounted for: ``records_seen`` = ``documents_kept`` +
+``documents_dropped`` (min_chars) + ``skipped`` + ``failed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numba as nb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..sources import read_documents, write_deduplicated
+from . import UnitAnalysis, UnitOptions, characters_left, find_repeated_units, remaining_texts
+from .hashing import gather
+
+REPEAT_COLUMNS = ("text", "count", "documents", "first_id", "first_offset", "bytes")
+DEFAULT_MAX_CHARS = 200
+
+
+@dataclass
+class UnitResult:
+    """What a units run did: ``counts`` (see :func:`dedup_units`), the read report, and
+    the repeated units (:func:`repeats_of`) as a table."""
+
+    counts: dict
+    read_report: dict
+    repeats: pa.Table | None = None
+    seconds: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        c = self.counts
+        lines = [f"unit {c['unit']} (keep {c['keep']}): {c.get('units', c.get('tokens', 0)):,} "
+                 f"units read, {c.get('units_removed', c.get('spans_repeated', 0)):,} removed, "
+                 f"{c['bytes_removed']:,} bytes removed from {c['documents_changed']:,} "
+                 f"documents",
+                 f"documents: {c['records_seen']:,} records read = {c['documents_kept']:,} "
+                 f"kept + {c['documents_dropped']:,} dropped (units removed, fewer than "
+                 f"{c['min_chars']} characters left) + {c['skipped']:,} skipped + "
+                 f"{c['failed']:,} failed"]
+        if "dedup" in c:
+            lines.append(f"wrote {c['dedup']['written']:,} records")
+        return "\n".join(lines)
+
+
+def analyse(inputs, groups, options: UnitOptions, *, quiet: bool = True):
+    """(documents, read report, analysis) of the inputs under the run's normalization."""
+    prep = groups.prepare
+    if prep.code is not None:
+        raise ValueError("--unit applies to prose: --code tokenizes source code, which has "
+                         "no lines-as-units normalization here; drop --code")
+    if groups.items:
+        raise ValueError("--unit needs texts; item sets have no units")
+    documents, report = read_documents(inputs, progress=not quiet, **groups.source.given())
+    analysis = find_repeated_units(documents.texts, options, prep.normalize)
+    return documents, report, analysis
+
+
+def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True) -> UnitResult:
+    """Write ``inputs`` to ``out`` without their repeated units; see the module docstring."""
+    if len(groups.source.text_fields) != 1:
+        raise ValueError("--unit writes the text back into its field: give one "
+                         "--text-field, not several joined")
+    documents, report, analysis = analyse(inputs, groups, options, quiet=quiet)
+    texts = remaining_texts(analysis)
+    touched = analysis.removals.bytes_per_document > 0
+    keep = ~touched | (characters_left(texts) >= options.min_chars)
+    changed = np.flatnonzero(keep & touched)
+    edits = dict(zip(changed.tolist(), texts.take(pa.array(changed)).to_pylist(),
+                     strict=True))
+    written = write_deduplicated(documents, keep, inputs, out, edits=edits,
+                                 text_field=groups.source.text_fields[0])
+    counts = _counts(options, report, analysis, keep)
+    counts["dedup"] = written
+    return UnitResult(counts, report.as_dict())
+
+
+def _counts(options: UnitOptions, report, analysis: UnitAnalysis, keep: np.ndarray) -> dict:
+    skipped, failed = sum(report.skipped.values()), sum(report.failed.values())
+    counts = {"unit": options.unit, "keep": options.keep, "min_chars": options.min_chars,
+              **({"min_tokens": options.min_tokens} if options.kind == "span" else {}),
+              "records_seen": report.records_seen, "documents": int(keep.size),
+              "documents_kept": int(keep.sum()), "documents_dropped": int((~keep).sum()),
+              "skipped": skipped, "failed": failed, **analysis.counts}
+    accounted = counts["documents_kept"] + counts["documents_dropped"] + skipped + failed
+    if accounted != report.records_seen:  # the accounting is closed, or the run fails
+        raise AssertionError(f"{report.records_seen} records read but {accounted} accounted")
+    return counts
+
+
+def repeats_of(analysis: UnitAnalysis, ids, *, top: int | None = None,
+               max_chars: int = DEFAULT_MAX_CHARS) -> pa.Table:
+    """The repeated units, most repeated first (ties: first occurrence first): ``text``
+    (its first occurrence's original text, at most ``max_chars`` characters), ``count``
+    (occurrences), ``documents`` (distinct documents holding it), ``first_id`` and
+    ``first_offset`` (the character where it starts in that document's text),
+    ``bytes`` (its UTF-8 length)."""
+    r = analysis.repeats
+    order = np.lexsort((np.arange(r.count.size), -r.count))
+    if top is not None:
+        order = order[:top]
+    doc, start, end = r.doc[order], r.start[order], r.end[order]
+    base = analysis.doc_offsets[doc]
+    values, offsets = gather(analysis.data, base + start, base + end, np.empty(0, np.uint8))
+    text = pa.LargeStringArray.from_buffers(order.size, pa.py_buffer(offsets),
+                                            pa.py_buffer(values))
+    text = pc.utf8_slice_codeunits(text, 0, max_chars).cast(pa.string())
+    first_offset = _char_offsets(analysis.data, base, base + start)
+    ids = np.asarray(ids, dtype=object)
+    return pa.table({"text": text, "count": r.count[order], "documents": r.documents[order],
+                     "first_id": pa.array(ids[doc].tolist() if doc.size else [], pa.string()),
+                     "first_offset": first_offset, "bytes": end - start})
+
+
+@nb.njit(cache=True)
+def _char_offsets(data, doc_start, at):
+    """Characters (UTF-8 lead bytes) between each document's start and a byte in it."""
+    out = np.zeros(at.size, np.int64)
+    for i in range(at.size):
+        for p in range(doc_start[i], at[i]):
+            out[i] += (data[p] & 0xC0) != 0x80
+    return out
