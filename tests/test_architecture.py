@@ -17,7 +17,7 @@ TOP_LEVEL = {"__init__", "__main__", "api", "options", "config", "result", "eval
              "synthetic", "shingling", "minhash", "simhash", "lsh", "containment", "allpairs",
              "planner", "verify", "pairs", "cluster"}
 PACKAGES = {"_core", "text", "code", "sources", "sinks", "pipeline", "spark", "index", "report",
-            "cli"}
+            "cli", "units"}
 
 
 def _modules():
