@@ -179,11 +179,18 @@ def _check(starts: Ragged, ends: Ragged, ids: Ragged, min_tokens, keep, passes) 
         raise ValueError(f"token ids must be integers, not {ids.values.dtype}")
     if np.any(starts.values > ends.values) or np.any(starts.values < 0):
         raise ValueError("each token must have 0 <= start <= end")
-    # within a document a token starts where the one before it ended, or later
-    later = np.ones(starts.values.size, dtype=bool)
-    later[starts.offsets[:-1][np.diff(starts.offsets) > 0]] = False
-    if np.any(starts.values[1:][later[1:]] < ends.values[:-1][later[1:]]):
+    if not _in_order(starts.offsets, starts.values, ends.values):
         raise ValueError("tokens must be sorted and non-overlapping within each document")
+
+
+@nb.njit(cache=True)
+def _in_order(offsets, starts, ends):
+    """Within each document a token starts where the one before it ended, or later."""
+    for d in range(offsets.size - 1):
+        for t in range(offsets[d] + 1, offsets[d + 1]):
+            if starts[t] < ends[t - 1]:
+                return False
+    return True
 
 
 def _window_starts(offsets: np.ndarray, length: int) -> np.ndarray:
@@ -212,20 +219,28 @@ def _window_hashes(offsets, ids, length, power):
 
 
 def _classify(members, hashes, ids, length, rep, count) -> None:
-    """Set ``rep`` and ``count`` for the classes of these windows (all of each hash)."""
-    keys = hashes[members]
-    order = np.argsort(keys, kind="stable")  # ties stay in position order
-    keys = keys[order]
-    shared = np.flatnonzero(keys[1:] == keys[:-1])  # i: sorted i and i + 1 share a hash
+    """Set ``rep`` and ``count`` for the classes of these windows (all of each hash).
+
+    One sort of 64-bit keys: the hash's high bits above the window's position, so equal
+    keys' high parts come in position order. Dropping hash bits only adds candidates,
+    which the id comparison splits; it never merges two classes.
+    """
+    if members.size < 2:
+        return
+    shift = np.uint64(max(int(members[-1]).bit_length(), 1))
+    keys = (hashes[members] >> shift << shift) | members.astype(np.uint64)
+    keys.sort()
+    high = keys >> shift
+    shared = np.flatnonzero(high[1:] == high[:-1])  # i: sorted i and i + 1 share a hash
     if shared.size == 0:
         return
     in_group = np.zeros(keys.size, dtype=bool)
     in_group[shared] = True
     in_group[shared + 1] = True
     grouped = np.flatnonzero(in_group)
-    sorted_members = members[order[grouped]]
-    group_keys = keys[grouped]
-    bounds = np.flatnonzero(np.concatenate(([True], group_keys[1:] != group_keys[:-1], [True])))
+    sorted_members = (keys[grouped] & ((np.uint64(1) << shift) - np.uint64(1))).astype(np.int64)
+    group_high = high[grouped]
+    bounds = np.flatnonzero(np.concatenate(([True], group_high[1:] != group_high[:-1], [True])))
     _exact_classes(bounds.astype(np.int64), sorted_members, ids, length, rep, count,
                    np.empty(sorted_members.size, dtype=np.int64))
 
@@ -262,13 +277,17 @@ def _exact_classes(bounds, members, ids, length, rep, count, scratch):
                 count[found] += 1
 
 
-def _covered(removed_windows: np.ndarray, n_tokens: int, length: int) -> np.ndarray:
+@nb.njit(cache=True)
+def _covered(removed_windows, n_tokens, length):
     """Tokens covered by a removed window (windows end inside their document)."""
-    starts_here = np.zeros(n_tokens + 1, dtype=np.int64)
-    starts_here[removed_windows + 1] = 1
-    np.cumsum(starts_here, out=starts_here)  # [t + 1]: removed windows starting at <= t
-    t = np.arange(n_tokens, dtype=np.int64)
-    return starts_here[t + 1] > starts_here[np.maximum(t + 1 - length, 0)]
+    removed = np.zeros(n_tokens, dtype=np.bool_)
+    reach = 0  # tokens before this one are covered as far as the windows seen reach
+    for k in range(removed_windows.size):
+        g = removed_windows[k]
+        for t in range(max(g, reach), g + length):
+            removed[t] = True
+        reach = max(reach, g + length)
+    return removed
 
 
 def _ranges(removed, offsets, doc_of_token, token_starts, token_ends):

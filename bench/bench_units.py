@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Units below the document: the ``span`` unit's kernel (neardup.units.spans) on a real corpus.
+
+Skeleton: it measures :func:`neardup.units.spans.repeated_spans` alone (tokens a second,
+the memory the call adds) on the first ``--docs`` documents of a JSONL corpus, tokenized by
+whitespace (token ids: a 64-bit hash of the token's bytes, made here, outside the timing),
+optionally with a web-like boilerplate (a ``--banner``-token header in a share of the
+documents) planted first. The comparison against text-dedup's or datatrove's suffix-array
+path (both drive the Rust deduplicate-text-datasets tool) is not written yet; it does not
+write BENCHMARKS.md yet either.
+
+Run: ``python bench/bench_units.py --corpus /work/data/scale_100000.jsonl --docs 100000``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import threading
+import time
+from itertools import islice
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+
+from neardup.units.spans import Ragged, repeated_spans
+
+_SPACE = np.zeros(256, dtype=np.bool_)
+_SPACE[[9, 10, 11, 12, 13, 32]] = True
+
+
+def read_texts(path: Path, docs: int) -> list[str]:
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line)["text"] for line in islice(lines, docs)]
+
+
+def plant_banner(texts: list[str], tokens: int, share: float, seed: int = 0) -> list[str]:
+    """The same ``tokens``-word header in front of a ``share`` of the documents."""
+    rng = np.random.default_rng(seed)
+    banner = " ".join(f"banner{int(w)}" for w in rng.integers(0, 10**6, tokens))
+    chosen = rng.random(len(texts)) < share
+    return [banner + " " + t if c else t for t, c in zip(texts, chosen, strict=True)]
+
+
+def whitespace_tokens(texts: list[str]) -> tuple[Ragged, Ragged, Ragged]:
+    """Per document: each whitespace-separated token's byte range and a hash of its bytes."""
+    encoded = [t.encode("utf-8") for t in texts]
+    doc_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=doc_offsets[1:])
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    counts = _count_tokens(data, doc_offsets, _SPACE)
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    starts, ends, ids = _fill_tokens(data, doc_offsets, _SPACE, offsets)
+    return Ragged(offsets, starts), Ragged(offsets, ends), Ragged(offsets, ids)
+
+
+@nb.njit(cache=True)
+def _count_tokens(data, doc_offsets, space):
+    counts = np.zeros(doc_offsets.size - 1, dtype=np.int64)
+    for d in range(doc_offsets.size - 1):
+        inside = False
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            if space[data[p]]:
+                inside = False
+            elif not inside:
+                inside = True
+                counts[d] += 1
+    return counts
+
+
+@nb.njit(cache=True)
+def _fill_tokens(data, doc_offsets, space, offsets):
+    starts = np.empty(offsets[-1], dtype=np.int64)
+    ends = np.empty(offsets[-1], dtype=np.int64)
+    ids = np.empty(offsets[-1], dtype=np.uint64)
+    for d in range(doc_offsets.size - 1):
+        k = offsets[d] - 1
+        base = doc_offsets[d]
+        inside = False
+        h = np.uint64(0)
+        for p in range(base, doc_offsets[d + 1] + 1):
+            at_space = p == doc_offsets[d + 1] or space[data[p]]
+            if at_space:
+                if inside:
+                    ends[k] = p - base
+                    ids[k] = h
+                inside = False
+            else:
+                if not inside:
+                    inside = True
+                    k += 1
+                    starts[k] = p - base
+                    h = np.uint64(0xCBF29CE484222325)
+                h = (h ^ np.uint64(data[p])) * np.uint64(0x100000001B3)
+    return starts, ends, ids
+
+
+class PeakRss:
+    """The largest resident set size seen while the block runs (sampled every 5 ms)."""
+
+    def __enter__(self):
+        self.page = os.sysconf("SC_PAGE_SIZE")
+        self.before = self.peak = self._rss()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._rss())
+
+    def _rss(self) -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * self.page
+
+    def _sample(self):
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, self._rss())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=Path("/work/data/scale_100000.jsonl"))
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--min-tokens", type=int, default=50)
+    parser.add_argument("--keep", default="first")
+    parser.add_argument("--passes", type=int, default=1)
+    parser.add_argument("--banner", type=int, default=0, help="plant a header of N tokens")
+    parser.add_argument("--banner-share", type=float, default=0.3)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    texts = read_texts(args.corpus, args.docs)
+    if args.banner:
+        texts = plant_banner(texts, args.banner, args.banner_share)
+    starts, ends, ids = whitespace_tokens(texts)
+    warm = Ragged(np.array([0, 3], dtype=np.int64), np.arange(3, dtype=np.int64))
+    repeated_spans(warm, Ragged(warm.offsets, warm.values + 1), warm, 2)  # compile outside
+    seconds = []
+    for _ in range(args.repeats):
+        with PeakRss() as rss:
+            t = time.perf_counter()
+            found = repeated_spans(starts, ends, ids, args.min_tokens, args.keep,
+                                   passes=args.passes)
+            seconds.append(time.perf_counter() - t)
+    n_tokens = ids.values.size
+    wall = statistics.median(seconds)
+    print(json.dumps({
+        "docs": len(texts), "tokens": n_tokens, "bytes": sum(len(t.encode()) for t in texts),
+        "min_tokens": args.min_tokens, "keep": args.keep, "passes": args.passes,
+        "banner": args.banner, "seconds": [round(s, 3) for s in seconds],
+        "median_s": round(wall, 3), "tokens_per_s": round(n_tokens / wall),
+        "call_added_rss_mib": round((rss.peak - rss.before) / 2**20, 1),
+        "rss_peak_mib": round(rss.peak / 2**20, 1),
+        "windows": found.windows, "windows_removed": found.windows_removed,
+        "tokens_removed": found.tokens_removed, "bytes_removed": found.bytes_removed,
+        "docs_touched": int(np.count_nonzero(np.diff(found.remove_offsets))),
+        "spans": int(found.span_doc.size),
+        "top_span_count": int(found.span_count.max()) if found.span_doc.size else 0,
+    }, indent=1))
+
+
+if __name__ == "__main__":
+    main()
