@@ -4,7 +4,8 @@ Lee et al. 2022 ("Deduplicating Training Data Makes Language Models Better") rem
 repeated substring of at least L tokens, found with a suffix array over the token ids.
 This module finds the same windows by sorting instead: every window of L consecutive
 tokens inside one document gets a 64-bit rolling hash of its token ids; the windows are
-sorted by (hash, position); windows of one hash are split into exact classes by
+sorted by (hash, position), packed in one 64-bit key (the hash's high bits over the
+position); windows of one hash are split into exact classes by
 comparing their token ids (a hash only proposes, the ids decide); the classes' windows
 are then merged into removal ranges and, for a listing, into maximal repeated spans.
 
@@ -39,10 +40,13 @@ index ``g``, and windows never cross a document's end):
   its classes: occurrences, overlapping ones included) and the distinct documents they
   lie in. Every repeated class lies in exactly one row.
 
-Memory: the token ids (8 bytes a token) plus per-token arrays of representatives (8),
-class counts (4) and flags; the sort's working set (hash, position and order: 24 bytes a
-window) is split into ``passes`` hash partitions sorted one after the other, so it is
-1/passes of that. Out-of-core chunking over documents (sorted runs on disk) is not done.
+Memory: besides the caller's columns, a call holds one flag a token (removed or not),
+one 8-byte key a window of the hash partition being sorted (``passes`` partitions,
+hashed again each pass, sorted one after the other: the windows' share is 8 / passes
+bytes a token) and 24 bytes for each window of a repeated class (position,
+representative, class size), which only boilerplate-heavy corpora make large. Chunking
+over documents with sorted runs on disk is not done: the token ids stay in memory, as
+they are compared.
 """
 
 from __future__ import annotations
@@ -135,32 +139,29 @@ def repeated_spans(token_starts, token_ends, token_ids, min_tokens: int, keep: s
     _check(starts, ends, ids, min_tokens, keep, passes)
     offsets = starts.offsets
     length = int(min_tokens)
-    ids_u64 = np.ascontiguousarray(ids.values).view(np.uint64) if ids.values.dtype.itemsize == 8 \
-        else ids.values.astype(np.uint64)
+    values = ids.values if ids.values.dtype.itemsize == 8 else ids.values.astype(np.int64)
+    ids_u64 = np.ascontiguousarray(values).view(np.uint64)
     n_tokens = ids_u64.size
-    window_starts = _window_starts(offsets, length)
-    hashes = _window_hashes(offsets, ids_u64, length, np.uint64(pow(int(_BASE), length, 1 << 64)))
-    rep = np.arange(n_tokens, dtype=np.int64)  # at each window start: its class's representative
-    count = np.ones(n_tokens, dtype=np.int32)  # at each representative: its class's size
-    for part in range(passes):
-        members = window_starts if passes == 1 else \
-            window_starts[hashes[window_starts] % np.uint64(passes) == np.uint64(part)]
-        _classify(members, hashes, ids_u64, length, rep, count)
-    del hashes
-    doc_of_token = np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
-    rep_w = rep[window_starts]
+    power = np.uint64(pow(int(_BASE), length, 1 << 64))
+    shift = np.uint64(max(n_tokens.bit_length(), 1))  # bits a window position needs
+    found = [_repeated_windows(offsets, ids_u64, length, power, shift, passes, part)
+             for part in range(passes)]
+    positions, reps, counts = (np.concatenate(column) for column in zip(*found, strict=True))
+    order = np.argsort(positions)  # positions are unique: any sort gives one order
+    positions, reps, counts = positions[order], reps[order], counts[order]
     if keep == "first":
-        removed_windows = window_starts[rep_w != window_starts]
+        removed_windows = positions[reps != positions]
     else:
-        removed_windows = window_starts[count[rep_w] >= 2]
+        removed_windows = positions
     removed = _covered(removed_windows, n_tokens, length)
-    remove_offsets, remove_starts, remove_ends = _ranges(removed, offsets, doc_of_token,
-                                                         starts.values, ends.values)
-    spans = _chains(window_starts, rep, count, doc_of_token, length, starts.values, ends.values)
-    return RepeatedSpans(remove_offsets, remove_starts, remove_ends, *spans,
+    run_offsets, run_first, run_last = _runs(removed, offsets)
+    remove_starts = starts.values[run_first].astype(np.int64)
+    remove_ends = ends.values[run_last].astype(np.int64)
+    spans = _chains(positions, reps, counts, offsets, length, starts.values, ends.values)
+    return RepeatedSpans(run_offsets, remove_starts, remove_ends, *spans,
                          tokens_removed=int(np.count_nonzero(removed)),
                          bytes_removed=int((remove_ends - remove_starts).sum()),
-                         windows=int(window_starts.size),
+                         windows=int(np.maximum(np.diff(offsets) - length + 1, 0).sum()),
                          windows_removed=int(removed_windows.size))
 
 
@@ -193,88 +194,134 @@ def _in_order(offsets, starts, ends):
     return True
 
 
-def _window_starts(offsets: np.ndarray, length: int) -> np.ndarray:
-    """Global index of each window's first token, ascending (documents in order)."""
-    per_doc = np.maximum(np.diff(offsets) - length + 1, 0)
-    first = np.repeat(offsets[:-1], per_doc)
-    before = np.zeros(per_doc.size + 1, dtype=np.int64)
-    np.cumsum(per_doc, out=before[1:])
-    return first + (np.arange(int(before[-1]), dtype=np.int64) - np.repeat(before[:-1], per_doc))
+def _repeated_windows(offsets, ids, length, power, shift, passes, part):
+    """The windows of one hash partition whose class has two windows or more: their
+    positions, their classes' representatives and sizes (each int64, by hash)."""
+    keys = _partition_keys(offsets, ids, length, power, shift, np.uint64(passes),
+                           np.uint64(part))
+    keys.sort()
+    bounds, members = _hash_groups(keys, shift)
+    del keys
+    reps, counts = _exact_classes(bounds, members, ids, length)
+    repeated = counts >= 2
+    return members[repeated], reps[repeated], counts[repeated]
 
 
 @sized_kernel(work=lambda offsets, ids, *_: ids.size)
-def _window_hashes(offsets, ids, length, power):
-    """At each window start: sum of mix64(id) * BASE^(L-1-i) over the window, mod 2^64."""
-    hashes = np.zeros(ids.size, dtype=np.uint64)
-    for d in nb.prange(offsets.size - 1):
-        a = offsets[d]
+def _partition_keys(offsets, ids, length, power, shift, passes, part):
+    """One key per window in hash partition ``part`` of ``passes``: the hash's bits
+    above ``shift`` over the window's position (so keys of one hash sort by position).
+    Dropping hash bits only adds candidates, which the id comparison splits. A window's
+    hash is the sum of mix64(id) * BASE^(L-1-i) over its tokens, mod 2^64, rolled."""
+    n = offsets.size - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for d in nb.prange(n):  # pass 1: the partition's windows per document
+        first = offsets[d]
         h = np.uint64(0)
-        for t in range(a, offsets[d + 1]):
+        c = 0
+        for t in range(first, offsets[d + 1]):
             h = h * _BASE + mix64(ids[t])
-            if t - length >= a:
+            if t - length >= first:
                 h -= power * mix64(ids[t - length])
-            if t - a + 1 >= length:
-                hashes[t - length + 1] = h
-    return hashes
+            if t - first + 1 >= length and _partition(h, passes) == part:
+                c += 1
+        counts[d] = c
+    starts = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):
+        starts[d + 1] = starts[d] + counts[d]
+    keys = np.empty(starts[n], dtype=np.uint64)
+    for d in nb.prange(n):  # pass 2: their keys
+        first = offsets[d]
+        h = np.uint64(0)
+        k = starts[d]
+        for t in range(first, offsets[d + 1]):
+            h = h * _BASE + mix64(ids[t])
+            if t - length >= first:
+                h -= power * mix64(ids[t - length])
+            if t - first + 1 >= length and _partition(h, passes) == part:
+                keys[k] = ((h >> shift) << shift) | np.uint64(t - length + 1)
+                k += 1
+    return keys
 
 
-def _classify(members, hashes, ids, length, rep, count) -> None:
-    """Set ``rep`` and ``count`` for the classes of these windows (all of each hash).
+@nb.njit(inline="always")
+def _partition(h, passes):
+    """Which of ``passes`` partitions a hash falls in: its low 32 bits scaled (no division)."""
+    return ((h & np.uint64(0xFFFFFFFF)) * passes) >> np.uint64(32)
 
-    One sort of 64-bit keys: the hash's high bits above the window's position, so equal
-    keys' high parts come in position order. Dropping hash bits only adds candidates,
-    which the id comparison splits; it never merges two classes.
-    """
-    if members.size < 2:
-        return
-    shift = np.uint64(max(int(members[-1]).bit_length(), 1))
-    keys = (hashes[members] >> shift << shift) | members.astype(np.uint64)
-    keys.sort()
-    high = keys >> shift
-    shared = np.flatnonzero(high[1:] == high[:-1])  # i: sorted i and i + 1 share a hash
-    if shared.size == 0:
-        return
-    in_group = np.zeros(keys.size, dtype=bool)
-    in_group[shared] = True
-    in_group[shared + 1] = True
-    grouped = np.flatnonzero(in_group)
-    sorted_members = (keys[grouped] & ((np.uint64(1) << shift) - np.uint64(1))).astype(np.int64)
-    group_high = high[grouped]
-    bounds = np.flatnonzero(np.concatenate(([True], group_high[1:] != group_high[:-1], [True])))
-    _exact_classes(bounds.astype(np.int64), sorted_members, ids, length, rep, count,
-                   np.empty(sorted_members.size, dtype=np.int64))
+
+@nb.njit(cache=True)
+def _hash_groups(keys, shift):
+    """Of sorted keys, the runs of two or more with one hash: ``members[bounds[k]:
+    bounds[k + 1]]`` are run k's window positions, ascending."""
+    mask = (np.uint64(1) << shift) - np.uint64(1)
+    n_groups = 0
+    n_members = 0
+    i = 0
+    while i < keys.size:  # pass 1: sizes
+        j = i + 1
+        while j < keys.size and (keys[j] >> shift) == (keys[i] >> shift):
+            j += 1
+        if j - i >= 2:
+            n_groups += 1
+            n_members += j - i
+        i = j
+    bounds = np.empty(n_groups + 1, dtype=np.int64)
+    members = np.empty(n_members, dtype=np.int64)
+    bounds[0] = 0
+    g = 0
+    m = 0
+    i = 0
+    while i < keys.size:  # pass 2: fill
+        j = i + 1
+        while j < keys.size and (keys[j] >> shift) == (keys[i] >> shift):
+            j += 1
+        if j - i >= 2:
+            for k in range(i, j):
+                members[m] = np.int64(keys[k] & mask)
+                m += 1
+            g += 1
+            bounds[g] = m
+        i = j
+    return bounds, members
 
 
 @sized_kernel(work=lambda bounds, members, *_: members.size)
-def _exact_classes(bounds, members, ids, length, rep, count, scratch):
-    """Split each group of one hash (``members[bounds[k]:bounds[k + 1]]``, ascending
-    positions) into classes of equal id sequences; ``scratch[a:]`` holds the group's
+def _exact_classes(bounds, members, ids, length):
+    """Split each group of one hash into classes of equal id sequences: per member, its
+    class's representative (first occurrence) and size. ``firsts[a:]`` holds the group's
     representatives, first occurrence first, so a member is compared with each
-    representative once at most (a collision adds a class, never a rescan)."""
+    representative once at most (a hash collision adds a class, never a rescan)."""
+    reps = np.empty(members.size, dtype=np.int64)
+    counts = np.zeros(members.size, dtype=np.int64)
+    slots = np.empty(members.size, dtype=np.int64)
+    firsts = np.empty(members.size, dtype=np.int64)
     for k in nb.prange(bounds.size - 1):
         a = bounds[k]
-        n_reps = 0
+        n_classes = 0
         for i in range(a, bounds[k + 1]):
             p = members[i]
             found = -1
-            for j in range(n_reps):
-                q = scratch[a + j]
+            for j in range(n_classes):
+                q = members[firsts[a + j]]
                 same = True
                 for s in range(length):
                     if ids[p + s] != ids[q + s]:
                         same = False
                         break
                 if same:
-                    found = q
+                    found = firsts[a + j]
                     break
             if found < 0:
-                scratch[a + n_reps] = p
-                n_reps += 1
-                rep[p] = p
-                count[p] = 1
-            else:
-                rep[p] = found
-                count[found] += 1
+                firsts[a + n_classes] = i
+                n_classes += 1
+                found = i
+            slots[i] = found
+            counts[found] += 1
+        for i in range(a, bounds[k + 1]):  # a representative's count is its own slot's
+            reps[i] = members[slots[i]]
+            counts[i] = counts[slots[i]]
+    return reps, counts
 
 
 @nb.njit(cache=True)
@@ -290,65 +337,69 @@ def _covered(removed_windows, n_tokens, length):
     return removed
 
 
-def _ranges(removed, offsets, doc_of_token, token_starts, token_ends):
-    """Per document, the byte range of each maximal run of removed tokens."""
-    n_tokens = removed.size
-    first = np.zeros(n_tokens, dtype=bool)
-    first[offsets[:-1][np.diff(offsets) > 0]] = True
-    last = np.zeros(n_tokens, dtype=bool)
-    last[offsets[1:][np.diff(offsets) > 0] - 1] = True
-    before = np.concatenate(([False], removed[:-1]))
-    after = np.concatenate((removed[1:], [False]))
-    run_first = np.flatnonzero(removed & (first | ~before))
-    run_last = np.flatnonzero(removed & (last | ~after))
-    remove_offsets = np.zeros(offsets.size, dtype=np.int64)
-    np.cumsum(np.bincount(doc_of_token[run_first], minlength=offsets.size - 1),
-              out=remove_offsets[1:])
-    return (remove_offsets, token_starts[run_first].astype(np.int64),
-            token_ends[run_last].astype(np.int64))
+@nb.njit(cache=True)
+def _runs(removed, offsets):
+    """Per document (CSR), the first and last token of each maximal run of removed ones."""
+    n = offsets.size - 1
+    run_offsets = np.zeros(n + 1, dtype=np.int64)
+    for d in range(n):  # pass 1: runs per document
+        c = 0
+        for t in range(offsets[d], offsets[d + 1]):
+            if removed[t] and (t == offsets[d] or not removed[t - 1]):
+                c += 1
+        run_offsets[d + 1] = run_offsets[d] + c
+    first = np.empty(run_offsets[n], dtype=np.int64)
+    last = np.empty(run_offsets[n], dtype=np.int64)
+    k = 0
+    for d in range(n):  # pass 2: their ends
+        for t in range(offsets[d], offsets[d + 1]):
+            if removed[t] and (t == offsets[d] or not removed[t - 1]):
+                first[k] = t
+            if removed[t] and (t == offsets[d + 1] - 1 or not removed[t + 1]):
+                last[k] = t
+                k += 1
+    return run_offsets, first, last
 
 
-def _chains(window_starts, rep, count, doc_of_token, length, token_starts, token_ends):
-    """The repeated spans: maximal chains of repeated classes (module docstring)."""
-    n_tokens = rep.size
-    rep_w = rep[window_starts]
-    repeated = count[rep_w] >= 2
-    members = window_starts[repeated]  # every window of a repeated class, ascending
-    member_rep = rep_w[repeated]
-    is_window = np.zeros(n_tokens + 1, dtype=bool)
-    is_window[window_starts] = True
-    following = members + 1
-    # a member extends iff the next window is in its document and in the shifted class
-    extends = is_window[following] & (doc_of_token[np.minimum(following, n_tokens - 1)]
-                                      == doc_of_token[members])
-    following = np.minimum(following, n_tokens - 1)
-    shifted = np.minimum(member_rep + 1, n_tokens - 1)
-    extends &= (rep[following] == member_rep + 1) & (count[shifted] == count[member_rep])
-    broken = np.zeros(n_tokens, dtype=bool)
-    broken[member_rep[~extends]] = True
-    classes = members[member_rep == members]  # the representatives, ascending
-    linked = ~broken[classes]  # class continues into the class of its representative + 1
-    continues = np.zeros(n_tokens + 1, dtype=bool)
-    continues[classes[linked] + 1] = True  # the class there has a predecessor
-    heads = classes[~continues[classes]]
-    ends = classes[~linked]
-    last = ends[np.searchsorted(ends, heads)]  # the chain's last class's representative
-    documents = _documents_per_class(members, member_rep, doc_of_token, n_tokens)
-    return (doc_of_token[heads], token_starts[heads].astype(np.int64),
+def _chains(positions, reps, counts, offsets, length, token_starts, token_ends):
+    """The repeated spans: maximal chains of repeated classes (module docstring).
+
+    ``positions`` (ascending), ``reps`` and ``counts``: every window of a repeated class,
+    its class's representative and size."""
+    if positions.size == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty, empty, empty, empty
+    classes = positions[reps == positions]  # the representatives, ascending
+    slot = np.searchsorted(classes, reps)
+    following = positions + 1
+    at = np.minimum(np.searchsorted(positions, following), positions.size - 1)
+    member_doc = np.searchsorted(offsets, positions, side="right") - 1
+    # a window extends iff the next window is in its document, repeated, in the class
+    # of the next representative and as large (then the shifted class is that class)
+    extends = ((positions[at] == following) & (following + length <= offsets[member_doc + 1])
+               & (reps[at] == reps + 1) & (counts[at] == counts))
+    linked = np.ones(classes.size, dtype=bool)
+    linked[slot[~extends]] = False
+    has_predecessor = np.zeros(classes.size, dtype=bool)
+    has_predecessor[np.searchsorted(classes, classes[linked] + 1)] = True
+    heads = classes[~has_predecessor]
+    chain_ends = classes[~linked]
+    last = chain_ends[np.searchsorted(chain_ends, heads)]  # the chain's last representative
+    at_head = np.searchsorted(positions, heads)
+    documents = _documents_per_class(slot, member_doc, classes.size)
+    return (member_doc[at_head], token_starts[heads].astype(np.int64),
             token_ends[last + length - 1].astype(np.int64), last - heads + length,
-            count[heads].astype(np.int64), documents[heads])
+            counts[at_head], documents[np.searchsorted(classes, heads)])
 
 
 @nb.njit(cache=True)
-def _documents_per_class(members, member_rep, doc_of_token, n_tokens):
-    """At each representative: how many distinct documents its class's windows lie in
-    (members ascend, so one class's documents come in nondecreasing order)."""
-    documents = np.zeros(n_tokens, dtype=np.int64)
-    last_doc = np.full(n_tokens, -1, dtype=np.int64)
-    for i in range(members.size):
-        r = member_rep[i]
-        d = doc_of_token[members[i]]
-        if last_doc[r] != d:
-            last_doc[r] = d
-            documents[r] += 1
+def _documents_per_class(slot, member_doc, n_classes):
+    """Per class, how many distinct documents its windows lie in (members ascend, so one
+    class's documents come in nondecreasing order)."""
+    documents = np.zeros(n_classes, dtype=np.int64)
+    last_doc = np.full(n_classes, -1, dtype=np.int64)
+    for i in range(slot.size):
+        if last_doc[slot[i]] != member_doc[i]:
+            last_doc[slot[i]] = member_doc[i]
+            documents[slot[i]] += 1
     return documents

@@ -170,10 +170,15 @@ def test_passes_change_nothing(docs, length, keep, passes):
 
 @pytest.mark.parametrize("keep", ["first", "none"])
 def test_hash_collisions_are_resolved_by_the_ids(monkeypatch, keep):
-    # every window gets one of two hashes: only the id comparison can split the classes
-    hashes = spans._window_hashes
-    monkeypatch.setattr(spans, "_window_hashes",
-                        lambda *args: hashes(*args) % np.uint64(2))
+    # every window's key keeps one hash bit: only the id comparison can split the classes
+    keys = spans._partition_keys
+
+    def two_hashes(offsets, ids, length, power, shift, passes, part):
+        found = keys(offsets, ids, length, power, shift, passes, part)
+        position = (np.uint64(1) << shift) - np.uint64(1)
+        return (found & position) | (found >> np.uint64(63) << np.uint64(63))
+
+    monkeypatch.setattr(spans, "_partition_keys", two_hashes)
     check(planted_docs(3), 50, keep)
     check([[1, 2, 1, 2, 2, 1, 1, 2, 1], [2, 1, 2, 1], [1, 1, 1]], 2, keep)
 
