@@ -178,20 +178,26 @@ def _check(starts: Ragged, ends: Ragged, ids: Ragged, min_tokens, keep, passes) 
         raise ValueError("token_starts, token_ends and token_ids must share one offsets array")
     if ids.values.dtype.kind not in "iu":
         raise ValueError(f"token ids must be integers, not {ids.values.dtype}")
-    if np.any(starts.values > ends.values) or np.any(starts.values < 0):
+    if starts.values.dtype.kind not in "iu" or ends.values.dtype.kind not in "iu":
+        raise ValueError("token starts and ends must be integer byte offsets")
+    problem = _token_order(starts.offsets, starts.values, ends.values)
+    if problem == 1:
         raise ValueError("each token must have 0 <= start <= end")
-    if not _in_order(starts.offsets, starts.values, ends.values):
+    if problem == 2:
         raise ValueError("tokens must be sorted and non-overlapping within each document")
 
 
 @nb.njit(cache=True)
-def _in_order(offsets, starts, ends):
-    """Within each document a token starts where the one before it ended, or later."""
+def _token_order(offsets, starts, ends):
+    """0 if every token has 0 <= start <= end and, within its document, starts where the
+    one before it ended or later; else 1 (a bad token) or 2 (out of order)."""
     for d in range(offsets.size - 1):
-        for t in range(offsets[d] + 1, offsets[d + 1]):
-            if starts[t] < ends[t - 1]:
-                return False
-    return True
+        for t in range(offsets[d], offsets[d + 1]):
+            if starts[t] < 0 or starts[t] > ends[t]:
+                return 1
+            if t > offsets[d] and starts[t] < ends[t - 1]:
+                return 2
+    return 0
 
 
 def _repeated_windows(offsets, ids, length, power, shift, passes, part):
@@ -217,6 +223,9 @@ def _partition_keys(offsets, ids, length, power, shift, passes, part):
     counts = np.zeros(n, dtype=np.int64)
     for d in nb.prange(n):  # pass 1: the partition's windows per document
         first = offsets[d]
+        if passes == np.uint64(1):  # all of them
+            counts[d] = max(offsets[d + 1] - first - length + 1, 0)
+            continue
         h = np.uint64(0)
         c = 0
         for t in range(first, offsets[d + 1]):

@@ -220,6 +220,8 @@ def test_bad_columns_are_refused():
         repeated_spans(starts, ends, Ragged(np.array([0, 4]), ids.values), 2)
     with pytest.raises(ValueError, match="non-overlapping"):
         repeated_spans(starts, Ragged(ends.offsets, ends.values + 5), ids, 2)
+    with pytest.raises(ValueError, match="0 <= start <= end"):
+        repeated_spans(starts, Ragged(ends.offsets, ends.values - 9), ids, 2)
     with pytest.raises(ValueError, match="offsets end at"):
         Ragged(np.array([0, 5]), np.zeros(4))
     found = repeated_spans((starts.offsets, starts.values), (ends.offsets, ends.values),
