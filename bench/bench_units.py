@@ -15,6 +15,9 @@ Run: ``python bench/bench_units.py --corpus /work/data/scale_100000.jsonl --docs
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
+import gc
 import json
 import os
 import statistics
@@ -28,6 +31,7 @@ import numpy as np
 
 from neardup.units.spans import Ragged, repeated_spans
 
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
 _SPACE = np.zeros(256, dtype=np.bool_)
 _SPACE[[9, 10, 11, 12, 13, 32]] = True
 
@@ -103,6 +107,9 @@ class PeakRss:
     """The largest resident set size seen while the block runs (sampled every 5 ms)."""
 
     def __enter__(self):
+        gc.collect()
+        if _LIBC is not None:  # hand freed pages back, so "added" is what the block adds
+            _LIBC.malloc_trim(0)
         self.page = os.sysconf("SC_PAGE_SIZE")
         self.before = self.peak = self._rss()
         self._stop = threading.Event()
