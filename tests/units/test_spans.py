@@ -190,7 +190,8 @@ def test_deterministic_and_both_kernel_forms_agree(monkeypatch):
     again = repeated_spans(starts, ends, ids, 50)
     monkeypatch.setattr(kernels, "PARALLEL_FROM", 0)
     parallel = repeated_spans(starts, ends, ids, 50)
-    for found in (again, parallel):
+    partitioned = repeated_spans(starts, ends, ids, 50, passes=3)
+    for found in (again, parallel, partitioned):
         for f in fields(RepeatedSpans):
             a, b = getattr(first, f.name), getattr(found, f.name)
             assert np.array_equal(a, b) and np.asarray(a).dtype == np.asarray(b).dtype
