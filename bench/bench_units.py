@@ -2,12 +2,16 @@
 """Units below the document: the ``span`` unit's kernel (neardup.units.spans) on a real corpus.
 
 Skeleton: it measures :func:`neardup.units.spans.repeated_spans` alone (tokens a second,
-the memory the call adds) on the first ``--docs`` documents of a JSONL corpus, tokenized by
-whitespace (token ids: a 64-bit hash of the token's bytes, made here, outside the timing),
-optionally with a web-like boilerplate (a ``--banner``-token header in a share of the
-documents) planted first. The comparison against text-dedup's or datatrove's suffix-array
-path (both drive the Rust deduplicate-text-datasets tool) is not written yet; it does not
-write BENCHMARKS.md yet either.
+the memory the first call adds) on the first ``--docs`` documents of a JSONL corpus,
+tokenized by whitespace (token ids: a 64-bit FNV-1a hash of the token's bytes, made here,
+outside the timing), optionally with a web-like boilerplate (a ``--banner``-token header
+in a ``--banner-share`` of the documents) planted first. ``--check`` compares the removed
+tokens, token by token, with prefix doubling (:func:`doubling_classes`: the suffix
+array's ranks, exact without any hash, numpy only).
+
+Not written yet: the comparison against text-dedup's and datatrove's suffix-array path
+(both drive the Rust deduplicate-text-datasets tool: a cargo build with crates.io and a
+Hugging Face tokenizer download, neither reachable offline), and a BENCHMARKS.md section.
 
 Run: ``python bench/bench_units.py --corpus /work/data/scale_100000.jsonl --docs 100000``.
 """
