@@ -10,7 +10,7 @@ from neardup.pipeline import find_texts
 from neardup.synthetic import planted_corpus
 
 MODULES = ("neardup.shingling", "neardup.text.cleaning", "neardup.minhash", "neardup.pairs",
-           "neardup.verify")
+           "neardup.verify", "neardup.units.spans")
 
 
 def sized_kernels():
