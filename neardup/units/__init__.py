@@ -230,13 +230,7 @@ def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, options):
 def _spans(data, doc_offsets, options, normalize):
     """span: tokens normalized and numbered exactly (a token's id is its class), then
     the token-span kernel (:mod:`neardup.units.spans`)."""
-    try:
-        from . import spans
-        kernel = spans.repeated_spans
-    except (ImportError, AttributeError):
-        raise ValueError("unit 'span' is not available in this build: its kernel, "
-                         "neardup.units.spans.repeated_spans, is missing; use line, "
-                         "paragraph or sentences:N") from None
+    from . import spans  # numba kernels: compiled only when a run asks for spans
     n_docs = doc_offsets.size - 1
     doc, ts, te, _, _ = split.split_tokens(data, doc_offsets)
     class_of, _, kept = _classes(data, ts, te, normalize)
@@ -244,7 +238,7 @@ def _spans(data, doc_offsets, options, normalize):
     base = doc_offsets[doc]
     offsets = np.zeros(n_docs + 1, np.int64)
     np.cumsum(np.bincount(doc, minlength=n_docs), out=offsets[1:])
-    found = kernel(CSR(offsets, ts - base), CSR(offsets, te - base),
+    found = spans.repeated_spans(CSR(offsets, ts - base), CSR(offsets, te - base),
                    CSR(offsets, class_of.astype(np.uint64)), options.min_tokens, options.keep)
     removals = RemovalRanges.of(found)
     repeats = Repeats(*(np.asarray(_span_column(found, name), np.int64)
