@@ -6,21 +6,17 @@ stages are modules: ``neardup.minhash.minhash(sets, K)`` computes signatures,
 ``neardup.lsh`` bands them, ``neardup.allpairs`` is the exact join.
 """
 
-from ._core import numba_cache as _numba_cache
+from . import allpairs, lsh, minhash, pairs, synthetic, verify
 from ._core.version import VERSION
-
-_numba_cache.register()  # before any kernel is defined: a wheel on sys.path caches too
-
-from . import allpairs, lsh, minhash, pairs, synthetic, verify  # noqa: E402
-from .api import dedup, find, tune  # noqa: E402
-from .index import Index  # noqa: E402
-from .lsh import BandPlan, choose_bands, s_curve  # noqa: E402
-from .minhash import Signatures, load_signatures  # noqa: E402
-from .pipeline import FindConfig, FindResult, find_sets, find_texts  # noqa: E402
-from .shingling import ShingleOptions, ShingleSets, shingle  # noqa: E402
-from .sinks import read_results  # noqa: E402
-from .text import cleaning  # noqa: E402
-from .verify import exact_jaccard  # noqa: E402
+from .api import dedup, find, tune
+from .index import Index
+from .lsh import BandPlan, choose_bands, s_curve
+from .minhash import Signatures, load_signatures
+from .pipeline import FindConfig, FindResult, find_sets, find_texts
+from .shingling import ShingleOptions, ShingleSets, shingle
+from .sinks import read_results
+from .text import cleaning
+from .verify import exact_jaccard
 
 __version__ = VERSION
 

@@ -60,9 +60,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from ._core.jit import njit
 from .shingling import ShingleSets
 from .verify import overlap_reaching
 
@@ -326,7 +326,7 @@ def _prefix_postings(offsets, ranks, index_len, n_elements):
 # ---------------------------------------------------------------- numba kernels
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, groups_by_rank, out):
     """Write each element's rank into its set's slot, visiting elements in rank order.
 
@@ -347,7 +347,7 @@ def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, grou
                 fill[d] += 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos):
     """Counting sort of the indexing-prefix entries by element, sets in order."""
     for d in range(offsets.size - 1):
@@ -364,19 +364,19 @@ def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos):
             fill[e] += 1
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _ceil_bound(value):
     return max(1, math.ceil(value - ROUNDING_SLACK))
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _grow(array, capacity):
     out = np.empty(capacity, dtype=array.dtype)
     out[: array.size] = array
     return out
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold,
           containment, bound):
     """Sets in increasing size; each probes the lists of its probing prefix, then is indexed.

@@ -38,10 +38,10 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 
 from ._core.hashing import mix64
+from ._core.jit import njit
 
 BUCKET_POLICIES = ("star", "skip")
 DEFAULT_WEIGHTS = (0.02, 0.98)
@@ -371,7 +371,7 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _band_keys(matrix, bands, rows, out):
     n = matrix.shape[0]
     for d in range(n):
@@ -382,7 +382,7 @@ def _band_keys(matrix, bands, rows, out):
             out[d, band] = h
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _bucket_pairs(order, starts, sizes, max_bucket, star, n):
     total = 0
     for g in range(starts.size):

@@ -30,11 +30,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numba as nb
 import numpy as np
 import pyarrow as pa
 
 from ._core import columns
+from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 
 BATCH_ROWS = 1 << 20
@@ -270,7 +270,7 @@ def _ints(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _later_members(members, lo, hi, a):
     """How many of the ascending ``members[lo:hi]`` are > a, and where they start."""
     if hi == lo or members[hi - 1] <= a:
@@ -290,7 +290,7 @@ def _later_members(members, lo, hi, a):
 
 @sized_kernel(work=lambda group_of, *_: group_of.size)
 def _row_counts(group_of, rank, offsets, members, adj_offsets, adj_group, out):
-    for a in nb.prange(group_of.size):
+    for a in prange(group_of.size):
         g = group_of[a]
         if g < 0:
             continue
@@ -305,7 +305,7 @@ def _row_counts(group_of, rank, offsets, members, adj_offsets, adj_group, out):
 @sized_kernel(work=lambda *args: args[12].size)
 def _fill_rows(lo, hi, starts, group_of, rank, offsets, members, adj_offsets, adj_group,
                adj_pair, set_jaccard, set_estimate, doc_b, jaccard, estimate):
-    for k in nb.prange(hi - lo):
+    for k in prange(hi - lo):
         a = lo + k
         g = group_of[a]
         if g < 0:
@@ -338,7 +338,7 @@ def _fill_rows(lo, hi, starts, group_of, rank, offsets, members, adj_offsets, ad
         _merge_runs(doc_b, jaccard, estimate, runs[:n_runs])
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _merge_runs(keys, first, second, runs):
     """Sort ``keys[runs[0]:runs[-1]]`` (and the two value arrays with it), given that it is
     ascending between consecutive ``runs`` bounds: merges of neighbouring runs, O(L log k)
