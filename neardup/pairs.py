@@ -33,7 +33,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from ._core import columns
+from ._core import columns, jit
 from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 
@@ -69,6 +69,8 @@ class PairSet:
     jaccard: np.ndarray
     estimate: np.ndarray
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    # made from an input small enough to run the kernels' Python source: its batches too
+    interpreted: bool = field(default_factory=jit.is_interpreted, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.head = np.ascontiguousarray(self.head, dtype=np.int64)
@@ -139,7 +141,9 @@ class PairSet:
         if "rows" not in self._cache:
             g, (adj_offsets, adj_group, _) = self.groups, self._adjacency
             out = np.zeros(self.n, dtype=np.int64)
-            _row_counts(g.group_of, g.rank, g.offsets, g.members, adj_offsets, adj_group, out)
+            with jit.interpreted_if(self.interpreted):
+                _row_counts(g.group_of, g.rank, g.offsets, g.members, adj_offsets,
+                            adj_group, out)
             self._cache["rows"] = out
         return self._cache["rows"]
 
@@ -178,9 +182,10 @@ class PairSet:
             doc_b = np.empty(size, dtype=np.int64)
             jaccard = np.empty(size, dtype=np.float64)
             estimate = np.empty(size, dtype=np.float64)
-            _fill_rows(lo, hi, starts, g.group_of, g.rank, g.offsets, g.members,
-                       adj_offsets, adj_group, adj_pair, self.jaccard, self.estimate,
-                       doc_b, jaccard, estimate)
+            with jit.interpreted_if(self.interpreted):
+                _fill_rows(lo, hi, starts, g.group_of, g.rank, g.offsets, g.members,
+                           adj_offsets, adj_group, adj_pair, self.jaccard, self.estimate,
+                           doc_b, jaccard, estimate)
             doc_a = np.repeat(np.arange(lo, hi, dtype=np.int64), rows[lo:hi])
             yield doc_a, doc_b, jaccard, estimate
             done += size

@@ -18,16 +18,51 @@ the kernels it calls, ``numba.prange`` for :func:`prange` (named as a global, as
 above: ``jit.prange`` would reach numba as this module's function). numba resolves globals
 when it compiles, and the kernels a module defines are all bound by then. The copy
 keeps the function's code, file, name and first line, so its cache entries are the
-ones ``numba.njit`` on the function would write. Anything else a dispatcher has
+ones ``numba.njit`` on the function would write.
+
+Within :func:`interpreted` a kernel runs its Python source instead (numba is neither
+imported nor asked to compile): for an input so small that compiling would take
+hundreds of times longer than the loops, as the pipeline decides
+(``neardup.pipeline.kernels_for``). The source is the same loops on the same numpy
+types, and the results are the compiled kernels' (tests/pipeline/test_interpreted.py).
+Anything else a dispatcher has
 (``signatures``, ``py_func`` of the copy through ``dispatcher``) is reached through
 :attr:`Kernel.dispatcher`; ``kernel.signatures`` reads it without building one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+_INTERPRETED = contextvars.ContextVar("neardup_interpreted", default=False)
+
+
+def is_interpreted() -> bool:
+    """Whether kernels run their Python source here (inside :func:`interpreted`)."""
+    return _INTERPRETED.get()
+
+
+def interpreted_if(condition: bool):
+    """:func:`interpreted` when ``condition``, else a context that changes nothing."""
+    return interpreted() if condition else contextlib.nullcontext()
+
+
+@contextmanager
+def interpreted() -> Iterator[None]:
+    """Within: every kernel runs its Python source; nothing is compiled."""
+    token = _INTERPRETED.set(True)
+    try:
+        with np.errstate(over="ignore"):  # the hashes' uint64 wraparound, silent as in numba
+            yield
+    finally:
+        _INTERPRETED.reset(token)
 
 
 def prange(*args):
@@ -75,6 +110,8 @@ class Kernel:
         return [] if self._dispatcher is None else self._dispatcher.signatures
 
     def __call__(self, *args):
+        if _INTERPRETED.get():
+            return self.py_func(*args)
         return self.dispatcher(*args)
 
     def __repr__(self) -> str:
