@@ -6,32 +6,55 @@ stages are modules: ``neardup.minhash.minhash(sets, K)`` computes signatures,
 ``neardup.lsh`` bands them, ``neardup.allpairs`` is the exact join.
 """
 
-from ._core import numba_cache as _numba_cache
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from ._core.version import VERSION
 
-_numba_cache.register()  # before any kernel is defined: a wheel on sys.path caches too
-
-from . import allpairs, lsh, minhash, pairs, synthetic, verify  # noqa: E402
-from .api import dedup, find, repeats, tune  # noqa: E402
-from .index import Index  # noqa: E402
-from .lsh import BandPlan, choose_bands, s_curve  # noqa: E402
-from .minhash import Signatures, load_signatures  # noqa: E402
-from .pipeline import FindConfig, FindResult, find_sets, find_texts  # noqa: E402
-from .shingling import ShingleOptions, ShingleSets, shingle  # noqa: E402
-from .sinks import read_results  # noqa: E402
-from .text import cleaning  # noqa: E402
-from .verify import exact_jaccard  # noqa: E402
+if TYPE_CHECKING:
+    from . import allpairs, code, lsh, minhash, pairs, synthetic, verify
+    from .api import dedup, find, repeats, tune
+    from .index import Index
+    from .lsh import BandPlan, choose_bands, s_curve
+    from .minhash import Signatures, load_signatures
+    from .pipeline import FindConfig, FindResult, find_sets, find_texts
+    from .shingling import ShingleOptions, ShingleSets, shingle
+    from .sinks import read_results
+    from .text import cleaning
+    from .verify import exact_jaccard
 
 __version__ = VERSION
 
+# Each name is imported on first use, so that ``import neardup`` stays quick (numpy,
+# pyarrow and the stages load with the first name that needs them; numba with the
+# first kernel that runs). ``neardup.code`` needs Pygments, the code extra.
+_MODULES = {"allpairs": "allpairs", "code": "code", "lsh": "lsh", "minhash": "minhash",
+            "pairs": "pairs", "synthetic": "synthetic", "verify": "verify",
+            "cleaning": "text.cleaning"}
+_NAMES = {"dedup": "api", "find": "api", "repeats": "api", "tune": "api", "Index": "index",
+          "BandPlan": "lsh", "choose_bands": "lsh", "s_curve": "lsh",
+          "Signatures": "minhash", "load_signatures": "minhash",
+          "FindConfig": "pipeline", "FindResult": "pipeline", "find_sets": "pipeline",
+          "find_texts": "pipeline", "ShingleOptions": "shingling", "ShingleSets": "shingling",
+          "shingle": "shingling", "read_results": "sinks", "exact_jaccard": "verify"}
+
 
 def __getattr__(name: str):
-    """``neardup.code`` on first use: it needs Pygments, the code extra."""
-    if name == "code":
-        import importlib
+    if name in _MODULES:
+        value = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+    elif name in _NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    else:
+        raise AttributeError(f"module 'neardup' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-        return importlib.import_module(f"{__name__}.code")
-    raise AttributeError(f"module 'neardup' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "BandPlan", "FindConfig", "FindResult", "Index", "ShingleOptions", "ShingleSets", "Signatures",

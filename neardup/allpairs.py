@@ -60,9 +60,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from ._core.jit import njit
 from .shingling import ShingleSets
 from .verify import overlap_reaching
 
@@ -150,7 +150,7 @@ def estimate_exact_cost(
     n = sets.n
     m = min(sample, n)
     picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
-    ranked = rank_sets(sets, picked)
+    ranked = rank_sets_numpy(sets, picked)  # the join's kernels stay uncompiled
     offsets, ranks = ranked.offsets, ranked.values
     sizes = sets.sizes
     picked_sizes = sizes[picked]
@@ -211,6 +211,39 @@ def rank_sets(sets: ShingleSets, order: np.ndarray | None = None) -> RankedSets:
     ranks = np.empty(int(new_offsets[-1]), dtype=np.int32 if n_elements < 2**31 else np.int64)
     _distribute_ranks(sets.offsets, new_id, new_offsets, by_value, group_bounds,
                       groups_by_rank, ranks)
+    return RankedSets(new_offsets, ranks, n_elements)
+
+
+def rank_sets_numpy(sets: ShingleSets, order: np.ndarray | None = None) -> RankedSets:
+    """:func:`rank_sets` in numpy alone: the same ranks, with no kernel to compile.
+
+    The planner estimates the join's cost with it (:func:`estimate_exact_cost`), so that
+    a run that then picks LSH never compiles the join. It sorts the picked sets' ranks
+    once more (a packed sort of (set, rank), O(S log S) for the S elements picked) where
+    :func:`rank_sets` places them in order by a counting pass: fine on a sample, slower
+    on a whole collection.
+    """
+    by_value, group_bounds = _group_by_value(sets.values)
+    group_sizes = np.diff(group_bounds)
+    groups_by_rank = np.argsort(_small_keys(group_sizes), kind="stable")
+    n_elements = groups_by_rank.size
+    rank_dtype = np.int32 if n_elements < 2**31 else np.int64
+    rank_of_group = np.empty(n_elements, dtype=np.int64)
+    rank_of_group[groups_by_rank] = np.arange(n_elements, dtype=np.int64)
+    rank_at = np.empty(sets.values.size, dtype=np.int64)  # the rank of each element, in place
+    rank_at[by_value] = np.repeat(rank_of_group, group_sizes)
+    if order is None:
+        order = np.arange(sets.n, dtype=np.int64)
+    order = np.asarray(order, dtype=np.int64)
+    picked_sizes = sets.sizes[order]
+    new_offsets = np.zeros(order.size + 1, dtype=np.int64)
+    np.cumsum(picked_sizes, out=new_offsets[1:])
+    at = np.repeat(sets.offsets[order], picked_sizes) + _positions(new_offsets)
+    owner = np.repeat(np.arange(order.size, dtype=np.int64), picked_sizes)
+    # (set, rank) packed in one int64 (set < 2^31, rank < 2^32): one sort orders each set
+    packed = owner * np.int64(max(n_elements, 1)) + rank_at[at]
+    packed.sort()
+    ranks = (packed - owner * np.int64(max(n_elements, 1))).astype(rank_dtype)
     return RankedSets(new_offsets, ranks, n_elements)
 
 
@@ -293,7 +326,7 @@ def _prefix_postings(offsets, ranks, index_len, n_elements):
 # ---------------------------------------------------------------- numba kernels
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, groups_by_rank, out):
     """Write each element's rank into its set's slot, visiting elements in rank order.
 
@@ -314,7 +347,7 @@ def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, grou
                 fill[d] += 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos):
     """Counting sort of the indexing-prefix entries by element, sets in order."""
     for d in range(offsets.size - 1):
@@ -331,19 +364,19 @@ def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos):
             fill[e] += 1
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _ceil_bound(value):
     return max(1, math.ceil(value - ROUNDING_SLACK))
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _grow(array, capacity):
     out = np.empty(capacity, dtype=array.dtype)
     out[: array.size] = array
     return out
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _join(offsets, ranks, probe_len, index_len, post_offsets, post_doc, post_pos, threshold,
           containment, bound):
     """Sets in increasing size; each probes the lists of its probing prefix, then is indexed.

@@ -24,8 +24,9 @@ cluster of one.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from ._core.jit import njit
 
 REPRESENTATIVE_POLICIES = ("first", "longest", "shortest", "field")
 CLUSTER_POLICIES = ("components", "center")
@@ -49,7 +50,7 @@ def cluster_labels(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     return _components(n, i, j)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _root(parent, x):
     while parent[x] != x:
         parent[x] = parent[parent[x]]
@@ -57,7 +58,7 @@ def _root(parent, x):
     return x
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _components(n, i, j):
     parent = np.arange(n)
     for k in range(i.size):
@@ -148,7 +149,7 @@ def center_clusters(head: np.ndarray, set_i: np.ndarray, set_j: np.ndarray
     return cluster_labels(n, np.arange(n, dtype=np.int64), centre), centre
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _star_cover(n, visit, offsets, neighbours):
     centre = np.full(n, -1, dtype=np.int64)
     for k in range(visit.size):
@@ -214,7 +215,7 @@ def anchored_cover(head: np.ndarray, set_i: np.ndarray, set_j: np.ndarray,
     return matched, similarity
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _anchored_cover(n, free, visit, leader, offsets, neighbours, weights):
     kept = np.zeros(n, dtype=np.bool_)
     kept[free:] = True

@@ -38,10 +38,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-import numba as nb
 import numpy as np
 
 from . import allpairs, lsh, minhash, simhash
+from ._core.jit import njit, prange
 from .config import SKETCHES, FindConfig
 from .pipeline import identical_groups
 from .shingling import ShingleSets
@@ -344,13 +344,13 @@ def brute_force_document_pairs(sets: ShingleSets, docs: np.ndarray, threshold: f
     return docs[a], docs[b], jaccard
 
 
-@nb.njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)
 def _brute_rows(offsets, codes, posting_offsets, postings, sizes, threshold, found, starts,
                 out_b, out_jaccard, fill):
     """Pass 1 (``fill`` False): how many later documents reach the threshold with each a.
     Pass 2: those documents, ascending, and their Jaccard, at ``starts[a]``."""
     n = sizes.size
-    for a in nb.prange(n):
+    for a in prange(n):
         common = np.zeros(n, dtype=np.int64)
         for s in range(offsets[a], offsets[a + 1]):
             c = codes[s]

@@ -38,10 +38,10 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 
 from ._core.hashing import mix64
+from ._core.jit import njit
 
 BUCKET_POLICIES = ("star", "skip")
 DEFAULT_WEIGHTS = (0.02, 0.98)
@@ -369,7 +369,7 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _band_keys(matrix, bands, rows, out):
     n = matrix.shape[0]
     for d in range(n):
@@ -380,7 +380,7 @@ def _band_keys(matrix, bands, rows, out):
             out[d, band] = h
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _bucket_pairs(order, starts, sizes, max_bucket, star, n):
     total = 0
     for g in range(starts.size):
@@ -411,7 +411,7 @@ def _bucket_pairs(order, starts, sizes, max_bucket, star, n):
     return out
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _group_repeated_keys(column, bits):
     """(members int64, sizes int64) of :func:`_shared_key_buckets`, from 2^bits pieces."""
     n = column.size
@@ -481,7 +481,7 @@ def _group_repeated_keys(column, bits):
     return docs[:written].astype(np.int64), keys[:groups].astype(np.int64)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _distinct_pairs(codes, n):
     """(i int64, j int64): the distinct pairs of ``codes`` (i * n + j), sorted by (i, j).
 

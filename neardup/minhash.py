@@ -74,10 +74,10 @@ import json
 import os
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from ._core.hashing import mix64
+from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 
 HASH_FAMILIES = ("affine32", "oph", "superminhash")
@@ -190,7 +190,7 @@ def family_keys(seed: int) -> tuple[np.uint64, np.uint64]:
     return keys[0], keys[1]
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _fmix32(h):
     """MurmurHash3's 32-bit finalizer (a bijection): makes structured keys uniform."""
     h ^= h >> np.uint64(16)
@@ -208,7 +208,7 @@ def _affine_minhash(offsets, values, a, b, out):
     # than updating K running minima per shingle)
     shift = np.uint64(32)
     low32 = np.uint64(0xFFFFFFFF)
-    for d in nb.prange(offsets.size - 1):
+    for d in prange(offsets.size - 1):
         lo, hi = offsets[d], offsets[d + 1]
         mixed = np.empty(hi - lo, dtype=np.uint32)
         for p in range(lo, hi):
@@ -236,7 +236,7 @@ def _oph_minhash(offsets, values, shingle_key, probe_key, out):
     num_bins = out.shape[1]
     k64 = np.uint64(num_bins)
     shift = np.uint64(32)
-    for d in nb.prange(offsets.size - 1):
+    for d in prange(offsets.size - 1):
         lo, hi = offsets[d], offsets[d + 1]
         row = out[d]
         row[:] = _EMPTY
@@ -292,7 +292,7 @@ def _superminhash(offsets, values, shingle_key, output_key, out):
     k64 = np.uint64(num_registers)
     shift = np.uint64(32)
     low32 = np.uint64(0xFFFFFFFF)
-    for d in nb.prange(offsets.size - 1):
+    for d in prange(offsets.size - 1):
         lo, hi = offsets[d], offsets[d + 1]
         row = out[d]
         if hi == lo:
@@ -320,7 +320,7 @@ def _superminhash(offsets, values, shingle_key, output_key, out):
             row[k] = np.uint32(mix64(registers[k] ^ output_key) >> shift)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _fill_position_by_position(seeds, registers, missing):
     # positions 1, 2, ... for all shingles at once, until no register is left without an
     # offer. Shingle t's Fisher-Yates state after position j is the list of its moves:
@@ -379,7 +379,7 @@ def _fill_position_by_position(seeds, registers, missing):
             registers[k] = min(held, top | (draws[t] >> shift))
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _fill_shingle_by_shingle(seeds, registers, missing):
     # a set much smaller than K needs many positions: each shingle runs its Fisher-Yates
     # shuffle up to ``bound`` on a shared permutation array, restored after each shingle

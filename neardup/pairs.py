@@ -30,11 +30,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numba as nb
 import numpy as np
 import pyarrow as pa
 
-from ._core import columns
+from ._core import columns, jit
+from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 
 BATCH_ROWS = 1 << 20
@@ -69,6 +69,8 @@ class PairSet:
     jaccard: np.ndarray
     estimate: np.ndarray
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    # made from an input small enough to run the kernels' Python source: its batches too
+    interpreted: bool = field(default_factory=jit.is_interpreted, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.head = np.ascontiguousarray(self.head, dtype=np.int64)
@@ -139,7 +141,9 @@ class PairSet:
         if "rows" not in self._cache:
             g, (adj_offsets, adj_group, _) = self.groups, self._adjacency
             out = np.zeros(self.n, dtype=np.int64)
-            _row_counts(g.group_of, g.rank, g.offsets, g.members, adj_offsets, adj_group, out)
+            with jit.interpreted_if(self.interpreted):
+                _row_counts(g.group_of, g.rank, g.offsets, g.members, adj_offsets,
+                            adj_group, out)
             self._cache["rows"] = out
         return self._cache["rows"]
 
@@ -178,9 +182,10 @@ class PairSet:
             doc_b = np.empty(size, dtype=np.int64)
             jaccard = np.empty(size, dtype=np.float64)
             estimate = np.empty(size, dtype=np.float64)
-            _fill_rows(lo, hi, starts, g.group_of, g.rank, g.offsets, g.members,
-                       adj_offsets, adj_group, adj_pair, self.jaccard, self.estimate,
-                       doc_b, jaccard, estimate)
+            with jit.interpreted_if(self.interpreted):
+                _fill_rows(lo, hi, starts, g.group_of, g.rank, g.offsets, g.members,
+                           adj_offsets, adj_group, adj_pair, self.jaccard, self.estimate,
+                           doc_b, jaccard, estimate)
             doc_a = np.repeat(np.arange(lo, hi, dtype=np.int64), rows[lo:hi])
             yield doc_a, doc_b, jaccard, estimate
             done += size
@@ -270,7 +275,7 @@ def _ints(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _later_members(members, lo, hi, a):
     """How many of the ascending ``members[lo:hi]`` are > a, and where they start."""
     if hi == lo or members[hi - 1] <= a:
@@ -290,7 +295,7 @@ def _later_members(members, lo, hi, a):
 
 @sized_kernel(work=lambda group_of, *_: group_of.size)
 def _row_counts(group_of, rank, offsets, members, adj_offsets, adj_group, out):
-    for a in nb.prange(group_of.size):
+    for a in prange(group_of.size):
         g = group_of[a]
         if g < 0:
             continue
@@ -305,7 +310,7 @@ def _row_counts(group_of, rank, offsets, members, adj_offsets, adj_group, out):
 @sized_kernel(work=lambda *args: args[12].size)
 def _fill_rows(lo, hi, starts, group_of, rank, offsets, members, adj_offsets, adj_group,
                adj_pair, set_jaccard, set_estimate, doc_b, jaccard, estimate):
-    for k in nb.prange(hi - lo):
+    for k in prange(hi - lo):
         a = lo + k
         g = group_of[a]
         if g < 0:
@@ -338,7 +343,7 @@ def _fill_rows(lo, hi, starts, group_of, rank, offsets, members, adj_offsets, ad
         _merge_runs(doc_b, jaccard, estimate, runs[:n_runs])
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _merge_runs(keys, first, second, runs):
     """Sort ``keys[runs[0]:runs[-1]]`` (and the two value arrays with it), given that it is
     ascending between consecutive ``runs`` bounds: merges of neighbouring runs, O(L log k)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import allpairs, lsh, minhash
+from ._core import kernels
 from .shingling import ShingleSets
 
 METHODS = ("auto", "lsh", "exact")
@@ -86,12 +87,14 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
     # at most SAMPLE_ELEMENTS elements, so that planning stays a small part of the run
     m = min(sample, n, max(200, int(SAMPLE_ELEMENTS / max(mean_size, 1.0))))
     picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
-    sampled = sets.subset(picked)
     scale = n * (n - 1) / (m * (m - 1)) if m > 1 else 0.0
-
-    signatures = minhash.minhash(sampled, num_perm, seed=seed + 1, family=family)
-    keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
-    sample_i, _, stats = lsh.candidate_pairs(keys)
+    # the sample's kernels run in the form (plain or parallel) the whole input's will:
+    # on a first run, compiling the other form too would cost seconds
+    with kernels.work_scaled(n / m):
+        sampled = sets.subset(picked)
+        signatures = minhash.minhash(sampled, num_perm, seed=seed + 1, family=family)
+        keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
+        sample_i, _, stats = lsh.candidate_pairs(keys)
     lsh_candidates = sample_i.size * scale
     emitted = sum(stats.per_band) * scale
     if family in _ONE_PASS_STEPS:

@@ -32,10 +32,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from ._core.hashing import GOLDEN, mix64
+from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 
 SHINGLE_KINDS = ("char", "word")
@@ -386,7 +386,7 @@ def utf8_buffer(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
 
 # ---------------------------------------------------------------- numba kernels
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _hash_segments(code_points, offsets, seed):
     n = offsets.size - 1
     out = np.empty(n, dtype=np.uint64)
@@ -398,7 +398,7 @@ def _hash_segments(code_points, offsets, seed):
     return out
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def utf8_at(data, p):
     """(code point, bytes) of the UTF-8 sequence starting at data[p] (input is valid)."""
     b0 = np.uint32(data[p])
@@ -416,7 +416,7 @@ def utf8_at(data, p):
 @sized_kernel(work=lambda data, *_: data.size)
 def _unseen_code_points(data, doc_offsets, docs, learned):
     seen = np.zeros(learned.size, dtype=np.bool_)
-    for k in nb.prange(docs.size):  # racing writes all store True
+    for k in prange(docs.size):  # racing writes all store True
         p = doc_offsets[docs[k]]
         while p < doc_offsets[docs[k] + 1]:
             cp, width = utf8_at(data, p)
@@ -432,7 +432,7 @@ def _non_ascii_spans(data, doc_offsets):
     character before it (CSR: span_offsets, starts, ends)."""
     n = doc_offsets.size - 1
     counts = np.zeros(n, dtype=np.int64)
-    for d in nb.prange(n):
+    for d in prange(n):
         c = 0
         previous_ascii = True
         for p in range(doc_offsets[d], doc_offsets[d + 1]):
@@ -447,7 +447,7 @@ def _non_ascii_spans(data, doc_offsets):
         span_offsets[d + 1] = span_offsets[d] + counts[d]
     starts = np.empty(span_offsets[n], dtype=np.int64)
     ends = np.empty(span_offsets[n], dtype=np.int64)
-    for d in nb.prange(n):
+    for d in prange(n):
         k = span_offsets[d]
         index = -1  # code point index of the character at p
         inside = False
@@ -468,7 +468,7 @@ def _non_ascii_spans(data, doc_offsets):
     return span_offsets, starts, ends
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _collapse_document(data, lo, hi, ascii_fold, is_space, out, w, write):
     """Code points of data[lo:hi] with ASCII letters lowered and each inner whitespace run
     one space, trimmed; written from out[w] when ``write``. Returns how many."""
@@ -500,14 +500,14 @@ def _collapsed_code_points(data, doc_offsets, ascii_fold, is_space):
     n = doc_offsets.size - 1
     none = np.empty(0, dtype=np.uint32)
     counts = np.zeros(n, dtype=np.int64)
-    for d in nb.prange(n):  # pass 1: how many code points each document keeps
+    for d in prange(n):  # pass 1: how many code points each document keeps
         counts[d] = _collapse_document(data, doc_offsets[d], doc_offsets[d + 1], ascii_fold,
                                        is_space, none, 0, False)
     offsets = np.zeros(n + 1, dtype=np.int64)
     for d in range(n):
         offsets[d + 1] = offsets[d] + counts[d]
     out = np.empty(offsets[n], dtype=np.uint32)
-    for d in nb.prange(n):  # pass 2: write them
+    for d in prange(n):  # pass 2: write them
         _collapse_document(data, doc_offsets[d], doc_offsets[d + 1], ascii_fold, is_space,
                            out, offsets[d], True)
     return out, offsets
@@ -517,7 +517,7 @@ def _collapsed_code_points(data, doc_offsets, ascii_fold, is_space):
 def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
     n = doc_offsets.size - 1
     counts = np.zeros(n, dtype=np.int64)
-    for d in nb.prange(n):  # pass 1: tokens per document
+    for d in prange(n):  # pass 1: tokens per document
         c = 0
         inside = False
         p = doc_offsets[d]
@@ -539,7 +539,7 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
         token_offsets[d + 1] = token_offsets[d] + counts[d]
     out = np.empty(token_offsets[n], dtype=np.uint64)
     start = mix64(seed ^ GOLDEN)  # the token hash of _hash_segments
-    for d in nb.prange(n):  # pass 2: hash each run as it ends
+    for d in prange(n):  # pass 2: hash each run as it ends
         t = token_offsets[d]
         h = start
         inside = False
@@ -568,7 +568,7 @@ def _word_token_hashes(data, doc_offsets, fold, ascii_fold, is_word, seed):
 @sized_kernel(work=lambda *args: args[-1].size)
 def _ngram_hashes(tokens, offsets, out_offsets, size, seed, shift, out):
     start = mix64(seed ^ np.uint64(0x632BE59BD9B4E019))
-    for d in nb.prange(offsets.size - 1):
+    for d in prange(offsets.size - 1):
         lo = offsets[d]
         width = min(size, offsets[d + 1] - lo)
         for s in range(out_offsets[d + 1] - out_offsets[d]):
@@ -580,13 +580,13 @@ def _ngram_hashes(tokens, offsets, out_offsets, size, seed, shift, out):
 
 @sized_kernel(work=lambda values, *_: values.size)
 def _sort_segments(values, offsets):
-    for d in nb.prange(offsets.size - 1):
+    for d in prange(offsets.size - 1):
         lo, hi = offsets[d], offsets[d + 1]
         if hi > lo:
             values[lo:hi] = np.sort(values[lo:hi])
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _distinct_counts(sorted_values, offsets):
     n = offsets.size - 1
     counts = np.zeros(n, dtype=np.int64)
@@ -604,7 +604,7 @@ def _distinct_counts(sorted_values, offsets):
 @sized_kernel(work=lambda values, *_: values.size)
 def compact_segments(values, offsets, new_offsets, out):
     n = offsets.size - 1
-    for d in nb.prange(n):
+    for d in prange(n):
         lo, hi = offsets[d], offsets[d + 1]
         if hi == lo:
             continue
@@ -619,7 +619,7 @@ def compact_segments(values, offsets, new_offsets, out):
 
 @sized_kernel(work=lambda *args: args[-1].size)
 def _gather_segments(offsets, values, index, new_offsets, out):
-    for k in nb.prange(index.size):
+    for k in prange(index.size):
         d = index[k]
         lo = offsets[d]
         w = new_offsets[k]
@@ -640,7 +640,7 @@ def set_fingerprints(sets: ShingleSets, seed: int = 0) -> np.ndarray:
 
 @sized_kernel(work=lambda offsets, values, *_: values.size)
 def _fingerprints(offsets, values, seed, out):
-    for d in nb.prange(offsets.size - 1):
+    for d in prange(offsets.size - 1):
         h = mix64(seed ^ np.uint64(offsets[d + 1] - offsets[d]))
         for p in range(offsets[d], offsets[d + 1]):
             h = mix64(h + np.uint64(values[p]) * GOLDEN + np.uint64(1))

@@ -37,10 +37,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from ._core.hashing import mix64
+from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 from .shingling import ShingleSets
 
@@ -190,7 +190,7 @@ def popcounts(x: np.ndarray) -> np.ndarray:
 
 @sized_kernel(work=lambda offsets, values, *_: values.size * 8)  # 64 bit counts a shingle
 def _fingerprints(offsets, values, key, out):
-    for d in nb.prange(offsets.size - 1):
+    for d in prange(offsets.size - 1):
         lo, hi = offsets[d], offsets[d + 1]
         ones = np.zeros(64, dtype=np.int64)
         for p in range(lo, hi):
@@ -204,7 +204,7 @@ def _fingerprints(offsets, values, key, out):
         out[d] = fingerprint
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -214,7 +214,7 @@ def _popcount(x):
 
 @sized_kernel(work=lambda x, out: x.size)
 def _popcounts(x, out):
-    for p in nb.prange(x.size):
+    for p in prange(x.size):
         out[p] = _popcount(x[p])
 
 
@@ -227,7 +227,7 @@ def _comparisons(prints, order, starts, sizes, *_):
 def _run_pairs(prints, order, starts, sizes, shifts, masks, block, k, n, counts, out, fill):
     """Pass 1 (``fill`` False): how many pairs of each run are within k and agree on no
     earlier block; ``counts[r]``. Pass 2: their codes min·n + max from ``counts[r]`` on."""
-    for r in nb.prange(starts.size):
+    for r in prange(starts.size):
         s, m = starts[r], sizes[r]
         w = counts[r] if fill else 0
         found = 0

@@ -17,9 +17,9 @@ The measures (``MEASURES``):
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 from .shingling import ShingleSets
 
@@ -82,7 +82,7 @@ def intersection_sizes(sets: ShingleSets, i: np.ndarray, j: np.ndarray) -> np.nd
     return out
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def overlap_reaching(values, a, a_end, b, b_end, needed):
     """|values[a:a_end] ∩ values[b:b_end]| of two sorted runs, by merging.
 
@@ -113,7 +113,7 @@ def _pair_work(offsets, values, i, *_):
 
 @sized_kernel(work=_pair_work)
 def _jaccard_pairs(offsets, values, i, j, out):
-    for p in nb.prange(i.size):
+    for p in prange(i.size):
         a_lo, a_hi = offsets[i[p]], offsets[i[p] + 1]
         b_lo, b_hi = offsets[j[p]], offsets[j[p] + 1]
         common = overlap_reaching(values, a_lo, a_hi, b_lo, b_hi, 0)
@@ -123,14 +123,14 @@ def _jaccard_pairs(offsets, values, i, j, out):
 
 @sized_kernel(work=_pair_work)
 def _intersections(offsets, values, i, j, out):
-    for p in nb.prange(i.size):
+    for p in prange(i.size):
         out[p] = overlap_reaching(values, offsets[i[p]], offsets[i[p] + 1],
                             offsets[j[p]], offsets[j[p] + 1], 0)
 
 
 @sized_kernel(work=_pair_work)
 def _containment_pairs(offsets, values, i, j, out):
-    for p in nb.prange(i.size):
+    for p in prange(i.size):
         a_lo, a_hi = offsets[i[p]], offsets[i[p] + 1]
         b_lo, b_hi = offsets[j[p]], offsets[j[p] + 1]
         common = overlap_reaching(values, a_lo, a_hi, b_lo, b_hi, 0)

@@ -88,3 +88,26 @@ def test_layers_import_only_downwards():
     run = subprocess.run([linter, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 kept, 0 broken" in run.stdout
+
+
+def test_kernels_are_declared_through_core_jit_not_numba():
+    """numba is imported on first use (neardup._core.jit): a module that imports numba
+    itself would load it with ``import neardup`` again and miss the interpreted mode."""
+    allowed = {PACKAGE / "_core" / "jit.py", PACKAGE / "_core" / "numba_cache.py"}
+    offenders = []
+    for path, tree in _modules():
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            if any(n == "numba" or n.startswith("numba.") for n in names) and \
+                    path not in allowed and not _inside_function(tree, node):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, offenders
+
+
+def _inside_function(tree: ast.AST, target: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and target in ast.walk(node):
+            return True
+    return False

@@ -11,6 +11,7 @@ import venv
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +84,13 @@ def test_the_core_wheel_in_a_clean_venv_finds_dedups_and_names_missing_extras(wh
 
 @pytest.mark.slow  # compiles the kernels from the zip: about 10 s
 def test_the_package_zipped_on_sys_path_runs_and_caches_its_kernels(wheel, corpus, tmp_path):
+    # the ads and 60 unrelated lines of random words: above the size whose kernels run
+    # interpreted (neardup.pipeline.kernels_for), so that they compile and are cached
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), 7)) for _ in range(600)]
+    filler = "\n".join(" ".join(words[10 * k:10 * k + 10]) for k in range(60))
+    ads, corpus = corpus, tmp_path / "ads_and_more.txt"
+    corpus.write_text(ads.read_text() + filler + "\n")
     shipped = tmp_path / "neardup-0.1.0-py3-none-any.whl"  # as --py-files ships it
     with zipfile.ZipFile(wheel) as built, zipfile.ZipFile(shipped, "w") as out:
         for name in built.namelist():

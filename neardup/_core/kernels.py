@@ -20,15 +20,19 @@ plain below :data:`PARALLEL_FROM` units of work (elements, bytes or rows the cal
 touches, as the kernel's ``work`` function counts them), parallel from there. Both
 forms give the same results (``prange`` is ``range`` in the plain one); each has its
 own cache entry. A run over a small file then compiles only plain kernels, and a
-large input, whose run dwarfs the one-time compile, gets both cores.
+large input, whose run dwarfs the one-time compile, gets both cores. A sample that
+stands for a larger input (the planner's) runs under :func:`work_scaled`, so that it
+takes the form the whole input's calls will take and a run compiles one form, not both.
 """
 
 from __future__ import annotations
 
+import contextvars
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-import numba as nb
+from .jit import njit
 
 # Units of work from which the parallel form runs. The kernels' plain loops take 1-9 ns
 # a unit (measured on the Go tree: word tokens 6.4 ns a byte, n-gram hashes 8.6 ns,
@@ -36,20 +40,32 @@ import numba as nb
 # tens of milliseconds, where a second core saves less than the parallel form's extra
 # compile (about 1-3 s a kernel on a cold cache) would cost a first run.
 PARALLEL_FROM = 16_000_000
+_WORK_SCALE = contextvars.ContextVar("neardup_work_scale", default=1.0)
+
+
+@contextmanager
+def work_scaled(factor: float) -> Iterator[None]:
+    """Within: each call's work counts ``factor`` times, as for the input a sample stands for."""
+    token = _WORK_SCALE.set(float(factor))
+    try:
+        yield
+    finally:
+        _WORK_SCALE.reset(token)
 
 
 class SizedKernel:
     """A ``prange`` kernel callable like the function, run plain or parallel by its work.
 
     ``work(*args)`` returns the units of work of a call; ``plain`` and ``parallel``
-    are the two numba dispatchers (usable from other kernels: ``plain`` is).
+    are the two :class:`neardup._core.jit.Kernel` forms (built, numba imported, on
+    first use; usable from other kernels: ``plain`` is).
     """
 
     def __init__(self, py_func: Callable, work: Callable[..., int]):
         self.py_func = py_func
         self.work = work
-        self.parallel = nb.njit(cache=True, parallel=True)(py_func)
-        self.plain = nb.njit(cache=True)(_twin(py_func, "plain"))
+        self.parallel = njit(cache=True, parallel=True)(py_func)
+        self.plain = njit(cache=True)(_twin(py_func, "plain"))
         self.__name__ = py_func.__name__
         self.__qualname__ = py_func.__qualname__
         self.__doc__ = py_func.__doc__
@@ -57,7 +73,8 @@ class SizedKernel:
 
     def form(self, *args):
         """The dispatcher that a call with these arguments runs."""
-        return self.parallel if self.work(*args) >= PARALLEL_FROM else self.plain
+        work = self.work(*args) * _WORK_SCALE.get()
+        return self.parallel if work >= PARALLEL_FROM else self.plain
 
     def __call__(self, *args):
         return self.form(*args)(*args)

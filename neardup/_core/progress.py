@@ -3,7 +3,8 @@
 A stage's time includes numba compiling the kernels it runs for the first time (on a
 fresh install, or after an upgrade; later runs load them from the cache). numba's
 ``numba:compile`` events are timed, so the first compile is announced once and each
-stage line says how much of it was compiling instead of blaming the stage.
+stage line says how much of it was compiling instead of blaming the stage. The clock
+listens from when numba is loaded (:func:`time_compiles`), not from ``import neardup``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ import threading
 import time
 from contextlib import contextmanager
 
-from numba.core import event
-
 from . import interrupt
 
 
-class _CompileClock(event.Listener):
+class _CompileClock:
     """Wall seconds spent compiling kernels in this process (nested compiles once)."""
 
     def __init__(self):
@@ -44,7 +43,24 @@ class _CompileClock(event.Listener):
 
 COMPILE_NOTE_SECONDS = 0.05  # a stage line names compiling that took at least this long
 COMPILING = _CompileClock()
-event.register("numba:compile", COMPILING)
+_listening: list[object] = []  # numba's listener that feeds COMPILING, once registered
+
+
+def time_compiles() -> None:
+    """Feed numba's ``numba:compile`` events to :data:`COMPILING` (once; imports numba)."""
+    if _listening:
+        return
+    from numba.core import event
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            COMPILING.on_start(ev)
+
+        def on_end(self, ev):
+            COMPILING.on_end(ev)
+
+    _listening.append(Listener())
+    event.register("numba:compile", _listening[0])
 
 
 class StageTimer:
@@ -66,6 +82,8 @@ class StageTimer:
     @contextmanager
     def stage(self, name: str, detail: str = ""):
         interrupt.check()  # a stage boundary: where Ctrl-C and SIGTERM are acted on
+        if "numba" in sys.modules:  # loaded some other way than a neardup kernel
+            time_compiles()
         if not self.quiet:
             print(f"[neardup] {name}{': ' + detail if detail else ''} ...", file=sys.stderr,
                   flush=True)

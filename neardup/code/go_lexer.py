@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from functools import cache
 
-import numba as nb
 import numpy as np
 
 from .._core.hashing import GOLDEN, mix64
+from .._core.jit import njit, prange
 
 # GoLexer's rules (Pygments 2.x), in order, numbered from 1 in the comments below: the
 # kernel is their translation
@@ -157,13 +157,13 @@ _PLACEHOLDER_ID, _PLACEHOLDER_STR, _PLACEHOLDER_NUM = (
 # ---------------------------------------------------------------- the kernel
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _at(cp, i, hi):
     """The code point at i, or -1 past the end."""
     return np.int64(cp[i]) if i < hi else np.int64(-1)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _digits(cp, i, hi, classes):
     """End of the run of \\d from i."""
     while i < hi and classes[cp[i]] & DIGIT:
@@ -171,7 +171,7 @@ def _digits(cp, i, hi, classes):
     return i
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _member(c, chars):
     for x in chars:
         if c == x:
@@ -179,12 +179,12 @@ def _member(c, chars):
     return False
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _sign(c):
     return c == 43 or c == 45  # + -
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _separated(cp, i, hi, kind):
     """End of (_?[set])* from i; kind 2: [01], 8: [0-7], 10: [0-9], 16: hex digits."""
     while True:
@@ -203,7 +203,7 @@ def _separated(cp, i, hi, kind):
         i = j + 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _exponent(cp, i, hi, classes, sign_required):
     """End of [eE][+-]?\\d+ (sign required: [eE][-+]\\d+) at i, or -1."""
     c = _at(cp, i, hi)
@@ -218,7 +218,7 @@ def _exponent(cp, i, hi, classes, sign_required):
     return k if k > j else -1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _in_words(cp, lo, hi, table, at):
     """Whether cp[lo:hi] (a lowercase ASCII letter first) is one of the table's words."""
     n = hi - lo
@@ -235,7 +235,7 @@ def _in_words(cp, lo, hi, table, at):
     return False
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _number(cp, p, hi, classes):
     """End of the number rules (12 to 21) at p, or -1: the first that matches."""
     c = np.int64(cp[p])
@@ -298,7 +298,7 @@ def _number(cp, p, hi, classes):
     return -1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _char_literal(cp, p, hi):
     """End of rule 22 (a rune literal) at p, or -1."""
     a = p + 1
@@ -332,7 +332,7 @@ def _char_literal(cp, p, hi):
     return -1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _operator(cp, p, hi):
     """End of rule 25 or 26 (operators, punctuation) at p, or -1."""
     c = cp[p]
@@ -359,7 +359,7 @@ def _operator(cp, p, hi):
     return -1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _next_token(cp, p, hi, classes):
     """(start, end, kind) of the first kept token of cp[p:hi] (KEEP, NAME, NUMBER or
     STRING), skipping whitespace and comments; start is hi when there is none."""
@@ -453,14 +453,14 @@ def _next_token(cp, p, hi, classes):
     return hi, hi, KEEP
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _placeholder_hash(h, chars):
     for c in chars:
         h = mix64(h + np.uint64(c) * GOLDEN + np.uint64(1))
     return h
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _joined_tokens(cp, classes, ids, literals, sep, out):
     """Lex the text cp and write its tokens' code points into out, ``sep`` between two
     tokens (out holds 5 per code point of cp: "08" is two numbers, "$NUM" and "$NUM",
@@ -497,7 +497,7 @@ def _joined_tokens(cp, classes, ids, literals, sep, out):
             k += 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _doc_hashes(cp, lo, hi, classes, ids, literals, seed, out, at):
     """Lex cp[lo:hi] and write its token hashes from out[at]; returns how many."""
     start = mix64(seed ^ GOLDEN)
@@ -541,22 +541,22 @@ def _hashes(cp, doc_offsets, classes, ids, literals, seed):
     base = doc_offsets[0]
     scratch = np.empty(doc_offsets[-1] - base, dtype=np.uint64)
     counts = np.zeros(n_docs, dtype=np.int64)
-    for d in nb.prange(n_docs):
+    for d in prange(n_docs):
         counts[d] = _doc_hashes(cp, doc_offsets[d], doc_offsets[d + 1], classes, ids,
                                 literals, seed, scratch, doc_offsets[d] - base)
     offsets = np.zeros(n_docs + 1, dtype=np.int64)
     for d in range(n_docs):
         offsets[d + 1] = offsets[d] + counts[d]
     out = np.empty(offsets[-1], dtype=np.uint64)
-    for d in nb.prange(n_docs):
+    for d in prange(n_docs):
         at = doc_offsets[d] - base
         out[offsets[d]:offsets[d + 1]] = scratch[at:at + counts[d]]
     return out, offsets
 
 
 # threads pay once the work outlasts waking them (a busy machine can take 20 ms)
-_hashes_serial = nb.njit(cache=True)(_hashes)
-_hashes_parallel = nb.njit(cache=True, parallel=True)(_hashes)
+_hashes_serial = njit(cache=True)(_hashes)
+_hashes_parallel = njit(cache=True, parallel=True)(_hashes)
 PARALLEL_CHARS = 1 << 22  # code points from which a chunk is lexed on every thread
 
 

@@ -59,11 +59,11 @@ import shutil
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-import numba as nb
 import numpy as np
 
 from .. import cluster, lsh
 from .._core.hashing import GOLDEN, mix64
+from .._core.jit import njit
 from ..options import OptionGroups, column_names, split_options
 from ..pipeline.run import find_documents
 from ..result import FindResult
@@ -172,12 +172,12 @@ def merge_filters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # ---- the kernels ----
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _salt(band):
     return mix64(np.uint64(band + 1) * GOLDEN)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _insert(filters, keys, bits, hashes):
     """Set the probes of ``keys`` (n, b) in ``filters`` (b, words): band j's keys in j."""
     m = np.uint64(bits)
@@ -192,7 +192,7 @@ def _insert(filters, keys, bits, hashes):
                 row[p >> np.uint64(6)] |= np.uint64(1) << (p & np.uint64(63))
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _hits(filters, keys, bits, hashes):
     """int32[n]: the bands of each row of ``keys`` whose filter holds its key."""
     m = np.uint64(bits)
@@ -214,7 +214,7 @@ def _hits(filters, keys, bits, hashes):
     return out
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _set_keys(offsets, values, out):
     for d in range(out.size):
         h = np.uint64(offsets[d + 1] - offsets[d]) * GOLDEN

@@ -22,17 +22,33 @@ What is exact and what is estimated:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import numpy as np
 
 from .. import allpairs, cluster, containment, lsh, minhash, planner, simhash, verify
+from .._core import jit
 from .._core.progress import StageTimer
 from ..config import CONTAINMENT_METHODS, SKETCHES, FindConfig  # noqa: F401 (re-exported)
 from ..pairs import PairSet
 from ..result import FindResult
 from ..shingling import ShingleSets, set_fingerprints
 from ..text.batches import shingle_in_batches  # noqa: F401 (re-exported)
+
+# At most this many documents, of at most INTERPRETED_CHARACTERS characters in all, run
+# the kernels' Python source (jit.interpreted): at most ~0.3 s for such an input (LSH,
+# K = 128: ~0.2 ms a character interpreted), where a first run would compile 13 kernels
+# for 10+ s (BENCHMARKS.md, first run); warm, the compiled kernels take milliseconds.
+INTERPRETED_DOCUMENTS = 50
+INTERPRETED_CHARACTERS = 2_000
+
+
+def kernels_for(texts: Sequence[str]):
+    """A context for running the pipeline on ``texts``: interpreted kernels if tiny."""
+    if len(texts) <= INTERPRETED_DOCUMENTS and sum(map(len, texts)) <= INTERPRETED_CHARACTERS:
+        return jit.interpreted()
+    return contextlib.nullcontext()
 
 
 def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
@@ -57,12 +73,13 @@ def find_texts(texts: Sequence[str], ids: Sequence[str] | None = None,
     if normalize is not None:
         plugins["normalize"] = normalize
     options_ = config.shingle_options(**plugins)
-    with timer.stage("shingle", f"{len(texts):,} documents"):
-        sets = shingle_in_batches(texts, options_, timer, workers=workers)
     if representative_key is None:
         representative_key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    return find_sets(sets, ids, config, timer=timer, representative_key=representative_key,
-                     keep_arrays=keep_arrays)
+    with kernels_for(texts):
+        with timer.stage("shingle", f"{len(texts):,} documents"):
+            sets = shingle_in_batches(texts, options_, timer, workers=workers)
+        return find_sets(sets, ids, config, timer=timer, representative_key=representative_key,
+                         keep_arrays=keep_arrays)
 
 
 def sign(sets: ShingleSets, config: FindConfig) -> minhash.Signatures:

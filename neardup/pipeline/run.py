@@ -22,7 +22,7 @@ from ..result import FindResult
 from ..sources import as_text, frames, itemsets, read_documents
 from ..sources.options import as_paths
 from ..text import prepare
-from . import find_sets
+from . import find_sets, kernels_for
 
 PREVIEW_CLUSTERS = 100  # the largest clusters whose members of a line file get a preview
 PREVIEW_MEMBERS = 6  # per cluster: its first members in input order (and the one kept)
@@ -67,12 +67,13 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
     if key is None:
         key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     timer = StageTimer(quiet)
-    with timer.stage("shingle", f"{len(texts):,} documents"):
-        prepared = prepare.shingle_documents(texts, documents.ids, config.shingle_options(),
-                                             prep, timer)
-    aside = {"generated": prepared.generated} if prep.generated == "exclude" else None
-    result = find_sets(prepared.sets, documents.ids, config, timer=timer,
-                       representative_key=key, set_aside=aside, keep_arrays=keep_arrays)
+    with kernels_for(texts):
+        with timer.stage("shingle", f"{len(texts):,} documents"):
+            prepared = prepare.shingle_documents(texts, documents.ids,
+                                                 config.shingle_options(), prep, timer)
+        aside = {"generated": prepared.generated} if prep.generated == "exclude" else None
+        result = find_sets(prepared.sets, documents.ids, config, timer=timer,
+                           representative_key=key, set_aside=aside, keep_arrays=keep_arrays)
     if prep.generated == "flag":
         result.status[prepared.generated & (result.status == "ok")] = "ok (generated)"
     result.counts.update(prepared.counts)

@@ -53,10 +53,10 @@ from dataclasses import dataclass
 from functools import cache
 from html.parser import HTMLParser
 
-import numba as nb
 import numpy as np
 
 from .._core.extras import require
+from .._core.jit import prange
 from .._core.kernels import sized_kernel
 from ..shingling import utf8_at, utf8_buffer
 
@@ -387,7 +387,7 @@ def _count_classes(data, offsets, classes):
     n = offsets.size - 1
     visible = np.zeros(n, dtype=np.int64)
     unspaced = np.zeros(n, dtype=np.int64)
-    for d in nb.prange(n):
+    for d in prange(n):
         p = offsets[d]
         while p < offsets[d + 1]:
             cp, width = utf8_at(data, p)

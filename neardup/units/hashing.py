@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numba as nb
 import numpy as np
 import pyarrow as pa
 
+from .._core.jit import njit
 from ..shingling import normalize_light
 from ..text.cleaning import PRESETS, Cleaner
 
@@ -130,7 +130,7 @@ def _normalized_one_by_one(data, starts, ends, normalize):
     return np.frombuffer(b"".join(encoded), np.uint8), offsets
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def ascii_ranges(data, starts, ends):
     """bool per range: every byte below 0x80."""
     out = np.ones(starts.size, np.bool_)
@@ -142,13 +142,13 @@ def ascii_ranges(data, starts, ends):
     return out
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _python_space(b):
     # what str.split() splits on, in ASCII: \t \n \v \f \r, \x1c-\x1f and space
     return b == 32 or (9 <= b <= 13) or (28 <= b <= 31)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def light_ascii(data, starts, ends):
     """normalize_light of ASCII ranges: lowercase, whitespace runs as one space, ends
     stripped. (uint8 values, int64[n + 1] offsets)."""
@@ -177,7 +177,7 @@ def light_ascii(data, starts, ends):
     return out[:w], offsets
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def interleave(first, a_values, a_offsets, b_values, b_offsets):
     """Pieces in order: from (a_values, a_offsets) where ``first``, else from b."""
     n = first.size
@@ -199,7 +199,7 @@ def interleave(first, a_values, a_offsets, b_values, b_offsets):
     return out, offsets
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def gather(data, starts, ends, separator):
     """The ranges back to back, ``separator`` between them: (bytes, int64[n + 1])."""
     n = starts.size
@@ -223,7 +223,7 @@ def gather(data, starts, ends, separator):
     return out, offsets
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def count_separators(data, separator):
     count = 0
     m = separator.size
@@ -242,7 +242,7 @@ def count_separators(data, separator):
     return count
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def split_separated(data, separator, n, trim):
     """The ``n`` pieces of ``data`` between separators, back to back; ``trim``: one ASCII
     space at a piece's either end dropped (what the whitespace step strips)."""
@@ -284,7 +284,7 @@ def split_separated(data, separator, n, trim):
     return out[:w], offsets
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def piece_hashes(values, offsets):
     """uint64 per piece: FNV-1a over its bytes, finished with splitmix64's mixer."""
     n = offsets.size - 1
@@ -313,7 +313,7 @@ def exact_classes(values: np.ndarray, offsets: np.ndarray,
     return class_of, int(collisions)
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _equal(values, offsets, a, b):
     la = offsets[a + 1] - offsets[a]
     if la != offsets[b + 1] - offsets[b]:
@@ -325,7 +325,7 @@ def _equal(values, offsets, a, b):
     return True
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _classes(order, hashes, values, offsets, class_of):
     n = order.size
     collisions = 0

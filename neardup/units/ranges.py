@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba as nb
 import numpy as np
+
+from .._core.jit import njit
 
 
 class CSR(NamedTuple):
@@ -63,7 +64,7 @@ class RemovalRanges(NamedTuple):
                    np.asarray(removal.remove_ends, np.int64))
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def merge_ranges(doc, starts, ends):
     """Ranges sorted by (doc, start) with overlapping or touching ones merged."""
     n = doc.size
@@ -80,7 +81,7 @@ def merge_ranges(doc, starts, ends):
     return out_doc[:m + 1], out_start[:m + 1], out_end[:m + 1]
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def remove_ranges(data, doc_offsets, offsets, starts, ends):
     """(bytes, int64[n_docs + 1] offsets): each document's bytes minus its ranges."""
     n = doc_offsets.size - 1

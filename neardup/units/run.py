@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core.jit import njit
 from ..sources import read_documents, write_deduplicated
 from . import UnitAnalysis, UnitOptions, characters_left, find_repeated_units, remaining_texts
 from .hashing import gather
@@ -120,7 +120,7 @@ def repeats_of(analysis: UnitAnalysis, ids, *, top: int | None = None,
                      "first_offset": first_offset, "bytes": end - start})
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _char_offsets(data, doc_start, at):
     """Characters (UTF-8 lead bytes) between each document's start and a byte in it."""
     out = np.zeros(at.size, np.int64)

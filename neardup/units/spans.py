@@ -53,10 +53,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from .._core.hashing import mix64
+from .._core.jit import njit, prange
 from .._core.kernels import sized_kernel
 
 KEEP_POLICIES = ("first", "none")
@@ -187,7 +187,7 @@ def _check(starts: Ragged, ends: Ragged, ids: Ragged, min_tokens, keep, passes) 
         raise ValueError("tokens must be sorted and non-overlapping within each document")
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _token_order(offsets, starts, ends):
     """0 if every token has 0 <= start <= end and, within its document, starts where the
     one before it ended or later; else 1 (a bad token) or 2 (out of order)."""
@@ -221,7 +221,7 @@ def _partition_keys(offsets, ids, length, power, shift, passes, part):
     hash is the sum of mix64(id) * BASE^(L-1-i) over its tokens, mod 2^64, rolled."""
     n = offsets.size - 1
     counts = np.zeros(n, dtype=np.int64)
-    for d in nb.prange(n):  # pass 1: the partition's windows per document
+    for d in prange(n):  # pass 1: the partition's windows per document
         first = offsets[d]
         if passes == np.uint64(1):  # all of them
             counts[d] = max(offsets[d + 1] - first - length + 1, 0)
@@ -239,7 +239,7 @@ def _partition_keys(offsets, ids, length, power, shift, passes, part):
     for d in range(n):
         starts[d + 1] = starts[d] + counts[d]
     keys = np.empty(starts[n], dtype=np.uint64)
-    for d in nb.prange(n):  # pass 2: their keys
+    for d in prange(n):  # pass 2: their keys
         first = offsets[d]
         h = np.uint64(0)
         k = starts[d]
@@ -253,13 +253,13 @@ def _partition_keys(offsets, ids, length, power, shift, passes, part):
     return keys
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _partition(h, passes):
     """Which of ``passes`` partitions a hash falls in: its low 32 bits scaled (no division)."""
     return ((h & np.uint64(0xFFFFFFFF)) * passes) >> np.uint64(32)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _hash_groups(keys, shift):
     """Of sorted keys, the runs of two or more with one hash: ``members[bounds[k]:
     bounds[k + 1]]`` are run k's window positions, ascending."""
@@ -305,7 +305,7 @@ def _exact_classes(bounds, members, ids, length):
     counts = np.zeros(members.size, dtype=np.int64)
     slots = np.empty(members.size, dtype=np.int64)
     firsts = np.empty(members.size, dtype=np.int64)
-    for k in nb.prange(bounds.size - 1):
+    for k in prange(bounds.size - 1):
         a = bounds[k]
         n_classes = 0
         for i in range(a, bounds[k + 1]):
@@ -333,7 +333,7 @@ def _exact_classes(bounds, members, ids, length):
     return reps, counts
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _covered(removed_windows, n_tokens, length):
     """Tokens covered by a removed window (windows end inside their document)."""
     removed = np.zeros(n_tokens, dtype=np.bool_)
@@ -346,7 +346,7 @@ def _covered(removed_windows, n_tokens, length):
     return removed
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _runs(removed, offsets):
     """Per document (CSR), the first and last token of each maximal run of removed ones."""
     n = offsets.size - 1
@@ -401,7 +401,7 @@ def _chains(positions, reps, counts, offsets, length, token_starts, token_ends):
             counts[at_head], documents[np.searchsorted(classes, heads)])
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _documents_per_class(slot, member_doc, n_classes):
     """Per class, how many distinct documents its windows lie in (members ascend, so one
     class's documents come in nondecreasing order)."""

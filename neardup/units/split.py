@@ -30,18 +30,19 @@ character.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from .._core.jit import njit
 
 __all__ = ["split_lines", "split_paragraphs", "split_sentences", "split_tokens"]
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _space(b):
     return b == 32 or (9 <= b <= 13)
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _line_end(data, p, hi):
     """(text end, cut end) of the line starting at p."""
     q = p
@@ -52,7 +53,7 @@ def _line_end(data, p, hi):
     return text, cut
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _blank(data, lo, hi):
     for q in range(lo, hi):
         if not _space(data[q]):
@@ -60,14 +61,14 @@ def _blank(data, lo, hi):
     return True
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _emit(out, k, fill, d, ts, te, cs, ce):
     if fill:
         out[0, k], out[1, k], out[2, k], out[3, k], out[4, k] = d, ts, te, cs, ce
     return k + 1
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _lines(data, doc_offsets, out, fill):
     k = 0
     for d in range(doc_offsets.size - 1):
@@ -80,7 +81,7 @@ def _lines(data, doc_offsets, out, fill):
     return k
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _paragraphs(data, doc_offsets, out, fill):
     k = 0
     for d in range(doc_offsets.size - 1):
@@ -103,17 +104,17 @@ def _paragraphs(data, doc_offsets, out, fill):
     return k
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _terminal(b):
     return b == 46 or b == 33 or b == 63  # . ! ?
 
 
-@nb.njit(inline="always")
+@njit(inline="always")
 def _closer(b):
     return b == 41 or b == 34 or b == 39 or b == 93  # ) " ' ]
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _sentences(data, doc_offsets, out, fill):
     k = 0
     for d in range(doc_offsets.size - 1):
@@ -151,7 +152,7 @@ def _sentences(data, doc_offsets, out, fill):
     return k
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _tokens(data, doc_offsets, out, fill):
     k = 0
     for d in range(doc_offsets.size - 1):
