@@ -104,17 +104,16 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         raise ValueError("data already in memory runs on the local engine without "
                          "memory_limit (for a Spark DataFrame: neardup.spark.find)")
     if engine == "spark":
-        if against is not None:
-            raise ValueError("--against (an index) runs on the local engine, not on Spark")
         if representative_field is not None or report is not None or memory_limit is not None:
             raise ValueError("--representative-field, --report and --memory-limit are not "
                              "supported by the Spark engine (write the result with --out, "
                              "then neardup report; Spark spills by itself)")
         from . import spark
 
+        probe, groups = _spark_against(against, groups, {"--out": out}, force)
         return spark.find_sources(inputs, out=out, output_format=output_format,
                                   escape_formulas=escape_formulas, layout=layout, quiet=quiet,
-                                  **_spark_keywords(groups))
+                                  against=probe, **_spark_keywords(groups))
     documents = None
     if against is not None:
         if memory_limit is not None or report is not None or groups.items:
@@ -193,8 +192,11 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
     if engine == "spark":
-        if against is not None or add:
-            raise ValueError("--against (an index) runs on the local engine, not on Spark")
+        if add:
+            raise ValueError("--add is not supported by the Spark engine: its kept "
+                             "documents' sets and signatures stay on the executors; run "
+                             "dedup --against IDX --engine spark, then `neardup index add "
+                             "IDX` on the copy (or --engine local for --add)")
         if representative_field is not None:
             raise ValueError("--representative-field is not supported by the Spark engine")
         if frames.is_in_memory(inputs) or out is None or out == STDOUT:
@@ -204,7 +206,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         refuse_touching_inputs(as_paths(inputs), {"--out": out})
         from . import spark
 
-        return spark.dedup_sources(as_paths(inputs), out, quiet=quiet,
+        probe, groups = _spark_against(against, groups, {"--out": out}, force)
+        return spark.dedup_sources(as_paths(inputs), out, quiet=quiet, against=probe,
                                    **_spark_keywords(groups))
     if against is not None:
         from .index.against import dedup_against
@@ -320,6 +323,22 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
                     id_field=id_field, delimiter=delimiter)
     groups = split_options({k: v for k, v in keywords.items() if v is not None})
     return find_item_sets(inputs, groups, quiet=quiet)
+
+
+def _spark_against(against, groups: OptionGroups, outputs: dict, force: bool):
+    """(the probe the Spark engine queries the index ``against`` with, or None; the option
+    groups, the index's where it fixes them): the index opened and checked here, its
+    files and the query's options, before Spark starts (see :mod:`neardup.spark.against`)."""
+    if against is None:
+        return None, groups
+    if groups.items:
+        raise ValueError("--against runs on documents: no item sets")
+    refuse_touching_inputs([against], outputs)
+    from .index.against import query_groups
+    from .index.query import IndexProbe
+
+    index, groups = query_groups(against, groups, force=force)
+    return IndexProbe.of(index), groups
 
 
 def _spark_keywords(groups: OptionGroups) -> dict:
