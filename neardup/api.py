@@ -88,7 +88,9 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     and new × new, as a batch run over both would find them
     (:mod:`neardup.index.query`); options the index fixes take its values, and one given
     with another value is refused. ``force``: run at a threshold where the index's
-    bands find fewer than half of the pairs (P(t) < 0.5).
+    bands find fewer than half of the pairs (P(t) < 0.5). With ``engine="spark"`` the
+    executors search the index's memory-mapped segments (:mod:`neardup.spark.against`):
+    the same pairs, tables and counts.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -172,7 +174,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
     ``against``: an index (see :func:`find`): the new documents minus those that
     duplicate an indexed document or are not kept among themselves; ``add=True`` adds
-    the kept ones to the index in the same step, holding its write lock throughout.
+    the kept ones to the index in the same step, holding its write lock throughout
+    (the local engine only: Spark refuses ``add``).
 
     Clusters are star clusters unless ``clusters`` says otherwise
     (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one

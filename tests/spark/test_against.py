@@ -95,10 +95,10 @@ def test_pairs_with_the_index_are_every_key_sharing_pair_at_j_at_least_t(spark, 
     a band key and have exact Jaccard >= t, checked by brute force over the two sides."""
     from neardup.index import Index
     from neardup.lsh import band_keys
-    from neardup.pipeline.run import find_documents
     from neardup.options import split_options
-    from neardup.verify import exact_jaccard
+    from neardup.pipeline.run import find_documents
     from neardup.shingling import ShingleSets
+    from neardup.verify import exact_jaccard
 
     new, idx = planted
     index = Index(idx)
