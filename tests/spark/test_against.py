@@ -66,33 +66,26 @@ def _same_files(local_dir, spark_dir):
             assert (spark_dir / name).read_bytes() == (local_dir / name).read_bytes(), name
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "csv"])
-def test_find_against_index_same_tables_and_counts_as_local(spark, planted, tmp_path, fmt,
-                                                            small_partitions):
+def test_find_against_index_same_files_and_counts_as_local(spark, planted, tmp_path,
+                                                           small_partitions):
     new, idx = planted
-    local = neardup.find(new, against=idx, out=tmp_path / "local", output_format=fmt)
+    local = neardup.find(new, against=idx, out=tmp_path / "local", output_format="parquet")
     result = neardup.find(new, against=idx, engine="spark", out=tmp_path / "spark",
-                          output_format=fmt, layout="single")
+                          output_format="parquet", layout="single")
     assert result.counts == local.counts
     c = local.counts
     assert c["index"]["segments"] == 2 and c["index"]["pairs_with_index"] >= 20
     assert c["index"]["identical_pairs_with_index"] >= 5 and c["identical_pairs"] > 0
-    assert c["near_duplicate_pairs"] > c["index"]["pairs_with_index"]  # new x new too
+    assert c["pairs"] > c["index"]["pairs_with_index"]  # new x new too
     _same_files(tmp_path / "local", tmp_path / "spark")  # every table, summary included
     pairs = local.pairs_table()
     assert pairs.column_names[-2:] == ["source_a", "source_b"]
     assert set(pairs.column("source_b").to_pylist()) == {"new", "index"}
 
-    neardup.find(new, against=idx, engine="spark", out=tmp_path / "parts", output_format=fmt)
-    single, parts = (neardup.read_results(tmp_path / e) for e in ("local", "parts"))
-    assert parts.layout == "parts" and list(parts.tables) == list(single.tables)
-    for name in single.tables:  # in order, read back through the same reader
-        assert parts[name].to_pylist() == single[name].to_pylist(), name
 
-
-def test_pairs_with_the_index_are_every_key_sharing_pair_at_j_at_least_t(spark, planted):
-    """The pairs new x indexed: exactly the (new, indexed) document pairs whose sets share
-    a band key and have exact Jaccard >= t, checked by brute force over the two sides."""
+def _key_sharing_pairs_at_least_t(new, idx) -> set:
+    """(new id, indexed id, J to 6 decimals) of every (new, indexed) document pair whose
+    sets share a band key and have exact Jaccard >= t: brute force over the two sides."""
     from neardup.index import Index
     from neardup.lsh import band_keys
     from neardup.options import split_options
@@ -100,12 +93,7 @@ def test_pairs_with_the_index_are_every_key_sharing_pair_at_j_at_least_t(spark, 
     from neardup.shingling import ShingleSets
     from neardup.verify import exact_jaccard
 
-    new, idx = planted
     index = Index(idx)
-    result = neardup.find(new, against=idx, engine="spark")
-    table = result.pairs.where("source_b = 'index'").toArrow()
-    found = set(zip(table.column("id_a").to_pylist(), table.column("id_b").to_pylist(),
-                    table.column("jaccard").to_pylist()))
     groups = split_options(index.query_options({}))
     run, _ = find_documents(new, groups, quiet=True, representative_field=None,
                             keep_arrays=True)
@@ -114,18 +102,34 @@ def test_pairs_with_the_index_are_every_key_sharing_pair_at_j_at_least_t(spark, 
     heads = np.flatnonzero(run.pair_set.head == np.arange(run.n))
     signatures = run.signatures.matrix[np.searchsorted(heads, run.pair_set.head[usable])]
     new_keys = band_keys(signatures, index.bands, index.rows)
-    segment_sets = ShingleSets.concat([s.sets for s in index.segments])
     old_keys = band_keys(np.concatenate([s.signatures for s in index.segments]), index.bands,
                          index.rows)
-    share = (new_keys[:, None, :] == old_keys[None, :, :]).any(axis=2)
-    i, j = np.nonzero(share)
-    jaccard = exact_jaccard(ShingleSets.concat([sets, segment_sets]), i, j + sets.n)
+    i, j = np.nonzero((new_keys[:, None, :] == old_keys[None, :, :]).any(axis=2))
+    both = ShingleSets.concat([sets, *(s.sets for s in index.segments)])
+    jaccard = exact_jaccard(both, i, j + sets.n)
     real = jaccard >= OPTIONS["threshold"]
     ids_new = np.asarray(run.ids, dtype=object)[usable]
     ids_old = index.ids(np.arange(index.n)).to_pylist()
-    expected = {(ids_new[a], ids_old[b], round(float(v), 6))
-                for a, b, v in zip(i[real], j[real], jaccard[real])}
-    assert found == expected and len(expected) >= 20
+    return {(ids_new[a], ids_old[b], round(float(v), 6))
+            for a, b, v in zip(i[real], j[real], jaccard[real])}
+
+
+def test_cli_parts_same_rows_as_local_and_pairs_with_index_as_brute_force(spark, planted,
+                                                                          tmp_path):
+    new, idx = planted
+    for engine in ("local", "spark"):  # Spark's default layout: parts by the executors
+        assert cli.main(["find", str(new), "--against", str(idx), "--engine", engine,
+                         "-o", str(tmp_path / engine), "-q"]) == 0
+    assert ((tmp_path / "spark" / "summary.json").read_bytes()
+            == (tmp_path / "local" / "summary.json").read_bytes())
+    single, parts = (neardup.read_results(tmp_path / e) for e in ("local", "spark"))
+    assert parts.layout == "parts" and list(parts.tables) == list(single.tables)
+    for name in single.tables:  # in order, read back through the same reader
+        assert parts[name].to_pylist() == single[name].to_pylist(), name
+    rows = [r for r in parts["pairs"].to_pylist() if r["source_b"] == "index"]
+    expected = _key_sharing_pairs_at_least_t(new, idx)
+    assert {(r["id_a"], r["id_b"], r["jaccard"]) for r in rows} == expected
+    assert len(rows) == len(expected) >= 20
 
 
 def test_dedup_against_index_copy_is_the_local_copy_byte_for_byte(spark, planted, tmp_path,
@@ -142,15 +146,6 @@ def test_dedup_against_index_copy_is_the_local_copy_byte_for_byte(spark, planted
     assert len(manifest["files"]) > 1  # written by several tasks
     copy = b"".join((tmp_path / "spark" / f["name"]).read_bytes() for f in manifest["files"])
     assert copy == (tmp_path / "local.jsonl").read_bytes()
-
-
-def test_cli_find_against_engine_spark_same_summary_as_local(spark, planted, tmp_path):
-    new, idx = planted
-    for engine in ("local", "spark"):
-        assert cli.main(["find", str(new), "--against", str(idx), "--engine", engine,
-                         "-o", str(tmp_path / engine), "-q"]) == 0
-    assert ((tmp_path / "spark" / "summary.json").read_bytes()
-            == (tmp_path / "local" / "summary.json").read_bytes())
 
 
 def test_refusals_name_the_option(spark, planted, tmp_path):
