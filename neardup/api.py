@@ -90,7 +90,9 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     and new × new, as a batch run over both would find them
     (:mod:`neardup.index.query`); options the index fixes take its values, and one given
     with another value is refused. ``force``: run at a threshold where the index's
-    bands find fewer than half of the pairs (P(t) < 0.5).
+    bands find fewer than half of the pairs (P(t) < 0.5). With ``engine="spark"`` the
+    executors search the index's memory-mapped segments (:mod:`neardup.spark.against`):
+    the same pairs, tables and counts.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -113,17 +115,16 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         raise ValueError("data already in memory runs on the local engine without "
                          "memory_limit (for a Spark DataFrame: neardup.spark.find)")
     if engine == "spark":
-        if against is not None:
-            raise ValueError("--against (an index) runs on the local engine, not on Spark")
         if representative_field is not None or report is not None or memory_limit is not None:
             raise ValueError("--representative-field, --report and --memory-limit are not "
                              "supported by the Spark engine (write the result with --out, "
                              "then neardup report; Spark spills by itself)")
         from . import spark
 
+        probe, groups = _spark_against(against, groups, {"--out": out}, force)
         return spark.find_sources(inputs, out=out, output_format=output_format,
                                   escape_formulas=escape_formulas, layout=layout, quiet=quiet,
-                                  **_spark_keywords(groups))
+                                  against=probe, **_spark_keywords(groups))
     documents = None
     if against is not None:
         if memory_limit is not None or report is not None or groups.items:
@@ -193,7 +194,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
     ``against``: an index (see :func:`find`): the new documents minus those that
     duplicate an indexed document or are not kept among themselves; ``add=True`` adds
-    the kept ones to the index in the same step, holding its write lock throughout.
+    the kept ones to the index in the same step, holding its write lock throughout
+    (the local engine only: Spark refuses ``add``).
     A new document is removed only for one that stays (indexed, or a new one kept before
     it) at Jaccard ≥ ``threshold``; ``explain``: a file (.csv, .jsonl or .parquet) that
     gets one row per removed document: ``id``, ``matched_id``, ``matched_source``
@@ -232,10 +234,17 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         raise ValueError("explain= (--explain) needs against= (an index): it names the "
                          "indexed or earlier new document each removed one matched")
     if engine == "spark":
-        if against is not None or add:
-            raise ValueError("--against (an index) runs on the local engine, not on Spark")
+        if add:
+            raise ValueError("--add is not supported by the Spark engine: its kept "
+                             "documents' sets and signatures stay on the executors; run "
+                             "dedup --against IDX --engine spark, then `neardup index add "
+                             "IDX` on the copy (or --engine local for --add)")
         if representative_field is not None:
             raise ValueError("--representative-field is not supported by the Spark engine")
+        if explain is not None:
+            raise ValueError("--explain is not supported by the Spark engine (it names each "
+                             "removed record's match on the local engine): use --engine "
+                             "local for it")
         if frames.is_in_memory(inputs) or out is None or out == STDOUT:
             raise ValueError("dedup --engine spark copies files into out= (a folder of "
                              "part files); data in memory and standard output are the "
@@ -243,7 +252,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         refuse_touching_inputs(as_paths(inputs), {"--out": out})
         from . import spark
 
-        return spark.dedup_sources(as_paths(inputs), out, quiet=quiet,
+        probe, groups = _spark_against(against, groups, {"--out": out}, force)
+        return spark.dedup_sources(as_paths(inputs), out, quiet=quiet, against=probe,
                                    **_spark_keywords(groups))
     if against is not None:
         from .index.against import dedup_against
@@ -441,6 +451,22 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
                     id_field=id_field, delimiter=delimiter)
     groups = split_options({k: v for k, v in keywords.items() if v is not None})
     return find_item_sets(inputs, groups, quiet=quiet)
+
+
+def _spark_against(against, groups: OptionGroups, outputs: dict, force: bool):
+    """(the probe the Spark engine queries the index ``against`` with, or None; the option
+    groups, the index's where it fixes them): the index opened and checked here, its
+    files and the query's options, before Spark starts (see :mod:`neardup.spark.against`)."""
+    if against is None:
+        return None, groups
+    if groups.items:
+        raise ValueError("--against runs on documents: no item sets")
+    refuse_touching_inputs([against], outputs)
+    from .index.against import query_groups
+    from .index.query import IndexProbe
+
+    index, groups = query_groups(against, groups, force=force)
+    return IndexProbe.of(index), groups
 
 
 def _spark_keywords(groups: OptionGroups) -> dict:

@@ -23,13 +23,21 @@ def find_against(inputs, against, groups: OptionGroups, *, quiet: bool,
     """(index, result against it, the new documents' own result, documents); options the
     index fixes take its values (one given with another value is refused by name)."""
     bloom.refuse_find(against)  # no pairs to list
-    index = Index(against)
-    given = index.query_options(groups.given, force=force)
-    groups = split_options(given, source=groups.source)
+    index, groups = query_groups(against, groups, force=force)
     new, documents = find_documents(inputs, groups, quiet=quiet,
                                     representative_field=representative_field,
                                     keep_arrays=True)
     return index, query.against(index, new), new, documents
+
+
+def query_groups(against, groups: OptionGroups, *, force: bool):
+    """(the index at ``against``, opened and checked; the query's option groups): options
+    the index fixes take its values, one given with another value is refused by name.
+    Both engines' runs against an index start here (Spark's gets
+    :class:`~neardup.index.query.IndexProbe` of the index)."""
+    index = Index(against)
+    given = index.query_options(groups.given, force=force)
+    return index, split_options(given, source=groups.source)
 
 
 def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, force: bool,

@@ -277,3 +277,70 @@ def add_kept(index, new: FindResult, result: IndexFindResult) -> dict:
     signatures = new.signatures.matrix[np.searchsorted(heads, head[rows])]
     ids = np.asarray(new.ids, dtype=object)[rows]
     return index.add_documents(ids, new.sets.subset(rows), signatures, locked=True)
+
+
+class IndexProbe:
+    """The segments an open index listed, readable in another process: what a Spark
+    executor needs to query the index (:mod:`neardup.spark.against`), without the engine
+    knowing the index's format.
+
+    Pickled as the index's path and the manifest the opening process read (so every
+    task sees those segments, immutable, whatever is added meanwhile); mapped again where
+    it is unpickled, with the layout checked (the opening process checked the hashes,
+    :class:`~neardup.index.Index`). Reads are the local query's: :meth:`candidates` is
+    :func:`segment_candidates` over the segments, :meth:`rows` the CSR rows, signatures
+    and ids of the candidates only. The folder must be at the same path on every machine
+    that runs a task (as a Spark results folder must).
+    """
+
+    def __init__(self, path, manifest: dict):
+        self.path, self.manifest = str(path), manifest
+        self._segments = None
+
+    @classmethod
+    def of(cls, index) -> IndexProbe:
+        return cls(index.path, index.manifest)
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "manifest": self.manifest}  # never the mapped arrays
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], state["manifest"])
+
+    @property
+    def documents(self) -> int:
+        return int(self.manifest["documents"])
+
+    @property
+    def segments(self) -> list:
+        if self._segments is None:
+            from .store import Segment
+
+            # the opening process hashed these files: here the layout is checked only
+            self._segments = [Segment.open(self.path, self.manifest, entry, written=True)
+                              for entry in self.manifest["segments"]]
+            sizes = np.array([s.n for s in self._segments], dtype=np.int64)
+            self.bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return self._segments
+
+    def candidates(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query row, index document, segment) of every pair sharing a band key of
+        ``keys`` ((q, b) uint64, the index's bands); segment after segment, each sorted by
+        (row, document), as :func:`against` lists them."""
+        parts = [(rows, documents + self.bases[s], np.full(rows.size, s, dtype=np.int64))
+                 for s, (rows, documents) in enumerate(segment_candidates(keys, segment)
+                                                       for segment in self.segments)]
+        if not parts:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty.copy(), empty.copy()
+        return tuple(np.concatenate(column) for column in zip(*parts))
+
+    def rows(self, documents: np.ndarray) -> tuple[ShingleSets, np.ndarray, pa.Array]:
+        """(sets, signature rows, ids) of index documents ``documents`` (ascending, at
+        least one)."""
+        self.segments  # noqa: B018 - maps them and sets the bases
+        sets, signatures, _ = _gather(self, documents)
+        segment = np.searchsorted(self.bases, documents, side="right") - 1
+        ids = [self._segments[s].ids(documents[segment == s] - self.bases[s])
+               for s in range(len(self._segments)) if (segment == s).any()]
+        return sets, signatures, pa.concat_arrays(ids)

@@ -35,6 +35,8 @@ module          holds
                 (default), or the local engine's files, byte for byte
 ``dedup``       the dedup copy: the inputs read again by the executors,
                 the removed records left out by a join, written as parts
+``against``     a run against an on-disk index: the executors search its
+                memory-mapped segments (through a probe the door hands in)
 ``session``     the pyspark guard and the session the engine starts or joins
 ==============  ==========================================================
 
@@ -49,9 +51,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+
 from .. import lsh, simhash
 from ..config import FindConfig
 from ..evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
+from ..pairs import PAIR_SCHEMA
 from ..sinks import resolve_layout
 from .components import center_clusters, connected_components
 from .read import _read, read_documents, read_sources
@@ -94,6 +99,11 @@ class SparkFindResult:
     documents: doc, id, shingles, status, cluster, representative (``documents_table``)
     candidates: doc_a, doc_b, jaccard, estimate, verified (``candidates_table``)
     counts: the local engine's counts, same keys in the same order.
+
+    Against an index (``find_sources(..., against=probe)``, :mod:`neardup.spark.against`):
+    the new documents first (``new_documents`` of them), then the indexed ones that were
+    candidates; pairs have ``source_a``/``source_b`` (``pairs_schema``), documents and
+    clusters ``source``, as :class:`neardup.index.query.IndexFindResult`'s tables.
     """
 
     pairs: DataFrame
@@ -108,6 +118,8 @@ class SparkFindResult:
     counts: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
     read_report: dict | None = None
+    pairs_schema: pa.Schema = PAIR_SCHEMA
+    new_documents: int | None = None  # against an index: documents 0..n_new-1 are new
 
     def summary(self) -> dict:
         return {"counts": self.counts, "config": self.config.as_dict(),
@@ -432,7 +444,7 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  encoding: str = "utf-8", normalize=None, tokenize=None,
                  respect_ignore: bool = True, follow_links: bool = False,
                  escape_formulas: bool = True, layout: str = "auto", quiet: bool = True,
-                 **options) -> SparkFindResult:
+                 against=None, **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
     ``layout`` (:data:`neardup.sinks.LAYOUTS`): ``auto``/``parts`` has the executors write
@@ -441,14 +453,16 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     Without ``spark``, the session of :func:`~neardup.spark.session._session`, which says
     what it sized on standard error unless ``quiet``.
     ``result.read_report`` is the read report of
-    :func:`~neardup.spark.read.read_documents`."""
+    :func:`~neardup.spark.read.read_documents`.
+    ``against``: the probe of an index (:class:`neardup.index.query.IndexProbe`; the
+    options the index's): every pair new × indexed too (:mod:`neardup.spark.against`)."""
     _require_spark()
     resolve_layout(layout, "spark")  # checked before any reading
     result, read = _found(inputs, spark, quiet, normalize, tokenize, options,
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
-                               follow_links=follow_links))
+                               follow_links=follow_links), against)
     if out is not None:
         write_result(result, out, output_format, escape_formulas=escape_formulas,
                      layout=layout)
@@ -461,11 +475,13 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                   delimiter: str | None = None, include=(), exclude=(),
                   encoding: str = "utf-8", normalize=None, tokenize=None,
                   respect_ignore: bool = True, follow_links: bool = False,
-                  quiet: bool = True, **options) -> SparkFindResult:
+                  quiet: bool = True, against=None, **options) -> SparkFindResult:
     """``neardup dedup --engine spark``: :func:`find_sources` on ``inputs``, then their copy
     minus the documents not kept, written to ``out`` (see :mod:`neardup.spark.dedup`: part
     files written by the executors for JSON Lines and Parquet, the local copy for inputs
-    read on the driver). ``result.counts["dedup"]`` says what was written."""
+    read on the driver). ``result.counts["dedup"]`` says what was written.
+    ``against``: an index's probe (see :func:`find_sources`): the new documents minus
+    those that duplicate an indexed one or are not kept among themselves."""
     from .. import sources
     from .dedup import check_dedup_inputs, write_copies
 
@@ -477,17 +493,21 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
-                               follow_links=follow_links))
+                               follow_links=follow_links), against)
     started = time.perf_counter()
-    result.counts["dedup"] = write_copies(read, result.documents, out)
+    documents = result.documents
+    if against is not None:  # the new documents' rows only: the copy is of them
+        documents = documents.where(F.col("doc") < result.new_documents)
+    result.counts["dedup"] = write_copies(read, documents, out)
     result.seconds["write"] = round(time.perf_counter() - started, 4)
     read.release()
     return result
 
 
 def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
-           source_options: dict):
-    """(result, read) of ``inputs``: read, shingled and signed in one pass, then found."""
+           source_options: dict, against=None):
+    """(result, read) of ``inputs``: read, shingled and signed in one pass, then found
+    (and paired with the index ``against`` probes, if given)."""
     config = FindConfig.from_options(**options)  # checked before any reading
     _check_find_config(config)
     if spark is None:
@@ -500,6 +520,10 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
     result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
     result.seconds = {"read, shingle and sign": round(read_seconds, 4), **result.seconds}
     result.read_report = report
+    if against is not None:
+        from .against import with_index
+
+        result = with_index(result, read.signed, against)
     return result, read
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..pairs import PAIR_SCHEMA, too_many_pairs
+from ..pairs import too_many_pairs
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame
@@ -64,7 +64,7 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
     if fmt not in sinks.OUTPUT_FORMATS:  # checked again by write_folder, here before collecting
         raise ValueError(f"output format must be one of {sinks.OUTPUT_FORMATS}, got {fmt!r}")
     if layout == "parts":
-        frames = ({"pairs": (result.pairs, PAIR_SCHEMA, result.counts["pairs"])}
+        frames = ({"pairs": (result.pairs, result.pairs_schema, result.counts["pairs"])}
                   if config.pairs == "all" else
                   {"set_pairs": (result.set_pairs, _local_schema(result.set_pairs), None)})
         for name in ("identical", "clusters", "documents", "candidates"):
@@ -77,9 +77,10 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
                                   escape_formulas=escape_formulas)
     tables = {}
     if config.pairs == "all":
-        batches = (pa.Table.from_batches([batch]).cast(PAIR_SCHEMA)
+        schema = result.pairs_schema
+        batches = (pa.Table.from_batches([batch]).cast(schema)
                    for batch in _arrow_batches(result.pairs))
-        tables["pairs"] = (_row_groups(batches, sinks.ROW_GROUP_ROWS), PAIR_SCHEMA,
+        tables["pairs"] = (_row_groups(batches, sinks.ROW_GROUP_ROWS), schema,
                            result.counts["pairs"])
     else:
         table = _local_table(result.set_pairs)

@@ -1,5 +1,6 @@
-"""What the tests that run Spark's own launchers share (test_spark_submit.py, test_cluster.py):
-pyspark's Spark home, the wheel of this checkout zipped for ``--py-files``, an interpreter
+"""What the Spark tests share: the local[2] session (``spark``), and for the tests that run
+Spark's own launchers (test_spark_submit.py, test_cluster.py) pyspark's Spark home, the
+wheel of this checkout zipped for ``--py-files``, an interpreter
 with neardup's dependencies but not neardup, and the environment those launchers get.
 
 Session-scoped: the wheel is built once (seconds) for every test that ships it."""
@@ -77,3 +78,23 @@ def submit_env(spark_home):
         return out
 
     return env
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # workers import neardup from this env
+    # 3 GiB: every module's results stay alive (fixtures) and keep their broadcast joins
+    # and caches (2 GiB ran out of heap once the dedup tests joined them);
+    # one run needs far less (a new JVM only: an earlier test's session is reused as is)
+    session = (SparkSession.builder.master("local[2]").appName("neardup-tests")
+               .config("spark.driver.memory", "3g")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.default.parallelism", "2")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -4,7 +4,6 @@ keepers, and the same files byte for byte."""
 import dataclasses
 import json
 import os
-import sys
 
 import numpy as np
 import pyarrow as pa
@@ -24,27 +23,6 @@ from neardup.pairs import PAIR_SCHEMA, expand  # noqa: E402
 from neardup.spark import stages as spark_stages  # noqa: E402
 from neardup.spark import write as spark_write  # noqa: E402
 from neardup.synthetic import brute_force_pairs, planted_corpus  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable  # workers import neardup from this env
-    # 3 GiB: every module's results stay alive (fixtures) and keep their broadcast joins
-    # and caches (2 GiB ran out of heap once the dedup tests joined them);
-    # one run needs far less (a new JVM only: an earlier test's session is reused as is)
-    session = (SparkSession.builder.master("local[2]").appName("neardup-tests")
-               .config("spark.driver.memory", "3g")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.default.parallelism", "2")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
 
 OPTIONS = dict(shingle_kind="word", shingle_size=1, threshold=0.7, representative="longest",
                method="lsh")
