@@ -462,8 +462,13 @@ def _spark_against(against, groups: OptionGroups, outputs: dict, force: bool):
     if groups.items:
         raise ValueError("--against runs on documents: no item sets")
     refuse_touching_inputs([against], outputs)
+    from .index import bloom
     from .index.against import query_groups
     from .index.query import IndexProbe
+
+    if bloom.is_bloom(against):
+        raise ValueError(f"{against} is a Bloom index: it is queried on the local engine, "
+                         f"not on Spark (its filters are read whole by one process)")
 
     index, groups = query_groups(against, groups, force=force)
     return IndexProbe.of(index), groups
