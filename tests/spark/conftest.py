@@ -85,13 +85,13 @@ def spark():
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # workers import neardup from this env
-    # 4 GiB: a module's results stay alive (fixtures) and keep their broadcast joins and
-    # caches (2 GiB ran out of heap once the dedup tests joined them, 3 GiB of memory for
-    # aggregation once the index tests ran first; caches are now dropped after each module,
+    # 6 GiB: fixtures keep results alive with their broadcast joins (2 GiB ran out of heap
+    # once the dedup tests joined them, 3 and 4 GiB of memory for aggregation and for a
+    # broadcast in fresh-clone CI runs; caches are now dropped after each test,
     # release_caches); one run needs far less (a new JVM only: an earlier test's session is
     # reused as is)
     session = (SparkSession.builder.master("local[2]").appName("neardup-tests")
-               .config("spark.driver.memory", "4g")
+               .config("spark.driver.memory", "6g")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
@@ -102,9 +102,9 @@ def spark():
     session.stop()
 
 
-@pytest.fixture(autouse=True, scope="module")
+@pytest.fixture(autouse=True)
 def release_caches():
-    """After each module, the DataFrames its runs persisted are dropped: results are cached
+    """After each test, the DataFrames its runs persisted are dropped: results are cached
     for the life of a run, and a session shared by every module would otherwise hold them
     all (memory for aggregation ran out once several modules' caches were kept)."""
     yield
