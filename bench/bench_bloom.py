@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from bench_index import BANDS, ROWS, SEED, THRESHOLD, truth_pairs, write_corpus
+from bench_index import BANDS, ROWS, SEED, THRESHOLD, truth_pairs, word_set_blocks, write_corpus
 from common import run_timed
 
 HERE = Path(__file__).resolve().parent
@@ -147,14 +147,14 @@ def worker(args) -> None:
     lsh = MinHashLSHBloom(threshold=THRESHOLD, num_perm=128, n=args.capacity,
                           fp=per_band_rate(RATE, BANDS), save_dir=str(args.index),
                           params=(BANDS, ROWS))
-    for block in _blocks(args.input):
+    for block in word_set_blocks(args.input, 20_000, encoded=True):
         for m in MinHash.bulk(block, num_perm=128, seed=SEED):
             lsh.insert(m)
     lsh.sync()
     build_s = time.perf_counter() - start
     start = time.perf_counter()
     flagged, done = [], 0
-    for block in _blocks(args.query):
+    for block in word_set_blocks(args.query, 20_000, encoded=True):
         for d, m in enumerate(MinHash.bulk(block, num_perm=128, seed=SEED), done):
             if lsh.query(m):
                 flagged.append(d)
@@ -163,19 +163,6 @@ def worker(args) -> None:
     size = sum(p.stat().st_size for p in Path(args.index).iterdir())
     args.result.write_text(json.dumps({"build_s": build_s, "query_s": query_s,
                                        "bytes": size, "flagged": flagged}))
-
-
-def _blocks(path: Path, size: int = 20_000):
-    """Word sets (as bytes) of a JSON Lines file, ``size`` documents at a time."""
-    with open(path, encoding="ascii") as f:
-        block = []
-        for line in f:
-            block.append([w.encode() for w in set(json.loads(line)["text"].split())])
-            if len(block) == size:
-                yield block
-                block = []
-        if block:
-            yield block
 
 
 def score(row: dict, truth: set, related: set, full: set | None, candidates: set | None,

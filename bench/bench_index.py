@@ -203,12 +203,14 @@ def run_baseline(tool: str, folder: Path, suffix: str, work: Path) -> dict:
     return result
 
 
-def _blocks(path: Path, size: int = BLOCK):
-    """The word sets of a JSON Lines file, ``size`` documents at a time."""
+def word_set_blocks(path: Path, size: int = BLOCK, encoded: bool = False):
+    """The word sets of a JSON Lines file, ``size`` documents at a time (``encoded``: each
+    set a list of bytes, as MinHash libraries take them)."""
     with open(path, encoding="ascii") as f:
         block = []
         for line in f:
-            block.append(set(json.loads(line)["text"].split()))
+            words = set(json.loads(line)["text"].split())
+            block.append([w.encode() for w in words] if encoded else words)
             if len(block) == size:
                 yield block
                 block = []
@@ -226,14 +228,14 @@ def worker(tool: str, folder: Path, suffix: str, result: Path) -> None:
 
         lsh = RMinHashLSH(threshold=THRESHOLD, num_perm=BANDS * ROWS, num_bands=BANDS)
         done = 0
-        for block in _blocks(folder / f"old{suffix}.jsonl"):
+        for block in word_set_blocks(folder / f"old{suffix}.jsonl"):
             lsh.insert_matrix(RMinHash.digest_matrix_from_token_sets(block, BANDS * ROWS,
                                                                      SEED), start_key=done)
             done += len(block)
         build_s = time.perf_counter() - start
         start = time.perf_counter()
         done = 0
-        for block in _blocks(folder / f"new{suffix}.jsonl"):
+        for block in word_set_blocks(folder / f"new{suffix}.jsonl"):
             for d, m in enumerate(RMinHash.from_token_sets(block, BANDS * ROWS, SEED), done):
                 pairs.extend((d, o) for o in lsh.query(m))
             done += len(block)
@@ -242,7 +244,7 @@ def worker(tool: str, folder: Path, suffix: str, result: Path) -> None:
 
         lsh = MinHashLSH(threshold=THRESHOLD, num_perm=128, params=(BANDS, ROWS))
         done = 0
-        for block in _blocks(folder / f"old{suffix}.jsonl"):
+        for block in word_set_blocks(folder / f"old{suffix}.jsonl"):
             for o, m in enumerate(MinHash.bulk([[w.encode() for w in s] for s in block],
                                                num_perm=128, seed=SEED), done):
                 lsh.insert(o, m)
@@ -250,7 +252,7 @@ def worker(tool: str, folder: Path, suffix: str, result: Path) -> None:
         build_s = time.perf_counter() - start
         start = time.perf_counter()
         done = 0
-        for block in _blocks(folder / f"new{suffix}.jsonl"):
+        for block in word_set_blocks(folder / f"new{suffix}.jsonl"):
             for d, m in enumerate(MinHash.bulk([[w.encode() for w in s] for s in block],
                                                num_perm=128, seed=SEED), done):
                 pairs.extend((d, o) for o in lsh.query(m))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import run_timed  # noqa: E402
+from common import run_timed, write_engine_section  # noqa: E402
 
 OPTIONS = ["--id-field", "id", "--shingle", "word", "--ngram", "5", "--threshold", "0.8"]
 
@@ -95,13 +94,8 @@ def main() -> int:
         f"Medians of {args.runs} alternating runs; {cores} cores for both engines."])
     print(text)
     if not args.no_write:
-        from sections import update_section
-
-        command = " ".join(["python bench/bench_spark_against.py", *sys.argv[1:]])
-        update_section("spark-against", "## Spark against an index, end to end\n\n"
-                       f"`{command}`: {__doc__.split(chr(10) + chr(10), 2)[2].strip()} "
-                       f"{platform.machine()}, {cores} cores, 24 GiB, Python "
-                       f"{platform.python_version()}.\n\n" + text)
+        write_engine_section("spark-against", "Spark against an index, end to end",
+                             "bench_spark_against.py", __doc__, cores, text)
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import statistics
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_scale import corpus  # noqa: E402
-from common import engine_comparison_arguments, run_timed  # noqa: E402
+from common import engine_comparison_arguments, run_timed, write_engine_section  # noqa: E402
 
 THRESHOLD = 0.8
 
@@ -87,13 +86,8 @@ def main() -> int:
     text = table(rows, cores)
     print(text)
     if not args.no_write:
-        from sections import update_section
-
-        command = " ".join(["python bench/bench_spark_e2e.py", *sys.argv[1:]])
-        update_section("spark-e2e", "## Spark against the local engine, end to end\n\n"
-                       f"`{command}`: {__doc__.split(chr(10) + chr(10), 2)[2].strip()} "
-                       f"{platform.machine()}, {cores} cores, 24 GiB, Python "
-                       f"{platform.python_version()}.\n\n" + text)
+        write_engine_section("spark-e2e", "Spark against the local engine, end to end",
+                             "bench_spark_e2e.py", __doc__, cores, text)
     return 0
 
 

@@ -112,6 +112,19 @@ def engine_comparison_arguments(description: str, section: str) -> argparse.Argu
 # ---------------------------------------------------------------- reports
 
 
+def write_engine_section(section: str, title: str, script: str, doc: str, cores: int,
+                         text: str) -> None:
+    """Section ``section`` of BENCHMARKS.md for a local-against-Spark script: ``title``, the
+    command as run, the setup paragraph of the script's docstring ``doc`` (its third) and the
+    machine, then ``text``."""
+    from sections import update_section
+
+    command = " ".join([f"python bench/{script}", *sys.argv[1:]])
+    update_section(section, f"## {title}\n\n`{command}`: "
+                   f"{doc.split(chr(10) + chr(10), 2)[2].strip()} {platform.machine()}, "
+                   f"{cores} cores, 24 GiB, Python {platform.python_version()}.\n\n" + text)
+
+
 def machine_lines() -> list[str]:
     """The date, the machine and the versions of neardup, datasketch, rensa, numpy and numba,
     as markdown list items (each script adds its own ``- reproduce:`` line)."""

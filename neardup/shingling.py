@@ -43,6 +43,17 @@ HASH_BITS = (32, 64)
 WORD_PATTERN = re.compile(r"\w+")
 
 
+def check_csr(offsets: np.ndarray, values: np.ndarray, *, from_zero: bool = False) -> None:
+    """ValueError unless ``offsets`` (1-d, n + 1 long) ends at ``values.size``; with
+    ``from_zero``, also unless it starts at 0 and never decreases."""
+    if offsets.ndim != 1 or offsets.size == 0:
+        raise ValueError("offsets must be a 1-d array of length n + 1")
+    if from_zero and (int(offsets[0]) != 0 or np.any(np.diff(offsets) < 0)):
+        raise ValueError("offsets must start at 0 and never decrease")
+    if int(offsets[-1]) != values.size:
+        raise ValueError(f"offsets end at {int(offsets[-1])} but there are {values.size} values")
+
+
 @dataclass(frozen=True)
 class ShingleSets:
     """Shingle sets of n documents in CSR form.
@@ -54,12 +65,7 @@ class ShingleSets:
     values: np.ndarray  # uint32 or uint64, sorted and unique within each document
 
     def __post_init__(self) -> None:
-        if self.offsets.ndim != 1 or self.offsets.size == 0:
-            raise ValueError("offsets must be a 1-d array of length n + 1")
-        if int(self.offsets[-1]) != self.values.size:
-            raise ValueError(
-                f"offsets end at {int(self.offsets[-1])} but there are {self.values.size} values"
-            )
+        check_csr(self.offsets, self.values)
 
     @property
     def n(self) -> int:

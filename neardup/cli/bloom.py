@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from .index import banding_lines
+
 
 def run(args, options_of, given_options) -> None:
     from ..index.bloom import BloomIndex
@@ -47,15 +49,8 @@ def format_info(info: dict) -> str:
         f"filled {info['filled_fraction']:.4f} of the band filters' bits (max "
         f"{info['filled_fraction_max']:.4f}); estimated false-positive rate per query "
         f"{info['fp_estimated']:.3g} (sized for {info['fp_at_capacity']:g} at capacity)",
-        f"LSH {info['bands']} x {info['rows']} tuned for t = {info['threshold']} "
-        f"(P(t) = {info['p_at_threshold']:.4f})",
-        "options: " + ", ".join(f"{k}={v}" for k, v in sorted(info["options"].items())
-                                if v is not None),
     ]
-    if "corrupt_files" in info:
-        lines.append("checksums: " + ("all files intact" if not info["corrupt_files"] else
-                                      f"{len(info['corrupt_files'])} file(s) differ"))
-    return "\n".join(lines)
+    return "\n".join(lines + banding_lines(info))
 
 
 def describe_against(c: dict) -> str:

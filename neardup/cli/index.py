@@ -219,6 +219,14 @@ def format_info(info: dict) -> str:
         f"{info['set_aside']:,} set aside when added (too few shingles)",
         f"bytes {info['bytes']:,}" + (f" = {per_doc:,.1f} per document ({per_kind})"
                                       if per_doc is not None else ""),
+    ]
+    return "\n".join(lines + banding_lines(info))
+
+
+def banding_lines(info: dict) -> list[str]:
+    """The lines every index kind's ``info`` ends with: its bands, its options and (when
+    checked) its checksums."""
+    lines = [
         f"LSH {info['bands']} x {info['rows']} tuned for t = {info['threshold']} "
         f"(P(t) = {info['p_at_threshold']:.4f})",
         "options: " + ", ".join(f"{k}={v}" for k, v in sorted(info["options"].items())
@@ -227,7 +235,7 @@ def format_info(info: dict) -> str:
     if "corrupt_files" in info:
         lines.append("checksums: " + ("all files intact" if not info["corrupt_files"] else
                                       f"{len(info['corrupt_files'])} file(s) differ"))
-    return "\n".join(lines)
+    return lines
 
 
 def describe_against(c: dict) -> str:

@@ -58,7 +58,7 @@ from .store import (
     write_tombstones,
 )
 
-__all__ = ["Index", "IndexCorruptError"]
+__all__ = ["BandedIndex", "Index", "IndexCorruptError"]
 
 # the options that make a set, a signature or a band key: fixed by the index
 CONFIG_OPTIONS = ("shingle_kind", "shingle_size", "hash_bits", "min_shingles", "num_perm",
@@ -74,73 +74,13 @@ CHUNK_DOCUMENTS = 100_000
 CHUNK_CHARACTERS = 256 << 20
 
 
-class Index:
-    """The index at ``path``, opened read-only: its manifest and memory-mapped segments.
+class BandedIndex:
+    """What every index kind shares: the options, threshold and b × r bands its manifest
+    fixes, and the door a query's options pass through (``self.manifest`` and
+    ``self.path`` are set by the subclass)."""
 
-    ``n`` documents (only those that can pair: at least ``min_shingles`` shingles), the
-    ``stored`` rows less the ``removed`` ones (:meth:`remove`); document g is row
-    g - base of the segment holding it, removed or not. Opening maps every segment's
-    files, so a concurrent ``compact`` that removes old segments does not disturb an
-    open index, and checks them (:mod:`neardup.index.integrity`: the layout always, the
-    SHA-256 and whole structure of a file version not checked before): a damaged index
-    is an :class:`IndexCorruptError` naming the file.
-    """
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-        self._open()
-
-    def _open(self) -> None:
-        """(Re)read the manifest and map the segments it lists. A compaction may remove
-        the segments of the manifest just read before they are mapped: then the new
-        manifest is read, once."""
-        for attempt in range(2):
-            self.manifest = read_manifest(self.path)
-            try:
-                self.segments = [Segment.open(self.path, self.manifest, entry)
-                                 for entry in self.manifest["segments"]]
-                self.tombstones = read_tombstones(self.path, self.manifest)
-                break
-            except (ValueError, OSError):
-                if attempt or read_manifest(self.path)["version"] == self.manifest["version"]:
-                    raise
-        sizes = np.array([s.n for s in self.segments], dtype=np.int64)
-        self.bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-
-    def __repr__(self) -> str:
-        return (f"Index({str(self.path)!r}: {self.n:,} documents in {len(self.segments)} "
-                f"segment(s), {self.bands} x {self.rows} bands tuned for t = "
-                f"{self.threshold})")
-
-    @property
-    def n(self) -> int:
-        """The documents that can match: those stored less those removed."""
-        return self.stored - self.removed
-
-    @property
-    def stored(self) -> int:
-        """The documents the segments hold, removed ones included (numbers 0..stored-1)."""
-        return int(self.bases[-1])
-
-    @property
-    def removed(self) -> int:
-        """The documents removed (tombstoned) and not yet dropped by :meth:`compact`."""
-        return int(self.tombstones.size)
-
-    def live_documents(self) -> np.ndarray:
-        """int64[n]: the numbers of the documents not removed, ascending (their ids:
-        ``index.ids(index.live_documents())``)."""
-        keep = np.ones(self.stored, dtype=bool)
-        keep[self.tombstones] = False
-        return np.flatnonzero(keep)
-
-    def is_removed(self, documents: np.ndarray) -> np.ndarray:
-        """bool per document number of ``documents``: removed (a tombstone lists it)."""
-        documents = np.asarray(documents, dtype=np.int64)
-        if not self.tombstones.size:
-            return np.zeros(documents.shape, dtype=bool)
-        at = np.minimum(np.searchsorted(self.tombstones, documents), self.tombstones.size - 1)
-        return self.tombstones[at] == documents
+    manifest: dict
+    path: Path
 
     @property
     def options(self) -> dict:
@@ -210,6 +150,75 @@ class Index:
                              f"to run anyway, or build an index for this threshold)")
         warnings.warn(message, stacklevel=3)
         return float(threshold)
+
+
+class Index(BandedIndex):
+    """The index at ``path``, opened read-only: its manifest and memory-mapped segments.
+
+    ``n`` documents (only those that can pair: at least ``min_shingles`` shingles), the
+    ``stored`` rows less the ``removed`` ones (:meth:`remove`); document g is row
+    g - base of the segment holding it, removed or not. Opening maps every segment's
+    files, so a concurrent ``compact`` that removes old segments does not disturb an
+    open index, and checks them (:mod:`neardup.index.integrity`: the layout always, the
+    SHA-256 and whole structure of a file version not checked before): a damaged index
+    is an :class:`IndexCorruptError` naming the file.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._open()
+
+    def _open(self) -> None:
+        """(Re)read the manifest and map the segments it lists. A compaction may remove
+        the segments of the manifest just read before they are mapped: then the new
+        manifest is read, once."""
+        for attempt in range(2):
+            self.manifest = read_manifest(self.path)
+            try:
+                self.segments = [Segment.open(self.path, self.manifest, entry)
+                                 for entry in self.manifest["segments"]]
+                self.tombstones = read_tombstones(self.path, self.manifest)
+                break
+            except (ValueError, OSError):
+                if attempt or read_manifest(self.path)["version"] == self.manifest["version"]:
+                    raise
+        sizes = np.array([s.n for s in self.segments], dtype=np.int64)
+        self.bases = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return (f"Index({str(self.path)!r}: {self.n:,} documents in {len(self.segments)} "
+                f"segment(s), {self.bands} x {self.rows} bands tuned for t = "
+                f"{self.threshold})")
+
+    @property
+    def n(self) -> int:
+        """The documents that can match: those stored less those removed."""
+        return self.stored - self.removed
+
+    @property
+    def stored(self) -> int:
+        """The documents the segments hold, removed ones included (numbers 0..stored-1)."""
+        return int(self.bases[-1])
+
+    @property
+    def removed(self) -> int:
+        """The documents removed (tombstoned) and not yet dropped by :meth:`compact`."""
+        return int(self.tombstones.size)
+
+    def live_documents(self) -> np.ndarray:
+        """int64[n]: the numbers of the documents not removed, ascending (their ids:
+        ``index.ids(index.live_documents())``)."""
+        keep = np.ones(self.stored, dtype=bool)
+        keep[self.tombstones] = False
+        return np.flatnonzero(keep)
+
+    def is_removed(self, documents: np.ndarray) -> np.ndarray:
+        """bool per document number of ``documents``: removed (a tombstone lists it)."""
+        documents = np.asarray(documents, dtype=np.int64)
+        if not self.tombstones.size:
+            return np.zeros(documents.shape, dtype=bool)
+        at = np.minimum(np.searchsorted(self.tombstones, documents), self.tombstones.size - 1)
+        return self.tombstones[at] == documents
 
     # ---- writing ----
 

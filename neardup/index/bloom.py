@@ -71,7 +71,7 @@ from ..shingling import ShingleSets
 from ..sinks.staging import StagedDirectory, file_sha256, refuse_touching_inputs
 from ..sources import frames
 from ..sources.options import as_paths
-from . import CONFIG_OPTIONS, PREPARE_OPTIONS, SOURCE_OPTIONS, Index, store
+from . import CONFIG_OPTIONS, PREPARE_OPTIONS, SOURCE_OPTIONS, BandedIndex, store
 from .integrity import corrupt
 from .store import MANIFEST, NpyWriter, WriteLock, crash_point, fsync_dir, write_manifest
 
@@ -258,12 +258,8 @@ def refuse_find(path) -> None:
         raise ValueError(f"--against {path} " + FIND_REFUSED.format(path=path))
 
 
-class BloomIndex:
+class BloomIndex(BandedIndex):
     """The Bloom index at ``path``: its manifest and filters, read whole and checked."""
-
-    # the same door as the full index: options it fixes, the threshold against its bands
-    query_options = Index.query_options
-    check_threshold = Index.check_threshold
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -277,22 +273,6 @@ class BloomIndex:
     @property
     def n(self) -> int:
         return int(self.manifest["documents"])
-
-    @property
-    def options(self) -> dict:
-        return dict(self.manifest["options"])
-
-    @property
-    def threshold(self) -> float:
-        return float(self.manifest["threshold"])
-
-    @property
-    def bands(self) -> int:
-        return int(self.manifest["bands"])
-
-    @property
-    def rows(self) -> int:
-        return int(self.manifest["rows"])
 
     @property
     def plan(self) -> FilterPlan:

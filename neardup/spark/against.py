@@ -49,7 +49,7 @@ from ..lsh import sorted_unique
 from ..minhash import Signatures
 from ..pairs import PAIR_SCHEMA
 from ..shingling import ShingleSets
-from .components import LOCAL_EDGES, connected_components
+from .components import LOCAL_EDGES, connected_components, task_edges
 from .stages import _csr, _row_values, _signature_matrix
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -249,15 +249,11 @@ def _anchored_task(n_new: int):
     the edges, numbered densely (new ones in input order, then the indexed ones)."""
 
     def run(batches):
-        table = pa.Table.from_batches(list(batches))
-        if not table.num_rows:
+        task = task_edges(batches, node_kind=3)
+        if task is None:
             return
-        a, b = table.column("a").to_numpy(), table.column("b").to_numpy()
-        kind = table.column("kind").to_numpy()
-        jaccard = table.column("jaccard").to_numpy(zero_copy_only=False)
-        node = kind == 3
-        order = np.argsort(a[node], kind="stable")
-        free, chosen = a[node][order], b[node][order].astype(bool)
+        a, b, kind, jaccard, free, chosen = task
+        chosen = chosen.astype(bool)
         anchored = np.unique(b[kind == 1])
         f = free.size
 

@@ -143,6 +143,22 @@ def center_clusters(set_pairs: DataFrame, copies: DataFrame, keys: DataFrame,
                         "doc long, label long, representative boolean, similarity double"))
 
 
+def task_edges(batches, node_kind: int):
+    """One task's rows of edges and nodes (columns a, b, jaccard, kind; a node row has
+    ``kind == node_kind``, its document in a and a value in b): (a, b, kind, jaccard,
+    nodes, values) with the nodes' documents ascending and their values in that order;
+    None when the task has no rows."""
+    table = pa.Table.from_batches(list(batches))
+    if not table.num_rows:
+        return None
+    a, b = table.column("a").to_numpy(), table.column("b").to_numpy()
+    kind = table.column("kind").to_numpy()
+    jaccard = table.column("jaccard").to_numpy(zero_copy_only=False)
+    node = kind == node_kind
+    order = np.argsort(a[node], kind="stable")
+    return a, b, kind, jaccard, a[node][order], b[node][order]
+
+
 def _star_cover_task(policy: str):
     """mapInArrow body over every edge and node of :func:`center_clusters` in one
     partition: the local star cover on the nodes numbered densely in their order (so
@@ -151,15 +167,10 @@ def _star_cover_task(policy: str):
     from ..cluster import center_representatives
 
     def run(batches):
-        table = pa.Table.from_batches(list(batches))
-        if not table.num_rows:
+        task = task_edges(batches, node_kind=2)
+        if task is None:
             return
-        a, b = table.column("a").to_numpy(), table.column("b").to_numpy()
-        kind = table.column("kind").to_numpy()
-        jaccard = table.column("jaccard").to_numpy(zero_copy_only=False)
-        is_node = kind == 2
-        order = np.argsort(a[is_node], kind="stable")
-        nodes, key = a[is_node][order], b[is_node][order]
+        a, b, kind, jaccard, nodes, key = task
         pair, copy = kind == 0, kind == 1
         head = np.arange(nodes.size, dtype=np.int64)
         head[np.searchsorted(nodes, b[copy])] = np.searchsorted(nodes, a[copy])

@@ -58,6 +58,7 @@ import numpy as np
 from .._core.hashing import mix64
 from .._core.jit import njit, prange
 from .._core.kernels import sized_kernel
+from ..shingling import check_csr
 
 KEEP_POLICIES = ("first", "none")
 
@@ -72,14 +73,7 @@ class Ragged:
     values: np.ndarray
 
     def __post_init__(self) -> None:
-        if self.offsets.ndim != 1 or self.offsets.size == 0:
-            raise ValueError("offsets must be a 1-d array of length n + 1")
-        if int(self.offsets[0]) != 0 or np.any(np.diff(self.offsets) < 0):
-            raise ValueError("offsets must start at 0 and never decrease")
-        if int(self.offsets[-1]) != self.values.size:
-            raise ValueError(
-                f"offsets end at {int(self.offsets[-1])} but there are {self.values.size} values"
-            )
+        check_csr(self.offsets, self.values, from_zero=True)
 
     @property
     def n(self) -> int:
