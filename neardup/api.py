@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
 SOURCE_OPTIONS = SourceOptions.keys()
 ENGINES = ("local", "spark")
 STDOUT = "-"
-__all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "dedup", "evaluate", "explain", "field_ranks",
-           "find", "find_items", "repeats", "tune"]
+__all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evaluate", "explain",
+           "field_ranks", "find", "find_items", "repeats", "tune"]
 
 
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
@@ -451,6 +451,49 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
                     id_field=id_field, delimiter=delimiter)
     groups = split_options({k: v for k, v in keywords.items() if v is not None})
     return find_item_sets(inputs, groups, quiet=quiet)
+
+
+def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text=None,
+                id=None, **options):
+    """``neardup index build``: :meth:`neardup.Index.build` on ``engine`` ``local``
+    (Bloom mode included), or on ``spark``: the executors read, shingle and sign as
+    ``find --engine spark`` does and write the segments themselves
+    (:mod:`neardup.spark.segments`; ``path`` on a file system the driver and executors
+    share), the driver lists them. The rows, ids and options are the local build's (in
+    several segments; after ``compact`` the same files). Returns the
+    :class:`~neardup.Index`; on Spark ``index.build_report`` holds the read report and
+    the documents read and set aside."""
+    from .index import Index, SegmentWriter
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "local":
+        return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
+    if options.get("bloom") or options.get("fp") is not None or \
+            options.get("capacity") is not None:
+        raise ValueError("a Bloom index (--bloom, --fp, --capacity) is built on the local "
+                         "engine: it is a few tens of bytes a document")
+    for key in ("bloom", "fp", "capacity"):
+        options.pop(key, None)
+    groups = split_options(column_names(options, text, id))
+    if groups.items or frames.is_in_memory(inputs):
+        raise ValueError("index build --engine spark reads files (not item sets or data "
+                         "in memory); use the local engine")
+    refuse_touching_inputs(as_paths(inputs), {"--out": path})
+    keywords = _spark_keywords(groups)
+    from . import spark
+
+    done = {}
+
+    def fill(stage, manifest) -> int:
+        writer = SegmentWriter.of(stage, manifest)
+        done.update(spark.index_sources(inputs, writer, quiet=quiet, **keywords))
+        writer.append(manifest, done["entries"], done["names"])
+        return done["set_aside"]
+
+    index = Index.build_by(path, groups.prepare, groups.config(), fill)
+    index.build_report = {k: done[k] for k in ("documents", "set_aside", "read_report")}
+    return index
 
 
 def _spark_against(against, groups: OptionGroups, outputs: dict, force: bool):

@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 
+from ..api import ENGINES
+
 INDEX_EXAMPLES = """examples:
   neardup index build corpus/ --include '*.txt' -t 0.8 -o idx/
   neardup index add idx/ more.jsonl
@@ -38,6 +40,10 @@ def add_parsers(commands, source_arguments, formatter) -> None:
     source_arguments(build)
     build.add_argument("--out", "-o", required=True, metavar="IDX",
                        help="the index folder to create (new or empty)")
+    build.add_argument("--engine", choices=list(ENGINES), default="local",
+                       help="local, or spark: the executors read, sign and write the "
+                            "segments (IDX on a file system they share); the same rows, in "
+                            "a segment per partition (default: local)")
     bloom = build.add_argument_group("Bloom mode: a few tens of bytes a document")
     bloom.add_argument("--bloom", action="store_true",
                        help="keep one Bloom filter per LSH band (and one of exact copies) "
@@ -134,6 +140,7 @@ def given_options(options: dict, args, source_keys) -> dict:
 
 
 def run(args, options_of, source_keys) -> None:
+    from ..api import build_index
     from ..index import Index, IndexCorruptError
     from ..index.bloom import is_bloom
     from ..index.store import read_manifest, verify_checksums
@@ -144,9 +151,9 @@ def run(args, options_of, source_keys) -> None:
         return bloom.run(args, options_of,
                          lambda options: given_options(options, args, source_keys))
     if command == "build":
-        index = Index.build(tuple(args.sources), args.out, quiet=args.quiet,
-                            bloom=args.bloom, fp=args.fp, capacity=args.capacity,
-                            **options_of(args))
+        index = build_index(tuple(args.sources), args.out, engine=args.engine,
+                            quiet=args.quiet, bloom=args.bloom, fp=args.fp,
+                            capacity=args.capacity, **options_of(args))
         print(bloom.format_info(index.info()) if args.bloom else format_info(index.info()))
         print(f"written to {args.out}")
     elif command == "add":

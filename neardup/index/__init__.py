@@ -28,7 +28,7 @@ import contextlib
 import os
 import shutil
 import warnings
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +58,7 @@ from .store import (
     write_tombstones,
 )
 
-__all__ = ["BandedIndex", "Index", "IndexCorruptError"]
+__all__ = ["BandedIndex", "Index", "IndexCorruptError", "SegmentWriter"]
 
 # the options that make a set, a signature or a band key: fixed by the index
 CONFIG_OPTIONS = ("shingle_kind", "shingle_size", "hash_bits", "min_shingles", "num_perm",
@@ -244,6 +244,18 @@ class Index(BandedIndex):
         source, prep, config = _split_options(column_names(options, text, id))
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"--out": path})
+        return cls.build_by(path, prep, config, lambda stage, manifest: _write_inputs(
+            stage, manifest, inputs, source, prep, config, quiet))
+
+    @classmethod
+    def build_by(cls, path: str | os.PathLike, prep, config: FindConfig, fill) -> Index:
+        """A new index at ``path`` (a new or empty folder, staged and swapped in whole)
+        for documents shingled with ``prep`` and signed and banded with ``config``, whose
+        segments ``fill(stage, manifest)`` writes: it appends their entries to
+        ``manifest`` (in document order, e.g. with a :class:`SegmentWriter` for
+        ``stage``) and returns the documents set aside. :meth:`build` fills it by
+        reading here; another engine (``neardup index build --engine spark``) by
+        writing segments where its workers run."""
         plan = config.band_plan()
         manifest = {
             "format": store.FORMAT, "format_version": store.FORMAT_VERSION,
@@ -256,8 +268,7 @@ class Index(BandedIndex):
         with StagedDirectory(path, lambda name: False, option="--out") as stage:
             (stage / SEGMENTS).mkdir()
             with WriteLock(stage):
-                manifest["set_aside"] = _write_inputs(stage, manifest, inputs, source, prep,
-                                                      config, quiet)
+                manifest["set_aside"] = fill(stage, manifest)
                 write_manifest(stage, manifest)
         return cls(path)
 
@@ -546,3 +557,35 @@ def _sign(ids: list[str], texts: list[str], prep, config: FindConfig):
     sets = prepared.sets.subset(rows)
     signatures = sign(sets, config).matrix
     return np.asarray(ids, dtype=object)[rows], sets, signatures, int(len(ids) - rows.size)
+
+
+@dataclass(frozen=True)
+class SegmentWriter:
+    """Writes segments into the index being built at ``root`` (picklable: an engine's
+    workers call it where they run, on a file system the builder sees too). Segment k
+    is named as the manifest's k-th next name, so workers need not agree on names."""
+
+    root: str
+    bands: int
+    rows: int
+    first: int  # the manifest's next_segment when the writer was made
+
+    @classmethod
+    def of(cls, root: str | os.PathLike, manifest: dict) -> SegmentWriter:
+        return cls(os.fspath(root), int(manifest["bands"]), int(manifest["rows"]),
+                   int(manifest["next_segment"]))
+
+    def __call__(self, k: int, ids, sets: ShingleSets, signatures: np.ndarray) -> dict:
+        """Write documents ``ids`` (their sets and signatures, in order) as segment ``k``;
+        its manifest entry, listed by :meth:`append`."""
+        return write_segment(self.root, f"seg-{self.first + k:06d}",
+                             [SegmentPiece.from_ids(ids, sets, signatures)],
+                             self.bands, self.rows)
+
+    def append(self, manifest: dict, entries: list[dict], names: int) -> None:
+        """List ``entries`` (in document order) in ``manifest``; ``names``: how many
+        segment numbers k the workers may have used (the next name is past them)."""
+        for entry in entries:
+            manifest["segments"].append(entry)
+            manifest["documents"] += entry["documents"]
+        manifest["next_segment"] = self.first + names

@@ -37,6 +37,8 @@ module          holds
                 the removed records left out by a join, written as parts
 ``against``     a run against an on-disk index: the executors search its
                 memory-mapped segments (through a probe the door hands in)
+``segments``    ``index build --engine spark``: the executors write the index's
+                segments (with a writer the door hands in)
 ``session``     the pyspark guard and the session the engine starts or joins
 ==============  ==========================================================
 
@@ -81,8 +83,8 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = Window = F = None
 
 __all__ = ["SparkFindResult", "connected_components", "dedup_sources", "evaluate",
-           "evaluate_sources", "find", "find_sources", "read_documents", "read_sources",
-           "write_result"]
+           "evaluate_sources", "find", "find_sources", "index_sources", "read_documents",
+           "read_sources", "write_result"]
 
 
 @dataclass
@@ -502,6 +504,33 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
     result.seconds["write"] = round(time.perf_counter() - started, 4)
     read.release()
     return result
+
+
+def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("text",),
+                  id_field: str | None = None, fmt: str = "auto",
+                  delimiter: str | None = None, include=(), exclude=(),
+                  encoding: str = "utf-8", normalize=None, tokenize=None,
+                  respect_ignore: bool = True, follow_links: bool = False,
+                  quiet: bool = True, **options) -> dict:
+    """``neardup index build --engine spark``: ``inputs`` read, shingled and signed as
+    :func:`find_sources` does, and written by the executors as the segments of an index
+    with ``writer`` (:class:`neardup.index.SegmentWriter`; see
+    :mod:`neardup.spark.segments`). Returns the entries to list, the number of segment
+    names used, the documents read and set aside, and ``read_report``."""
+    from .segments import write_segments
+
+    _require_spark()
+    config = FindConfig.from_options(**options)  # checked before any reading
+    if spark is None:
+        spark = _session(quiet=quiet)
+    signer = _signer(config, config.band_plan(), normalize, tokenize)
+    read = _read(spark, inputs, signer=signer, text_fields=text_fields, id_field=id_field,
+                 fmt=fmt, delimiter=delimiter, include=include, exclude=exclude,
+                 encoding=encoding, respect_ignore=respect_ignore, follow_links=follow_links)
+    report = read.report()  # the one pass: read, shingle, sign
+    done = write_segments(read.signed, writer, config)
+    read.release()
+    return {**done, "read_report": report}
 
 
 def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
