@@ -21,7 +21,7 @@ from ..sources import StreamTooLarge, read_document_chunks
 from ..sources.options import as_paths
 from ..text import prepare
 from . import find_sets, outofcore, sign
-from .run import representative_config
+from .run import add_counts, representative_config
 
 
 def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
@@ -102,11 +102,3 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
         for src in sources]
     return result
 
-
-def add_counts(total: dict, counts: dict) -> None:
-    """Add a chunk's counts (numbers, or dicts of numbers) into ``total``."""
-    for key, value in counts.items():
-        if isinstance(value, dict):
-            add_counts(total.setdefault(key, {}), value)
-        else:
-            total[key] = total.get(key, 0) + value
