@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from .._core.heap import release_freed_memory
 from .._core.progress import StageTimer
 from ..options import OptionGroups
 from ..result import FindResult
@@ -82,6 +83,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
                       f"signed ({len(ids):,} so far)", file=sys.stderr, flush=True)
             del chunk, prepared, signatures, prints  # the texts go here
         spilled = writer.finish()
+        release_freed_memory()  # the chunks' texts and temporaries, before the find
         timer.seconds.update(chunk_timer.seconds)
         key = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
         if representative_field == "id":
