@@ -114,7 +114,7 @@ def test_the_texts_are_let_go_unless_the_report_needs_them(jsonl, tmp_path, monk
 def test_line_file_previews_need_only_the_heads_of_their_texts(tmp_path, monkeypatch):
     rng = np.random.default_rng(2)
     lines = []
-    for k in range(40):  # each line past what a preview reads of it, twice; one other
+    for _ in range(40):  # each line past what a preview reads of it, twice; one other
         words = " ".join(f"w{w}" for w in rng.integers(0, 10**6, 100))
         lines += [words, words, " ".join(f"u{w}" for w in rng.integers(0, 10**6, 20))]
     path = tmp_path / "lines.txt"
