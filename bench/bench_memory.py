@@ -67,13 +67,14 @@ def status(pid: int) -> dict[str, int]:
     return found
 
 
-def measure(command: list[str], interval: float = 0.01, env: dict | None = None) -> dict:
+def measure(command: list[str], interval: float = 0.01, env: dict | None = None,
+            cwd: Path | None = None) -> dict:
     """Run ``command``; its exit status, wall time, output, peak RssAnon of its process
     tree and peak resident set of the process (VmHWM: not ru_maxrss, which on Linux
     keeps the forking parent's peak across exec)."""
     with tempfile.TemporaryFile() as output:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=output, stderr=output, env=env)
+        process = subprocess.Popen(command, stdout=output, stderr=output, env=env, cwd=cwd)
         root = psutil.Process(process.pid)
         peak = high = 0
         while True:
@@ -227,6 +228,12 @@ PER_DOCUMENT_OPTIONS = ["--shingle", "word", "--ngram", "5", "--threshold", "0.8
 def per_document(args) -> int:
     """Runs without a limit at each N, this tree alternating with ``--before``."""
     trees = ([("before", args.before.resolve())] if args.before else []) + [("this", ROOT)]
+    for label, tree in trees:  # each run imports its own tree's neardup
+        found = subprocess.run([sys.executable, "-c", "import neardup; print(neardup.__file__)"],
+                               env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        if not Path(found).resolve().is_relative_to(tree):
+            raise RuntimeError(f"the {label} tree's run imports {found}, not {tree}")
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         for n in args.per_document:
@@ -236,9 +243,10 @@ def per_document(args) -> int:
                 outputs = {}
                 for label, tree in trees:
                     out = Path(tmp) / f"{label}_{n}"
+                    # run from the tree: ``-m`` puts the working directory first on the path
                     env = {**os.environ, "PYTHONPATH": str(tree)}
-                    row = measure([sys.executable, "-m", "neardup", "find", str(path),
-                                   *PER_DOCUMENT_OPTIONS, "--out", str(out)], env=env)
+                    row = measure([sys.executable, "-m", "neardup", "find", str(path.resolve()),
+                                   *PER_DOCUMENT_OPTIONS, "--out", str(out)], env=env, cwd=tree)
                     if row["exit"] != 0:
                         raise RuntimeError(f"{label} tree failed at {n}: {row['output'][-500:]}")
                     row.pop("output")
