@@ -234,6 +234,14 @@ def per_document(args) -> int:
                                capture_output=True, text=True, check=True).stdout.strip()
         if not Path(found).resolve().is_relative_to(tree):
             raise RuntimeError(f"the {label} tree's run imports {found}, not {tree}")
+        # a first run compiles the tree's kernels into its cache (bench_first_run.py):
+        # one run of a small corpus before the measured ones
+        with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+            small = (args.corpora / "scale_20000.jsonl" if args.corpora
+                     else scale_corpus(args.cache, 20_000))
+            measure([sys.executable, "-m", "neardup", "find", str(small.resolve()),
+                     *PER_DOCUMENT_OPTIONS, "--out", str(Path(tmp) / "out")],
+                    env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         for n in args.per_document:
