@@ -177,6 +177,10 @@ def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: Sta
                 for d in np.flatnonzero(np.isin(chunk.source, lines)).tolist():
                     heads[chunk.start + d] = chunk.texts[d][:PREVIEW_HEAD]
             del chunk  # its texts go here
+    if kernels is None:  # no document: the counts of shingling nothing
+        nothing = prepare.shingle_documents([], [], config.shingle_options(), prep)
+        sets.append(nothing.sets)
+        counts = nothing.counts
     timer.seconds.update(chunk_timer.seconds)
     timer.compile_seconds += chunk_timer.compile_seconds
     release_freed_memory()  # the texts' and shingling's heap, before the next stages

@@ -149,3 +149,18 @@ def test_freed_heap_is_handed_back_where_glibc_runs():
     import platform
 
     assert release_freed_memory() == (platform.libc_ver()[0] == "glibc")
+
+
+def test_an_input_without_documents_counts_what_shingling_nothing_counts(tmp_path):
+    path = tmp_path / "blank.jsonl"
+    path.write_text(json.dumps({"id": "a", "text": " "}) + "\n")
+    groups = neardup.options.split_options({"threshold": 0.7, "shingle_kind": "word"})
+    result, documents = run.find_documents([path], groups, quiet=True,
+                                           representative_field=None)
+    nothing = run.prepare.shingle_documents([], [], groups.config().shingle_options(),
+                                            groups.prepare)
+    assert len(documents) == 0 and result.counts["documents"] == 0
+    assert nothing.counts == {"char_fallback": 0}
+    assert {k: result.counts[k] for k in nothing.counts} == nothing.counts
+    assert result.read_report["records_seen"] == 1
+    assert result.read_report["skipped"] == {"empty text": 1}
