@@ -226,8 +226,18 @@ PER_DOCUMENT_OPTIONS = ["--shingle", "word", "--ngram", "5", "--threshold", "0.8
 
 
 def per_document(args) -> int:
-    """Runs without a limit at each N, this tree alternating with ``--before``."""
+    """Runs without a limit at each N, this tree alternating with ``--before``; with
+    ``--rewrite``, the subsection again from the runs saved next to ``--out``."""
+    saved = args.out.with_name("per_document.json")
+    if args.rewrite:
+        runs = json.loads(saved.read_text())
+        write_per_document(args, per_document_table(runs["results"], bool(runs["before"])),
+                           runs["before"], runs["command"])
+        return 0
     trees = ([("before", args.before.resolve())] if args.before else []) + [("this", ROOT)]
+    before = (subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+              if args.before else None)
     for label, tree in trees:  # each run imports its own tree's neardup
         found = subprocess.run([sys.executable, "-c", "import neardup; print(neardup.__file__)"],
                                env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree,
@@ -267,8 +277,12 @@ def per_document(args) -> int:
                     raise RuntimeError(f"the outputs at {n} differ from the earlier tree's")
     text = per_document_table(results, bool(args.before))
     print(text)
+    command = " ".join(["python bench/bench_memory.py", *sys.argv[1:]])
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps({"before": before, "command": command, "results": results},
+                                indent=2))
     if not args.no_write:
-        write_per_document(args, text)
+        write_per_document(args, text, before, command)
     return 0
 
 
@@ -299,24 +313,26 @@ def per_document_table(results: list[dict], paired: bool) -> str:
     return "\n".join(lines)
 
 
-def write_per_document(args, table_text: str) -> None:
+def write_per_document(args, table_text: str, before: str | None, command: str) -> None:
     from sections import sections, update_section
 
     current = sections().get("memory", "")
     kept = current.split(PER_DOCUMENT_HEADING)[0].rstrip()
-    command = " ".join(["python bench/bench_memory.py", *sys.argv[1:]])
-    update_section("memory", kept + "\n\n" + per_document_text(command, table_text))
+    update_section("memory", kept + "\n\n"
+                   + per_document_text(command, table_text, before))
 
 
-def per_document_text(command: str, table_text: str) -> str:
+def per_document_text(command: str, table_text: str, before: str | None) -> str:
     return (f"{PER_DOCUMENT_HEADING}\n\n`{command}`: `neardup find FILE "
             f"{' '.join(PER_DOCUMENT_OPTIONS)} --out DIR` without a limit, in a fresh process "
             "each, on the scale corpus (200-word JSON Lines documents, 1 % planted "
             "near-duplicates); the peak resident set (VmHWM, what `/usr/bin/time -v` calls "
             "maximum resident set size) and peak anonymous memory (RssAnon sampled every "
-            "10 ms) divided by the documents, medians of the runs; `before` is the earlier "
-            "commit run alternately with this tree, its outputs the same bytes (checked "
-            "every pair). The machine was shared with other work while measuring (load "
+            "10 ms) divided by the documents, medians of the runs"
+            + (f"; `before` is commit {before} (a checkout given as `--before`) run "
+               "alternately with this tree, its outputs the same bytes (checked every pair)"
+               if before else "")
+            + ". The machine was shared with other work while measuring (load "
             "column): the CPU and wall seconds are noisy, the peaks are not.\n\n"
             + table_text)
 
