@@ -19,6 +19,15 @@ Inputs (cached under ``--cache``):
 
 Run: ``python bench/bench_memory.py``; figures go to stdout, to ``--out`` (JSON) and,
 unless ``--no-write``, to the "memory" section of BENCHMARKS.md.
+
+``--per-document N ...`` measures the run without a limit instead: ``neardup find FILE
+--shingle word --ngram 5 -t 0.8 --top 0 -q --out DIR`` on the scale corpus of N
+documents (``--corpora``, else generated into ``--cache``), peak per document (VmHWM,
+as ``/usr/bin/time -v`` reports it, and RssAnon) and CPU seconds, ``--repeats`` times.
+With ``--before TREE`` (a checkout of an earlier commit) each run of this tree follows
+one of TREE's, imported through PYTHONPATH, and their output files (all but the
+manifest and the timings) must be the same bytes. Its table is the "in memory"
+subsection of the same section (the rest of the section is kept as it is).
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import numpy as np
 import psutil
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 MIB = 1 << 20
@@ -57,17 +67,18 @@ def status(pid: int) -> dict[str, int]:
     return found
 
 
-def measure(command: list[str], interval: float = 0.01) -> dict:
+def measure(command: list[str], interval: float = 0.01, env: dict | None = None,
+            cwd: Path | None = None) -> dict:
     """Run ``command``; its exit status, wall time, output, peak RssAnon of its process
     tree and peak resident set of the process (VmHWM: not ru_maxrss, which on Linux
     keeps the forking parent's peak across exec)."""
     with tempfile.TemporaryFile() as output:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=output, stderr=output)
+        process = subprocess.Popen(command, stdout=output, stderr=output, env=env, cwd=cwd)
         root = psutil.Process(process.pid)
         peak = high = 0
         while True:
-            pid, exit_status, _ = os.wait4(process.pid, os.WNOHANG)
+            pid, exit_status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
             try:
@@ -83,7 +94,8 @@ def measure(command: list[str], interval: float = 0.01) -> dict:
         output.seek(0)
         text = output.read().decode(errors="replace")
     return {"exit": process.returncode, "wall_s": round(wall, 2), "anon_peak": peak,
-            "rss_peak": high, "output": text}
+            "rss_peak": high, "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "output": text}
 
 
 def scale_corpus(cache: Path, n: int) -> Path:
@@ -159,7 +171,15 @@ def main() -> int:
                         help="do not update the 'memory' section of BENCHMARKS.md")
     parser.add_argument("--rewrite", action="store_true",
                         help="run nothing: rewrite the section from the results in --out")
+    parser.add_argument("--per-document", type=int, nargs="+", metavar="N",
+                        help="measure runs without a limit on N documents instead")
+    parser.add_argument("--before", type=Path, help="with --per-document: a checkout of an "
+                        "earlier commit, run alternately with this tree")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--corpora", type=Path, help="where scale_N.jsonl already are")
     args = parser.parse_args()
+    if args.per_document:
+        return per_document(args)
     if args.rewrite:
         saved = json.loads(args.out.read_text())
         write_section(args, saved["results"], saved["machine"], saved["python"])
@@ -200,8 +220,129 @@ def main() -> int:
     return 0
 
 
+PER_DOCUMENT_HEADING = "### In memory: bytes per document"
+PER_DOCUMENT_OPTIONS = ["--shingle", "word", "--ngram", "5", "--threshold", "0.8", "--top",
+                        "0", "-q"]
+
+
+def per_document(args) -> int:
+    """Runs without a limit at each N, this tree alternating with ``--before``; with
+    ``--rewrite``, the subsection again from the runs saved next to ``--out``."""
+    saved = args.out.with_name("per_document.json")
+    if args.rewrite:
+        runs = json.loads(saved.read_text())
+        write_per_document(args, per_document_table(runs["results"], bool(runs["before"])),
+                           runs["before"], runs["command"])
+        return 0
+    trees = ([("before", args.before.resolve())] if args.before else []) + [("this", ROOT)]
+    before = (subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+              if args.before else None)
+    for label, tree in trees:  # each run imports its own tree's neardup
+        found = subprocess.run([sys.executable, "-c", "import neardup; print(neardup.__file__)"],
+                               env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        if not Path(found).resolve().is_relative_to(tree):
+            raise RuntimeError(f"the {label} tree's run imports {found}, not {tree}")
+        # a first run compiles the tree's kernels into its cache (bench_first_run.py):
+        # one run of a small corpus before the measured ones
+        with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+            small = (args.corpora / "scale_20000.jsonl" if args.corpora
+                     else scale_corpus(args.cache, 20_000))
+            measure([sys.executable, "-m", "neardup", "find", str(small.resolve()),
+                     *PER_DOCUMENT_OPTIONS, "--out", str(Path(tmp) / "out")],
+                    env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+        for n in args.per_document:
+            path = (args.corpora / f"scale_{n}.jsonl" if args.corpora
+                    else scale_corpus(args.cache, n))
+            for repeat in range(args.repeats):
+                outputs = {}
+                for label, tree in trees:
+                    out = Path(tmp) / f"{label}_{n}"
+                    # run from the tree: ``-m`` puts the working directory first on the path
+                    env = {**os.environ, "PYTHONPATH": str(tree)}
+                    row = measure([sys.executable, "-m", "neardup", "find", str(path.resolve()),
+                                   *PER_DOCUMENT_OPTIONS, "--out", str(out)], env=env, cwd=tree)
+                    if row["exit"] != 0:
+                        raise RuntimeError(f"{label} tree failed at {n}: {row['output'][-500:]}")
+                    row.pop("output")
+                    outputs[label] = {f.name: f.read_bytes() for f in sorted(out.iterdir())
+                                      if f.name not in ("manifest.json", "timings.json")}
+                    row.update(tree=label, n=n, repeat=repeat, load=os.getloadavg()[0])
+                    results.append(row)
+                    print(json.dumps(row), flush=True)
+                if len(outputs) == 2 and outputs["before"] != outputs["this"]:
+                    raise RuntimeError(f"the outputs at {n} differ from the earlier tree's")
+    text = per_document_table(results, bool(args.before))
+    print(text)
+    command = " ".join(["python bench/bench_memory.py", *sys.argv[1:]])
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps({"before": before, "command": command, "results": results},
+                                indent=2))
+    if not args.no_write:
+        write_per_document(args, text, before, command)
+    return 0
+
+
+def per_document_table(results: list[dict], paired: bool) -> str:
+    lines = ["| N | tree | runs | peak RSS bytes/doc (VmHWM) | peak anonymous bytes/doc | "
+             "CPU s | wall s | 1-min load |", "|---|---|---|---|---|---|---|---|"]
+    keys = sorted({(r["n"], r["tree"]) for r in results},
+                  key=lambda k: (k[0], k[1] != "before"))
+    for n, tree in keys:
+        rows = [r for r in results if r["n"] == n and r["tree"] == tree]
+
+        def median(name, rows=rows):
+            return float(np.median([r[name] for r in rows]))
+
+        lines.append(f"| {n:,} | {tree} | {len(rows)} | {median('rss_peak') / n:,.0f} | "
+                     f"{median('anon_peak') / n:,.0f} | {median('cpu_s'):.1f} | "
+                     f"{median('wall_s'):.1f} | {median('load'):.1f} |")
+    if paired:
+        lines.append("")
+        for n in sorted({r["n"] for r in results}):
+            pairs = [(b, t) for b in results for t in results
+                     if b["n"] == t["n"] == n and b["repeat"] == t["repeat"]
+                     and b["tree"] == "before" and t["tree"] == "this"]
+            ratios = {name: ", ".join(f"{t[name] / b[name]:.2f}" for b, t in pairs)
+                      for name in ("rss_peak", "cpu_s", "wall_s")}
+            lines.append(f"- {n:,}: this / before per pair: peak RSS {ratios['rss_peak']}; "
+                         f"CPU {ratios['cpu_s']}; wall {ratios['wall_s']}.")
+    return "\n".join(lines)
+
+
+def write_per_document(args, table_text: str, before: str | None, command: str) -> None:
+    from sections import sections, update_section
+
+    current = sections().get("memory", "")
+    kept = current.split(PER_DOCUMENT_HEADING)[0].rstrip()
+    update_section("memory", kept + "\n\n"
+                   + per_document_text(command, table_text, before))
+
+
+def per_document_text(command: str, table_text: str, before: str | None) -> str:
+    return (f"{PER_DOCUMENT_HEADING}\n\n`{command}`: `neardup find FILE "
+            f"{' '.join(PER_DOCUMENT_OPTIONS)} --out DIR` without a limit, in a fresh process "
+            "each, on the scale corpus (200-word JSON Lines documents, 1 % planted "
+            "near-duplicates); the peak resident set (VmHWM, what `/usr/bin/time -v` calls "
+            "maximum resident set size) and peak anonymous memory (RssAnon sampled every "
+            "10 ms) divided by the documents, medians of the runs"
+            + (f"; `before` is commit {before} (a checkout given as `--before`) run "
+               "alternately with this tree, its outputs the same bytes (checked every pair)"
+               if before else "")
+            + ". The machine was shared with other work while measuring (load "
+            "column): the CPU and wall seconds are noisy, the peaks are not.\n\n"
+            + table_text)
+
+
 def write_section(args, results: list[dict], machine: str, python: str) -> None:
-    from sections import update_section
+    from sections import sections, update_section
+
+    current = sections().get("memory", "")
+    in_memory = (PER_DOCUMENT_HEADING + current.split(PER_DOCUMENT_HEADING, 1)[1]
+                 if PER_DOCUMENT_HEADING in current else "")
 
     command = " ".join(["python bench/bench_memory.py",
                         *[a for a in sys.argv[1:] if a != "--rewrite"]])
@@ -221,7 +362,7 @@ def write_section(args, results: list[dict], machine: str, python: str) -> None:
                    "and 1G all ran, peaking at 287, 291 and 300 MiB of anonymous memory, "
                    "without a warning; one document of 20,000,000 characters under 256M "
                    "peaked at 367 MiB (the issue's 200 MB document: 3.2 GB).\n\n"
-                   + table(results))
+                   + table(results) + ("\n\n" + in_memory if in_memory else ""))
 
 
 def table(results: list[dict]) -> str:

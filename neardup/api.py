@@ -151,7 +151,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         result = find_item_sets(inputs, groups, quiet=quiet)
     else:
         result, documents = find_documents(inputs, groups, quiet=quiet,
-                                           representative_field=representative_field)
+                                           representative_field=representative_field,
+                                           keep_texts=report is not None)
     if out == STDOUT:  # the pairs, to standard output; everything else stays on stderr
         sinks.write_pairs_to(sys.stdout.buffer, result, output_format,
                              escape_formulas=escape_formulas)

@@ -70,13 +70,19 @@ class MethodChoice:
 
 def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.BandPlan,
                   sample: int = 2000, seed: int = 0,
-                  family: str = minhash.DEFAULT_FAMILY) -> MethodChoice:
-    """Estimate both costs on ``sets`` (distinct, non-empty sets) and pick one."""
-    n = sets.n
+                  family: str = minhash.DEFAULT_FAMILY,
+                  members: np.ndarray | None = None) -> MethodChoice:
+    """Estimate both costs on ``sets`` (distinct, non-empty sets) and pick one.
+
+    ``members``: plan for ``sets.subset(members)`` without copying it (only the sample's
+    sets are gathered); the same choice."""
+    sizes = sets.sizes if members is None else sets.sizes[members]
+    n = sizes.size
     if n < 2:
         return MethodChoice("exact", "fewer than two sets", 0.0, 0.0, 0.0, 0.0)
-    mean_size = float(sets.sizes.mean())
-    total_size = int(sets.sizes.sum())
+    mean_size = float(sizes.mean())
+    total_size = int(sizes.sum())
+    del sizes
     brute = n * (n - 1) / 2 * 2 * mean_size * _MERGE_STEP  # merging every pair, no filter
     if brute <= SMALL_INPUT_SECONDS:
         # nothing to estimate: even checking every pair is instant, and estimating LSH
@@ -91,7 +97,7 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
     # the sample's kernels run in the form (plain or parallel) the whole input's will:
     # on a first run, compiling the other form too would cost seconds
     with kernels.work_scaled(n / m):
-        sampled = sets.subset(picked)
+        sampled = sets.subset(picked if members is None else members[picked])
         signatures = minhash.minhash(sampled, num_perm, seed=seed + 1, family=family)
         keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
         sample_i, _, stats = lsh.candidate_pairs(keys)

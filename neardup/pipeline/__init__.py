@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import allpairs, cluster, containment, lsh, minhash, planner, simhash, verify
-from .._core import jit
+from .._core import jit, kernels
 from .._core.progress import StageTimer
 from ..config import CONTAINMENT_METHODS, SKETCHES, FindConfig  # noqa: F401 (re-exported)
 from ..pairs import PairSet
@@ -42,6 +42,7 @@ from ..text.batches import shingle_in_batches  # noqa: F401 (re-exported)
 # for 10+ s (BENCHMARKS.md, first run); warm, the compiled kernels take milliseconds.
 INTERPRETED_DOCUMENTS = 50
 INTERPRETED_CHARACTERS = 2_000
+SIGN_BATCH = 1 << 16  # distinct sets signed, then banded, at a time (32 MiB of signatures)
 
 
 def kernels_for(texts: Sequence[str]):
@@ -86,6 +87,29 @@ def sign(sets: ShingleSets, config: FindConfig) -> minhash.Signatures:
     """The MinHash signatures of ``sets`` under ``config`` (family, K, seed, b-bit)."""
     signatures = minhash.minhash(sets, config.num_perm, config.seed, config.family)
     return signatures.b_bit(config.bits) if config.bits is not None else signatures
+
+
+def band_in_batches(sets: ShingleSets, rows_of: np.ndarray, config: FindConfig,
+                    plan: lsh.BandPlan) -> np.ndarray:
+    """(len(rows_of), bands) uint64: ``lsh.band_keys`` of ``sign(sets.subset(rows_of))``,
+    signed SIGN_BATCH sets at a time so that the n × K signatures are never held (keys
+    and signatures are per-set functions: the same keys)."""
+    keys = np.empty((rows_of.size, plan.bands), dtype=np.uint64)
+    # each batch runs the kernels' form (plain or parallel) the whole input would
+    with kernels.work_scaled(max(1.0, rows_of.size / SIGN_BATCH)):
+        for lo in range(0, rows_of.size, SIGN_BATCH):
+            batch = sign(sets.subset(rows_of[lo:lo + SIGN_BATCH]), config)
+            keys[lo:lo + batch.n] = lsh.band_keys(batch.matrix, plan.bands, plan.rows)
+    return keys
+
+
+def estimate_pairs(sets: ShingleSets, rows_of: np.ndarray, ci: np.ndarray, cj: np.ndarray,
+                   config: FindConfig) -> np.ndarray:
+    """The MinHash estimate of each pair (rows ``ci[k]``, ``cj[k]`` of ``rows_of``): the
+    candidates' sets signed again, the same figures as from every set's signature."""
+    rows = np.union1d(ci, cj)
+    signatures = sign(sets.subset(rows_of[rows]), config)
+    return signatures.estimate(np.searchsorted(rows, ci), np.searchsorted(rows, cj))
 
 
 def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
@@ -142,9 +166,9 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
                                                      "planner hold every set in memory"}
     if method == "auto":
         with timer.stage("plan"):
-            choice = planner.choose_method(sets.subset(group_first), config.threshold,
-                                           config.num_perm, plan, seed=config.seed,
-                                           family=config.family)
+            choice = planner.choose_method(sets, config.threshold, config.num_perm, plan,
+                                           seed=config.seed, family=config.family,
+                                           members=group_first)
             method = choice.method
             method_choice = choice.as_dict()
     if method == "lsh" and config.method != "lsh":  # auto, or a memory limit, bands after all
@@ -171,12 +195,22 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
                        else verify.exact_jaccard(sets, doc_i, doc_j))
             estimate = np.full(ci.size, np.nan)  # no signatures: nothing is estimated
     else:
+        # without the arrays asked for, each batch's signatures go once banded; the
+        # estimates are then taken from the candidates' signatures, signed again
+        banded = spilled is None and config.measure == "jaccard" and not keep_arrays
         with timer.stage("minhash", f"{group_first.size:,} distinct sets, K = {config.num_perm}"):
-            if spilled is None:  # row k: document group_first[k]
+            if banded:
+                keys = band_in_batches(sets, group_first, config, plan)
+            elif spilled is None:  # row k: document group_first[k]
                 signatures = sign(sets.subset(group_first), config)
             else:  # row d: document d, on disk
                 signatures = spilled.signatures
-        if config.measure == "containment":  # spilled is refused above
+        if banded:
+            with timer.stage("lsh", f"{plan.bands} bands x {plan.rows} rows"):
+                ci, cj, bucket_stats = lsh.candidate_pairs(keys, max_bucket=config.max_bucket,
+                                                           policy=config.bucket_policy)
+                del keys
+        elif config.measure == "containment":  # spilled is refused above
             with timer.stage("lsh", "by size class (containment)"):
                 ci, cj, search = containment.candidate_pairs(
                     sets.subset(group_first), signatures.matrix, config.threshold,
@@ -198,8 +232,11 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             jaccard = verify.exact_jaccard(sets, doc_i, doc_j)
             similarity = (jaccard if config.measure == "jaccard"
                           else verify.exact_similarity(sets, doc_i, doc_j, config.measure))
-            estimate = (signatures.estimate(ci, cj) if spilled is None
-                        else signatures.estimate(doc_i, doc_j))
+            if banded:
+                estimate = estimate_pairs(sets, group_first, ci, cj, config)
+            else:
+                estimate = (signatures.estimate(ci, cj) if spilled is None
+                            else signatures.estimate(doc_i, doc_j))
     candidates = {"i": doc_i, "j": doc_j, "jaccard": jaccard, "estimate": estimate}
     if config.measure != "jaccard":
         candidates[config.measure] = similarity

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from .._core.heap import release_freed_memory
 from .._core.progress import StageTimer
 from ..options import OptionGroups
 from ..result import FindResult
@@ -21,7 +22,7 @@ from ..sources import StreamTooLarge, read_document_chunks
 from ..sources.options import as_paths
 from ..text import prepare
 from . import find_sets, outofcore, sign
-from .run import representative_config
+from .run import add_counts, representative_config
 
 
 def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
@@ -82,6 +83,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
                       f"signed ({len(ids):,} so far)", file=sys.stderr, flush=True)
             del chunk, prepared, signatures, prints  # the texts go here
         spilled = writer.finish()
+        release_freed_memory()  # the chunks' texts and temporaries, before the find
         timer.seconds.update(chunk_timer.seconds)
         key = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
         if representative_field == "id":
@@ -102,11 +104,3 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
         for src in sources]
     return result
 
-
-def add_counts(total: dict, counts: dict) -> None:
-    """Add a chunk's counts (numbers, or dicts of numbers) into ``total``."""
-    for key, value in counts.items():
-        if isinstance(value, dict):
-            add_counts(total.setdefault(key, {}), value)
-        else:
-            total[key] = total.get(key, 0) + value

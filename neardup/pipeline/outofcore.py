@@ -1,7 +1,8 @@
 """Out of core: ``find`` under a memory limit, a chunk of documents at a time.
 
-The in-memory path holds every text, shingle set and signature at once. Under a
-memory limit the same stage functions run on one chunk of documents at a time:
+The in-memory path holds every shingle set and band key at once (the texts only a chunk at
+a time, see :func:`neardup.pipeline.run.read_and_shingle`). Under a memory limit the
+same stage functions run on one chunk of documents at a time:
 
     read a chunk (:func:`~neardup.sources.read_document_chunks`)
     → :func:`~neardup.text.prepare.shingle_documents` → :func:`~neardup.shingling.set_fingerprints`

@@ -9,24 +9,33 @@ groups (:func:`neardup.options.split_options`, called once by :mod:`neardup.api`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from .._core.heap import release_freed_memory
 from .._core.progress import StageTimer
 from ..config import FindConfig
 from ..options import OptionGroups
 from ..result import FindResult
-from ..sources import as_text, frames, itemsets, read_documents
+from ..shingling import ShingleSets
+from ..sources import Documents, ReadReport, as_text, frames, itemsets, read_document_chunks
 from ..sources.options import as_paths
 from ..text import prepare
+from ..text.batches import ShingleSetsBuilder
 from . import find_sets, kernels_for
 
 PREVIEW_CLUSTERS = 100  # the largest clusters whose members of a line file get a preview
 PREVIEW_MEMBERS = 6  # per cluster: its first members in input order (and the one kept)
 PREVIEW_CHARS = 80
+PREVIEW_HEAD = 4 * PREVIEW_CHARS  # what a preview reads of a text (see _shorten)
+# Files are read and shingled this many characters of text at a time: the texts of one
+# chunk are held, not the corpus's (about 80 MB of Python strings for ASCII text).
+READ_CHUNK_CHARS = 1 << 26
 
 
 def representative_config(groups: OptionGroups, representative_field: str | None
@@ -43,8 +52,14 @@ def representative_config(groups: OptionGroups, representative_field: str | None
 
 
 def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
-                   representative_field: str | None, keep_arrays: bool = False):
-    """(FindResult, Documents) of ``inputs`` (paths, or data in memory), read whole."""
+                   representative_field: str | None, keep_arrays: bool = False,
+                   keep_texts: bool = False):
+    """(FindResult, Documents) of ``inputs`` (paths, or data in memory).
+
+    Files are read and shingled a chunk at a time (:func:`read_and_shingle`): the
+    Documents returned hold every id, source and record (all the dedup copy needs) and
+    no texts unless ``keep_texts`` (the report shows them). Data in memory is shingled
+    whole and its texts kept (they are the caller's)."""
     config = representative_config(groups, representative_field)
     if representative_field is not None and config.representative != "field":
         raise ValueError(f"representative_field ranks documents for representative='field', "
@@ -52,31 +67,38 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
     source, prep = groups.source, groups.prepare
     key = None
     extra = [representative_field] if representative_field not in (None, "id") else []
+    timer = StageTimer(quiet)
     if frames.is_in_memory(inputs):
         documents, report, fields = frames.read_frame(
             inputs, text_fields=source.text_fields, id_field=source.id_field,
             extra_fields=extra)
         if extra:
             key = field_ranks(list(fields[representative_field]), representative_field)
-    else:
-        documents, report = read_documents(as_paths(inputs), progress=not quiet,
-                                           extra_fields=extra, **source.given())
-    if representative_field is not None and key is None:
-        key = _field_values(documents, representative_field)
-    texts = documents.texts
-    if key is None:
-        key = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    timer = StageTimer(quiet)
-    with kernels_for(texts):
-        with timer.stage("shingle", f"{len(texts):,} documents"):
+        texts = documents.texts
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        kernels, heads = kernels_for(texts), None
+        with timer.stage("shingle", f"{len(texts):,} documents"), kernels_for(texts):
             prepared = prepare.shingle_documents(texts, documents.ids,
                                                  config.shingle_options(), prep, timer)
-        aside = {"generated": prepared.generated} if prep.generated == "exclude" else None
-        result = find_sets(prepared.sets, documents.ids, config, timer=timer,
-                           representative_key=key, set_aside=aside, keep_arrays=keep_arrays)
+        sets, generated, counts = prepared.sets, prepared.generated, prepared.counts
+        del prepared
+    else:
+        read = read_and_shingle(as_paths(inputs), groups, config, timer, quiet=quiet,
+                                extra_fields=extra, keep_texts=keep_texts)
+        documents, report, sets, generated = read.documents, read.report, read.sets, read.generated
+        counts, lengths, heads, kernels = read.counts, read.lengths, read.heads, read.kernels
+        del read
+    if representative_field is not None and key is None:
+        key = _field_values(documents, representative_field)
+    if key is None:
+        key = lengths
+    aside = {"generated": generated} if prep.generated == "exclude" else None
+    with kernels:
+        result = find_sets(sets, documents.ids, config, timer=timer, representative_key=key,
+                           set_aside=aside, keep_arrays=keep_arrays)
     if prep.generated == "flag":
-        result.status[prepared.generated & (result.status == "ok")] = "ok (generated)"
-    result.counts.update(prepared.counts)
+        result.status[generated & (result.status == "ok")] = "ok (generated)"
+    result.counts.update(counts)
     result.read_report = report.as_dict()
     # where the documents came from, as the caller named them (summary.json is shared:
     # no absolute path of this machine), so a report of this run can re-read a directory
@@ -84,8 +106,105 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
         {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,
          "prefixed": len(documents.inputs) > 1}
         for src in documents.inputs]
-    result.previews = _line_previews(result, documents)
+    result.previews = _line_previews(result, documents,
+                                     documents.texts if heads is None else heads)
     return result, documents
+
+
+@dataclass
+class ReadShingled:
+    """Files read and shingled a chunk at a time (:func:`read_and_shingle`)."""
+
+    documents: Documents  # every id, source and record; texts only if kept
+    report: ReadReport
+    sets: ShingleSets
+    generated: np.ndarray  # bool[n]
+    counts: dict  # shingling's counts, added over the chunks
+    lengths: np.ndarray  # int64[n]: characters of each text
+    heads: dict[int, str] | None  # line inputs' documents: their first PREVIEW_HEAD characters
+    kernels: contextlib.AbstractContextManager  # see kernels_for
+
+
+def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: StageTimer, *,
+                     quiet: bool, extra_fields: Sequence[str], keep_texts: bool
+                     ) -> ReadShingled:
+    """Read ``paths`` READ_CHUNK_CHARS characters at a time and shingle each chunk as it
+    comes, so that only one chunk's texts are held. The same sets, ids and report as
+    :func:`~neardup.sources.read_documents` then one
+    :func:`~neardup.text.prepare.shingle_documents` over every text: each document is
+    shingled on its own, on the route its own text takes; counts are added up.
+
+    The texts are kept only if ``keep_texts``; otherwise, of the documents of line
+    inputs, the first PREVIEW_HEAD characters (all :func:`_line_previews` reads). The
+    kernels are interpreted for a tiny input (:func:`kernels_for`): a first chunk short
+    of READ_CHUNK_CHARS is the whole input.
+    """
+    prep = groups.prepare
+    chunks, report, sources = read_document_chunks(
+        paths, chunk_chars=READ_CHUNK_CHARS, progress=not quiet, extra_fields=extra_fields,
+        **groups.source.given())
+    chunk_timer = StageTimer(quiet=True)  # one "shingle" stage, added over the chunks
+    sets = ShingleSetsBuilder()
+    ids, texts, source, record, lengths, generated = [], [], [], [], [], []
+    fields: dict[str, list] = {name: [] for name in extra_fields}
+    heads: dict[int, str] = {}
+    counts: dict = {}
+    kernels = None
+    with contextlib.ExitStack() as stack:
+        for chunk in chunks:
+            if kernels is None:  # the first chunk
+                kernels = kernels_for(chunk.texts)
+                stack.enter_context(kernels_for(chunk.texts))
+            with chunk_timer.stage("shingle"):
+                prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
+                                                     config.shingle_options(), prep,
+                                                     chunk_timer)
+            sets.append(prepared.sets)
+            generated.append(prepared.generated)
+            add_counts(counts, prepared.counts)
+            del prepared
+            ids.extend(chunk.ids)
+            source.append(chunk.source)
+            record.append(chunk.record)
+            lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
+                                       count=len(chunk.texts)))
+            for name, column in fields.items():
+                column.extend(chunk.fields[name])
+            if keep_texts:
+                texts.extend(chunk.texts)
+            else:
+                lines = [k for k, src in enumerate(sources) if src.fmt == "lines"]
+                for d in np.flatnonzero(np.isin(chunk.source, lines)).tolist():
+                    heads[chunk.start + d] = chunk.texts[d][:PREVIEW_HEAD]
+            del chunk  # its texts go here
+    if kernels is None:  # no document: the counts of shingling nothing
+        nothing = prepare.shingle_documents([], [], config.shingle_options(), prep)
+        sets.append(nothing.sets)
+        counts = nothing.counts
+    timer.seconds.update(chunk_timer.seconds)
+    timer.compile_seconds += chunk_timer.compile_seconds
+    release_freed_memory()  # the texts' and shingling's heap, before the next stages
+    if "languages" in counts:  # in route order, as one call over every text has them
+        counts["languages"] = dict(sorted(counts["languages"].items()))
+    documents = Documents(
+        ids=ids, texts=texts if keep_texts else None,
+        source=np.concatenate(source) if source else np.empty(0, dtype=np.int32),
+        record=np.concatenate(record) if record else np.empty(0, dtype=np.int64),
+        inputs=sources, fields=fields)
+    return ReadShingled(
+        documents, report, sets.build(),
+        np.concatenate(generated) if generated else np.zeros(0, dtype=bool), counts,
+        np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64),
+        None if keep_texts else heads, kernels or contextlib.nullcontext())
+
+
+def add_counts(total: dict, counts: dict) -> None:
+    """Add a chunk's counts (numbers, or dicts of numbers) into ``total``."""
+    for key, value in counts.items():
+        if isinstance(value, dict):
+            add_counts(total.setdefault(key, {}), value)
+        else:
+            total[key] = total.get(key, 0) + value
 
 
 def find_item_sets(inputs, groups: OptionGroups, *, quiet: bool) -> FindResult:
@@ -120,13 +239,14 @@ def find_item_sets(inputs, groups: OptionGroups, *, quiet: bool) -> FindResult:
     return result
 
 
-def _line_previews(result, documents) -> dict[int, str]:
+def _line_previews(result, documents, texts) -> dict[int, str]:
     """{document: its text shortened to ``PREVIEW_CHARS``} for the documents of line
     inputs (a line file, standard input) that a summary of the largest clusters names:
     in the ``PREVIEW_CLUSTERS`` largest clusters (size descending, then first document),
     the kept one and the first ``PREVIEW_MEMBERS``. A line file's ids are line numbers,
     which say nothing by themselves; the texts are not kept in the result, so these few
-    are, at most PREVIEW_CLUSTERS * (PREVIEW_MEMBERS + 1) of them."""
+    are, at most PREVIEW_CLUSTERS * (PREVIEW_MEMBERS + 1) of them. ``texts``: every
+    text, or {document: its first PREVIEW_HEAD characters} of the line inputs' ones."""
     lines = [k for k, src in enumerate(documents.inputs) if src.fmt == "lines"]
     labels = getattr(result, "labels", None)
     if not lines or not isinstance(labels, np.ndarray) or labels.size == 0:
@@ -144,7 +264,7 @@ def _line_previews(result, documents) -> dict[int, str]:
     previews = {}
     for d in np.unique(np.concatenate(chosen)).tolist():
         if from_lines[d]:
-            previews[d] = _shorten(documents.texts[d])
+            previews[d] = _shorten(texts[d])
     return previews
 
 

@@ -129,7 +129,7 @@ class Documents:
     """
 
     ids: list[str]
-    texts: list[str]
+    texts: list[str] | None  # None: let go once shingled (see neardup.pipeline.run)
     source: np.ndarray  # int32[n]
     record: np.ndarray  # int64[n]
     inputs: list[InputSource] = field(default_factory=list)
@@ -138,7 +138,7 @@ class Documents:
     fields: dict[str, list] = field(default_factory=dict)
 
     def __len__(self) -> int:
-        return len(self.texts)
+        return len(self.ids)
 
 
 class _DocumentsBuilder:

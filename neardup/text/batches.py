@@ -104,3 +104,46 @@ def _shingle_arrays(texts: list[str], options: ShingleOptions):
     """A worker's task: one batch's sets as plain arrays (offsets, values)."""
     sets = shingle(texts, options)
     return sets.offsets, sets.values
+
+
+class ShingleSetsBuilder:
+    """Shingle sets appended a part at a time into one CSR, without holding the parts.
+
+    :meth:`build` gives what ``ShingleSets.concat`` of the parts gives (the values'
+    dtype promoted the same way). The values grow in place (``ndarray.resize``, a
+    ``realloc``: large blocks are remapped, not copied), so a corpus shingled a chunk at
+    a time peaks at its sets plus one chunk, not at twice its sets as a concatenation of
+    the parts would.
+    """
+
+    GROWTH = 1.25
+
+    def __init__(self) -> None:
+        self._values: np.ndarray | None = None
+        self._used = 0
+        self._sizes: list[np.ndarray] = []
+
+    def append(self, part: ShingleSets) -> None:
+        if self._values is None:
+            self._values = np.empty(part.values.size, dtype=part.values.dtype)
+        elif np.result_type(self._values, part.values) != self._values.dtype:
+            self._values = self._values.astype(np.result_type(self._values, part.values))
+        end = self._used + part.values.size
+        if end > self._values.size:
+            self._values.resize(max(end, int(self._values.size * self.GROWTH)),
+                                refcheck=False)
+        self._values[self._used:end] = part.values
+        self._used = end
+        self._sizes.append(part.sizes)
+
+    def build(self) -> ShingleSets:
+        """The sets appended so far, in order; the builder is left empty."""
+        if self._values is None:
+            return ShingleSets.concat([])
+        values, self._values = self._values, None
+        values.resize(self._used, refcheck=False)
+        sizes = np.concatenate(self._sizes)
+        self._sizes, self._used = [], 0
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return ShingleSets(offsets, values)
