@@ -182,7 +182,9 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     every copy of a repeated unit), and drops the documents left with fewer than
     ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
-    similarity options do not apply. See :mod:`neardup.units`.
+    similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
+    line, paragraph and sentences:N (:func:`neardup.spark.dedup_units_sources`: the
+    layout of a Spark dedup copy, the local copy's bytes and counts); span is local only.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
     (its ``counts["dedup"]`` says what was written). ``out`` is compressed as its name

@@ -97,8 +97,8 @@ def _same_counts(spark_result, local_result, out) -> None:
 
 
 @pytest.mark.parametrize(("unit", "keep", "min_chars"), [
-    ("line", "first", 1), ("line", "none", 30), ("paragraph", "first", 1),
-    ("paragraph", "none", 1), ("sentences:3", "first", 1), ("sentences:2", "none", 40)])
+    ("line", "first", 1), ("line", "none", 30), ("paragraph", "none", 1),
+    ("sentences:3", "first", 1), ("sentences:2", "none", 40)])
 def test_spark_copy_is_the_local_copy_byte_for_byte(spark, tmp_path, small_splits, unit,
                                                      keep, min_chars):
     path = _corpus(tmp_path)
