@@ -99,31 +99,35 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     read = _read(spark, paths, **source_options)
     report = read.report()
     seconds = {"read": round(time.perf_counter() - started, 4)}
-    started = time.perf_counter()
-    documents = read.documents.select("doc", "text")
-    pieces = documents.mapInArrow(_unit_rows(options.kind, normalize, hashes), _UNIT_ROW)
-    removed, unit_counts, cached = _removed_units(pieces, options)
-    applied = _removals_applied(documents, removed, options.min_chars).persist()
-    cached.append(applied)
-    totals = applied.agg(F.count("*").alias("changed"), F.sum("bytes").alias("bytes"),
-                         F.sum((~F.col("keep")).cast("long")).alias("dropped")).first()
-    unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
-    unit_counts["documents_changed"] = int(totals["changed"])
-    n_documents = report["processed"]
-    counts = run_counts(options, report, unit_counts,
-                        n_documents - int(totals["dropped"] or 0), n_documents)
-    seconds["units"] = round(time.perf_counter() - started, 4)
-    started = time.perf_counter()
-    flags = (read.documents.select("doc")
-             .join(applied.select("doc", "keep"), "doc", "left")
-             .select("doc", F.coalesce(F.col("keep"), F.lit(True)).alias("representative")))
-    edits = applied.where(F.col("keep")).select("doc", "text")
-    counts["dedup"] = write_copies(read, flags, out, edits=edits, text_field=text_fields[0],
-                                   encoding=encoding)
-    seconds["write"] = round(time.perf_counter() - started, 4)
-    for frame in cached:
-        frame.unpersist()
-    read.release()
+    cached: list[DataFrame] = []
+    try:
+        started = time.perf_counter()
+        documents = read.documents.select("doc", "text")
+        pieces = documents.mapInArrow(_unit_rows(options.kind, normalize, hashes), _UNIT_ROW)
+        removed, unit_counts, persisted = _removed_units(pieces, options)
+        cached += persisted
+        applied = _removals_applied(documents, removed, options.min_chars).persist()
+        cached.append(applied)
+        totals = applied.agg(F.count("*").alias("changed"), F.sum("bytes").alias("bytes"),
+                             F.sum((~F.col("keep")).cast("long")).alias("dropped")).first()
+        unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
+        unit_counts["documents_changed"] = int(totals["changed"])
+        n_documents = report["processed"]
+        counts = run_counts(options, report, unit_counts,
+                            n_documents - int(totals["dropped"] or 0), n_documents)
+        seconds["units"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
+        flags = (read.documents.select("doc")
+                 .join(applied.select("doc", "keep"), "doc", "left")
+                 .select("doc", F.coalesce(F.col("keep"), F.lit(True)).alias("representative")))
+        edits = applied.where(F.col("keep")).select("doc", "text")
+        counts["dedup"] = write_copies(read, flags, out, edits=edits, text_field=text_fields[0],
+                                       encoding=encoding)
+        seconds["write"] = round(time.perf_counter() - started, 4)
+    finally:  # the run's caches go, whether it wrote or failed
+        for frame in cached:
+            frame.unpersist()
+        read.release()
     local_report = {k: v for k, v in report.items() if k != "inputs"}  # as the local run's
     return UnitResult(counts, local_report, seconds=seconds)
 
