@@ -183,7 +183,9 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     every copy of a repeated unit), and drops the documents left with fewer than
     ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
-    similarity options do not apply. See :mod:`neardup.units`.
+    similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
+    line, paragraph and sentences:N (:func:`neardup.spark.dedup_units_sources`: the
+    layout of a Spark dedup copy, the local copy's bytes and counts); span is local only.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
     (its ``counts["dedup"]`` says what was written). ``out`` is compressed as its name
@@ -219,9 +221,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars)
     if units.kind != "document":
-        return _dedup_units(inputs, out, units, quiet=quiet,
-                            refused={"engine='spark'": engine == "spark",
-                                     "against=": against is not None, "add=True": add,
+        return _dedup_units(inputs, out, units, quiet=quiet, engine=engine,
+                            refused={"against=": against is not None, "add=True": add,
                                      "explain=": explain is not None,
                                      "representative_field=": representative_field is not None},
                             **column_names(options, text, id))
@@ -299,11 +300,13 @@ def _most_repeated_lines(documents, groups: OptionGroups) -> list[dict] | None:
     return repeats_of(analysis, documents.ids, top=REPORT_REPEATS, max_chars=120).to_pylist()
 
 
-def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, refused: dict, **options):
-    """dedup with a unit inside documents (see :func:`dedup`): files to files, local."""
+def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, refused: dict,
+                 **options):
+    """dedup with a unit inside documents (see :func:`dedup`): files to files, on the
+    local engine or (line, paragraph, sentences:N) on Spark."""
     named = [name for name, given in refused.items() if given]
     if named:
-        raise ValueError(f"--unit {units.unit} runs on the local engine on files; "
+        raise ValueError(f"--unit {units.unit} runs on files; "
                          f"{', '.join(named)} apply to whole-document dedup")
     if frames.is_in_memory(inputs):
         raise ValueError("--unit removes units from files; data in memory is not "
@@ -313,9 +316,20 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, refused: dict,
     groups = split_options(options)
     paths = as_paths(inputs)
     refuse_touching_inputs(paths, {"--out": out})
-    check_copy_target(paths, out, groups.source.fmt)  # before reading
-    from .units.run import dedup_units
+    from .units.run import check_unit_groups, dedup_units
 
+    check_unit_groups(groups, copy=True)
+    if engine == "spark":
+        if out == STDOUT:
+            raise ValueError("dedup --engine spark copies files into out= (a folder of "
+                             "part files); standard output is the local engine's")
+        from .spark.units import check_spark_unit, dedup_units_sources
+
+        check_spark_unit(units)
+        return dedup_units_sources(paths, out, units, quiet=quiet,
+                                   normalize=groups.prepare.normalize,
+                                   **groups.source.given())
+    check_copy_target(paths, out, groups.source.fmt)  # before reading
     return dedup_units(paths, out, groups, units, quiet=quiet)
 
 

@@ -118,7 +118,14 @@ from .documents import (
     text_codec,
 )
 from .jsonfile import JSONL_FIELDS_NAMED, _read_json, _write_json, name_the_fields
-from .lines import LINE_BLOCK_BYTES, _read_jsonl, _read_lines, _write_lines, decode_line
+from .lines import (
+    LINE_BLOCK_BYTES,
+    _read_jsonl,
+    _read_lines,
+    _write_lines,
+    decode_line,
+    edited_line,
+)
 from .options import SourceOptions, as_paths
 from .parquet import PARQUET_BATCH_ROWS, _read_parquet, _write_parquet, column_values
 
@@ -132,6 +139,7 @@ __all__ = [
     "SourceOptions", "StreamTooLarge", "as_paths", "read_documents", "read_document_chunks",
     "write_deduplicated", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
+    "edited_line",
     "encoding_label", "has_surrogates", "name_the_fields", "printable", "resolve_format",
     "text_codec", "unique_names",
 ]

@@ -90,18 +90,21 @@ def _decode_line_or_none(raw: bytes, record: int, encoding: str) -> str | None:
     return None if has_surrogates(line) else line
 
 
-def _edited_line(src: InputSource, record: int, raw: bytes, text: str,
-                 text_field: str) -> bytes:
+def edited_line(raw: bytes, record: int, text: str, text_field: str, fmt: str,
+                encoding: str) -> bytes:
+    """Line ``record`` (``raw``, its ending included) of a ``fmt`` ("lines" or "jsonl")
+    input with its text replaced by ``text``: what the dedup copy writes for an edited
+    record (the Spark copy calls it too, so both write the same bytes)."""
     ending = b"\n" if raw.endswith(b"\n") else b""
     bom = codecs.BOM_UTF8 if record == 0 and raw.startswith(codecs.BOM_UTF8) else b""
-    if src.fmt == "lines":  # a CRLF line keeps its CR, whatever was removed before it
+    if fmt == "lines":  # a CRLF line keeps its CR, whatever was removed before it
         cr = "\r" if raw.endswith(b"\r\n") and not text.endswith("\r") else ""
-        return bom + (text + cr).encode(src.encoding) + ending
-    line = raw[len(bom):].decode(src.encoding)
+        return bom + (text + cr).encode(encoding) + ending
+    line = raw[len(bom):].decode(encoding)
     obj = json.loads(line)
     obj[text_field] = text
     crlf = b"\r" if raw.endswith(b"\r\n") else b""
-    return bom + json.dumps(obj, ensure_ascii=False).encode(src.encoding) + crlf + ending
+    return bom + json.dumps(obj, ensure_ascii=False).encode(encoding) + crlf + ending
 
 
 def decode_line(raw: bytes, record: int, encoding: str) -> str:
@@ -226,7 +229,7 @@ def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str]
             if record in removed:
                 continue
             if record in edits:
-                raw = _edited_line(src, record, raw, edits[record], text_field)
+                raw = edited_line(raw, record, edits[record], text_field, src.fmt, src.encoding)
             out.write(raw)
             if src.fmt == "lines" or raw.strip():  # jsonl blank lines are not records
                 written += 1

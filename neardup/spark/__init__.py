@@ -35,6 +35,9 @@ module          holds
                 (default), or the local engine's files, byte for byte
 ``dedup``       the dedup copy: the inputs read again by the executors,
                 the removed records left out by a join, written as parts
+``units``       dedup --unit (line, paragraph, sentences:N): units cut and
+                hashed per partition, first occurrences by windows, the
+                removals cut out per document, the copy as ``dedup``'s
 ``against``     a run against an on-disk index: the executors search its
                 memory-mapped segments (through a probe the door hands in)
 ``segments``    ``index build --engine spark``: the executors write the index's
@@ -74,6 +77,7 @@ from .stages import (
     _signer,
     _with_ids,
 )
+from .units import dedup_units_sources
 from .write import write_result
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -82,9 +86,9 @@ try:  # pyspark is an optional dependency (extra "spark")
 except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = Window = F = None
 
-__all__ = ["SparkFindResult", "connected_components", "dedup_sources", "evaluate",
-           "evaluate_sources", "find", "find_sources", "index_sources", "read_documents",
-           "read_sources", "write_result"]
+__all__ = ["SparkFindResult", "connected_components", "dedup_sources", "dedup_units_sources",
+           "evaluate", "evaluate_sources", "find", "find_sources", "index_sources",
+           "read_documents", "read_sources", "write_result"]
 
 
 @dataclass

@@ -63,22 +63,39 @@ def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str]) -> None:
                              f"(--engine local)")
 
 
-def write_copies(read, documents: DataFrame, out: str | os.PathLike) -> dict:
+def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
+                 edits: DataFrame | None = None, text_field: str = "text",
+                 encoding: str = "utf-8") -> dict:
     """The dedup copy of what ``read`` (:class:`~neardup.spark.read._Read`) read, minus
     the documents ``documents`` (the result's documents table) does not keep; returns
-    the local writer's summary: written, removed, outputs."""
+    the local writer's summary: written, removed, outputs.
+
+    ``edits`` (doc, text): kept documents whose text is replaced in ``text_field``
+    (units removed inside them, :mod:`neardup.spark.units`), written as the local
+    writer writes an edited record (:func:`neardup.sources.edited_line` for a JSON Lines
+    line, the text column's value for a Parquet row); every other record as without."""
     from .. import sources
 
     if read.records is None:  # read on the driver: the local writer, the local layout
         flags = documents.select("doc", "representative").orderBy("doc").toArrow()
         keep = np.asarray(flags.column("representative").to_numpy(zero_copy_only=False),
                           dtype=bool)
-        return sources.write_deduplicated(read.local_documents, keep, read.paths, out)
+        if edits is None:
+            return sources.write_deduplicated(read.local_documents, keep, read.paths, out)
+        changed = edits.orderBy("doc").toArrow()
+        return sources.write_deduplicated(
+            read.local_documents, keep, read.paths, out, text_field=text_field,
+            edits=dict(zip(changed.column("doc").to_pylist(),
+                           changed.column("text").to_pylist(), strict=True)))
     from ..sinks.staging import StagedDirectory
 
-    removed = (read.records.where(F.col("outcome") == "processed")
-               .join(documents.where(~F.col("representative")).select("doc"), "doc")
+    processed = read.records.where(F.col("outcome") == "processed")
+    removed = (processed.join(documents.where(~F.col("representative")).select("doc"), "doc")
                .select("source", "record").persist())
+    edited = None if edits is None else (
+        processed.select("doc", "source", "record")
+        .join(edits.select("doc", F.col("text").alias("edit")), "doc")
+        .select("source", "record", "edit"))
     several = len(read.paths) > 1
     names = [entry["name"] for entry in read.inputs]
     owned = set(names) if several else None
@@ -91,7 +108,10 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike) -> dict:
             gone = removed.where(F.col("source") == source).select("record")
             lines = read.records.where(F.col("source") == source)
             total, records = lines.count(), lines.where(F.col("outcome") != "blank").count()
-            parts = _copy(read, source, path, fmt, gone, folder, total)
+            changed = None if edited is None else (
+                edited.where(F.col("source") == source).select("record", "edit"))
+            parts = _copy(read, source, path, fmt, gone, folder, total, changed,
+                          text_field, encoding)
             n_removed = gone.count()
             rows = sum(part["rows"] for part in parts)
             if rows != total - n_removed:  # every row of the input is copied or removed
@@ -116,9 +136,11 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike) -> dict:
 
 
 def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
-          total: int) -> list[dict]:
-    """The input ``path`` (``total`` rows) read again, minus the ``gone`` records, written
-    into ``folder`` as part files by the executors; their entries, in order."""
+          total: int, changed: DataFrame | None = None, text_field: str = "text",
+          encoding: str = "utf-8") -> list[dict]:
+    """The input ``path`` (``total`` rows) read again, minus the ``gone`` records, with
+    the ``changed`` (record, edit) ones' texts replaced, written into ``folder`` as part
+    files by the executors; their entries, in order."""
     spark = gone.sparkSession
     if fmt == "jsonl":
         frame = spark.read.text(path, lineSep="\n").select(
@@ -127,23 +149,30 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
             size = f.seek(0, os.SEEK_END)
             f.seek(max(0, size - 1))
             open_end = size > 0 and f.read(1) != b"\n"
-        write = _line_parts(str(folder), total - 1 if open_end else None)
+        write = _line_parts(str(folder), total - 1 if open_end else None,
+                            None if changed is None else (text_field, encoding))
     else:
         import pyarrow.parquet as pq
 
         frame = spark.read.parquet(path)
         write = _parquet_parts(str(folder), pq.read_schema(path))
     kept = (positioned(_ranked(frame), read.starts, source)
-            .join(gone, "record", "left_anti").orderBy("record"))
-    rows = kept.mapInArrow(write, _PART_ROW).collect()
+            .join(gone, "record", "left_anti"))
+    if changed is not None:
+        kept = kept.join(changed, "record", "left")
+        if fmt == "parquet":  # the text column's value replaced, every other as it was
+            kept = kept.withColumn(text_field, F.coalesce(F.col("edit"), kept[text_field]))
+    rows = kept.orderBy("record").mapInArrow(write, _PART_ROW).collect()
     return [{k: row[k] for k in ("name", "rows", "bytes", "sha256")}
             for row in sorted(rows, key=lambda row: row["partition"])]
 
 
-def _line_parts(folder: str, last_record: int | None):
+def _line_parts(folder: str, last_record: int | None,
+                edited: tuple[str, str] | None = None):
     """mapInArrow body: the partition's lines (raw bytes, in order) written as
     ``part-NNNNN.jsonl``, each followed by "\\n" but ``last_record``, the input's last
-    line when it has none."""
+    line when it has none; ``edited`` (text field, encoding): a line whose ``edit`` is
+    not null is written as the local copy writes an edited record."""
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -159,7 +188,10 @@ def _line_parts(folder: str, last_record: int | None):
                 for batch in batches:
                     if not batch.num_rows:
                         continue
-                    data = _newline_joined(batch.column("raw"))
+                    raw = batch.column("raw")
+                    if edited is not None:
+                        raw = _edited_lines(batch, raw, *edited)
+                    data = _newline_joined(raw)
                     if batch.column("record")[batch.num_rows - 1].as_py() == last_record:
                         data = data[:-1]  # the input's last line, left open
                     f.write(data)
@@ -177,6 +209,25 @@ def _line_parts(folder: str, last_record: int | None):
         yield pa.RecordBatch.from_pylist([{"partition": partition, "name": name, "rows": rows,
                                            "bytes": size, "sha256": digest.hexdigest()}])
     return write
+
+
+def _edited_lines(batch: pa.RecordBatch, raw: pa.Array, text_field: str,
+                  encoding: str) -> pa.Array:
+    """``raw`` with each line whose ``edit`` is not null written again around that text
+    (:func:`neardup.sources.edited_line`; its line break, added back here, taken off)."""
+    from neardup.sources import edited_line
+
+    edits = batch.column("edit")
+    where = np.flatnonzero(edits.is_valid().to_numpy(zero_copy_only=False))
+    if not where.size:
+        return raw
+    lines = raw.to_pylist()
+    records = batch.column("record").to_pylist()
+    texts = edits.to_pylist()
+    for k in where.tolist():  # one json.dumps an edited record, as the local writer does
+        lines[k] = edited_line(lines[k] + b"\n", records[k], texts[k], text_field, "jsonl",
+                               encoding)[:-1]
+    return pa.array(lines, pa.binary())
 
 
 def _newline_joined(raw: pa.Array) -> bytes:

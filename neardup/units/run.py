@@ -54,21 +54,28 @@ class UnitResult:
 def analyse(inputs, groups, options: UnitOptions, *, quiet: bool = True):
     """(documents, read report, analysis) of the inputs under the run's normalization."""
     prep = groups.prepare
-    if prep.code is not None:
-        raise ValueError("--unit applies to prose: --code tokenizes source code, which has "
-                         "no lines-as-units normalization here; drop --code")
-    if groups.items:
-        raise ValueError("--unit needs texts; item sets have no units")
+    check_unit_groups(groups)
     documents, report = read_documents(inputs, progress=not quiet, **groups.source.given())
     analysis = find_repeated_units(documents.texts, options, prep.normalize)
     return documents, report, analysis
 
 
-def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True) -> UnitResult:
-    """Write ``inputs`` to ``out`` without their repeated units; see the module docstring."""
-    if len(groups.source.text_fields) != 1:
+def check_unit_groups(groups, *, copy: bool = False) -> None:
+    """ValueError, naming the option, for option groups a units run cannot take (both
+    engines); ``copy``: the run writes the text back (dedup)."""
+    if groups.prepare.code is not None:
+        raise ValueError("--unit applies to prose: --code tokenizes source code, which has "
+                         "no lines-as-units normalization here; drop --code")
+    if groups.items:
+        raise ValueError("--unit needs texts; item sets have no units")
+    if copy and len(groups.source.text_fields) != 1:
         raise ValueError("--unit writes the text back into its field: give one "
                          "--text-field, not several joined")
+
+
+def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True) -> UnitResult:
+    """Write ``inputs`` to ``out`` without their repeated units; see the module docstring."""
+    check_unit_groups(groups, copy=True)
     documents, report, analysis = analyse(inputs, groups, options, quiet=quiet)
     texts = remaining_texts(analysis)
     touched = analysis.removals.bytes_per_document > 0
@@ -84,15 +91,25 @@ def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True
 
 
 def _counts(options: UnitOptions, report, analysis: UnitAnalysis, keep: np.ndarray) -> dict:
-    skipped, failed = sum(report.skipped.values()), sum(report.failed.values())
+    return run_counts(options, report.as_dict(), analysis.counts, int(keep.sum()),
+                      int(keep.size))
+
+
+def run_counts(options: UnitOptions, report: dict, unit_counts: dict, documents_kept: int,
+               documents: int) -> dict:
+    """A units run's counts (the local and the Spark engine's): the options, the read
+    report's (``ReadReport.as_dict()``) records, the documents kept and dropped, and
+    ``unit_counts`` (:func:`~neardup.units.find_repeated_units`'); AssertionError unless
+    every record read is accounted for."""
+    skipped, failed = sum(report["skipped"].values()), sum(report["failed"].values())
     counts = {"unit": options.unit, "keep": options.keep, "min_chars": options.min_chars,
               **({"min_tokens": options.min_tokens} if options.kind == "span" else {}),
-              "records_seen": report.records_seen, "documents": int(keep.size),
-              "documents_kept": int(keep.sum()), "documents_dropped": int((~keep).sum()),
-              "skipped": skipped, "failed": failed, **analysis.counts}
+              "records_seen": report["records_seen"], "documents": documents,
+              "documents_kept": documents_kept, "documents_dropped": documents - documents_kept,
+              "skipped": skipped, "failed": failed, **unit_counts}
     accounted = counts["documents_kept"] + counts["documents_dropped"] + skipped + failed
-    if accounted != report.records_seen:  # the accounting is closed, or the run fails
-        raise AssertionError(f"{report.records_seen} records read but {accounted} accounted")
+    if accounted != report["records_seen"]:  # the accounting is closed, or the run fails
+        raise AssertionError(f"{report['records_seen']} records read but {accounted} accounted")
     return counts
 
 

@@ -1,0 +1,297 @@
+"""``neardup dedup --unit line|paragraph|sentences:N --engine spark``: repeated units
+removed inside documents, with the local engine's outputs and counts
+(:mod:`neardup.units`), found by shuffles and sorts.
+
+The steps, each a DataFrame step or a ``mapInArrow`` body that calls the local code:
+
+1. **Cut and hash** (:func:`_unit_rows`, per partition): the local cutter
+   (:mod:`neardup.units.split`) and normalization and hash (:mod:`neardup.units.hashing`)
+   give one row per unit: ``doc``, its compared text ``[ts, te)`` and removed bytes
+   ``[cs, ce)`` (byte offsets in the document's UTF-8 text), its 64-bit ``hash`` and its
+   normalized bytes ``norm`` (what the exact comparison needs).
+2. **Classes**: a window over (``hash``, ``norm``) gives each unit its class's first
+   occurrence in input order (the smallest (doc, ts)) and size. Grouping on the bytes
+   themselves is the byte-for-byte verification: units that share a hash but not their
+   bytes are classes apart (``hash_collisions``: distinct texts minus distinct hashes,
+   as :func:`neardup.units.hashing.exact_classes` counts them); a collision never joins
+   two texts.
+3. **sentences:N**: a window over each document's sentences (ordered by position) makes
+   the array of N consecutive sentences' classes; windows of one array are one class,
+   first occurrence first, and a removed window's N sentences go (a second window over
+   the document: a sentence goes when a removed window starting at most N - 1
+   sentences before it does).
+4. **Removal**: ``keep="first"``: every unit (window) but its class's first occurrence;
+   ``keep="none"``: every unit of a class of two or more. The removed bytes of each
+   document are collected (sorted) and joined to its text; a ``mapInArrow``
+   (:func:`_applied`) merges them and cuts them out with the local code
+   (:class:`~neardup.units.ranges.RemovalRanges`, :func:`~neardup.units.remaining_texts`)
+   and drops the document when fewer than ``min_chars`` characters are left
+   (:func:`~neardup.units.characters_left`). Only the documents that lose units pass
+   through this step.
+5. **Copy**: :func:`neardup.spark.dedup.write_copies` with the edited texts: JSON Lines
+   and Parquet files read by the executors become part files (the JSON Lines parts,
+   concatenated in name order, are the local copy byte for byte); inputs read on the
+   driver get the local writer's copy.
+
+The span unit (token windows, :mod:`neardup.units.spans`) is the local engine's only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..units import RemovalRanges, UnitAnalysis, UnitOptions, characters_left, remaining_texts
+from ..units import split as unit_split
+from ..units.run import UnitResult, run_counts
+from .read import _read
+from .session import _require_spark, _session
+
+try:  # pyspark is an optional dependency (extra "spark")
+    from pyspark.sql import DataFrame, Window
+    from pyspark.sql import functions as F
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    DataFrame = Window = F = None
+
+SPARK_UNITS = ("line", "paragraph", "sentences")  # the kinds this module runs
+_UNIT_ROW = "doc long, ts long, te long, cs long, ce long, hash long, norm binary"
+_APPLIED_ROW = "doc long, bytes long, keep boolean, text string"
+_CUTTERS = {"line": unit_split.split_lines, "paragraph": unit_split.split_paragraphs,
+            "sentences": unit_split.split_sentences}
+
+
+def check_spark_unit(options: UnitOptions) -> None:
+    """ValueError, naming the unit, for a unit the Spark engine does not run."""
+    if options.kind not in SPARK_UNITS:
+        raise ValueError(f"--unit {options.unit} runs on the local engine only; --engine "
+                         f"spark takes --unit line, paragraph or sentences:N")
+
+
+def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normalize=None,
+                        quiet: bool = True, hashes: Callable | None = None,
+                        **source_options) -> UnitResult:
+    """The copy of ``inputs`` without their repeated units, written to ``out`` (see the
+    module docstring); the :class:`~neardup.units.run.UnitResult` the local engine's
+    :func:`~neardup.units.run.dedup_units` gives (its counts, but ``dedup``'s outputs
+    name the folder of parts). ``source_options``: those of
+    :func:`neardup.spark.read_documents`; ``normalize``: the run's normalization.
+    ``hashes``: (values, offsets) -> uint64 a piece (default:
+    :func:`neardup.units.hashing.piece_hashes`; any function of the bytes gives the same
+    result, a weak one forces collisions)."""
+    from .. import sources
+    from .dedup import check_dedup_inputs, write_copies
+
+    _require_spark()
+    check_spark_unit(options)
+    paths = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike))
+                                    else inputs)]
+    fmt = source_options.get("fmt", "auto")
+    text_fields = list(source_options.get("text_fields", ("text",)))
+    encoding = source_options.get("encoding", "utf-8")
+    check_dedup_inputs(paths, [sources.resolve_format(p, fmt) for p in paths])
+    if spark is None:
+        spark = _session(quiet=quiet)
+    started = time.perf_counter()
+    read = _read(spark, paths, **source_options)
+    report = read.report()
+    seconds = {"read": round(time.perf_counter() - started, 4)}
+    cached: list[DataFrame] = []
+    try:
+        started = time.perf_counter()
+        documents = read.documents.select("doc", "text")
+        pieces = documents.mapInArrow(_unit_rows(options.kind, normalize, hashes), _UNIT_ROW)
+        removed, unit_counts, persisted = _removed_units(pieces, options)
+        cached += persisted
+        applied = _removals_applied(documents, removed, options.min_chars).persist()
+        cached.append(applied)
+        totals = applied.agg(F.count("*").alias("changed"), F.sum("bytes").alias("bytes"),
+                             F.sum((~F.col("keep")).cast("long")).alias("dropped")).first()
+        unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
+        unit_counts["documents_changed"] = int(totals["changed"])
+        n_documents = report["processed"]
+        counts = run_counts(options, report, unit_counts,
+                            n_documents - int(totals["dropped"] or 0), n_documents)
+        seconds["units"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
+        flags = (read.documents.select("doc")
+                 .join(applied.select("doc", "keep"), "doc", "left")
+                 .select("doc", F.coalesce(F.col("keep"), F.lit(True)).alias("representative")))
+        edits = applied.where(F.col("keep")).select("doc", "text")
+        counts["dedup"] = write_copies(read, flags, out, edits=edits, text_field=text_fields[0],
+                                       encoding=encoding)
+        seconds["write"] = round(time.perf_counter() - started, 4)
+    finally:  # the run's caches go, whether it wrote or failed
+        for frame in cached:
+            frame.unpersist()
+        read.release()
+    local_report = {k: v for k, v in report.items() if k != "inputs"}  # as the local run's
+    return UnitResult(counts, local_report, seconds=seconds)
+
+
+def _unit_rows(kind: str, normalize, hashes: Callable | None):
+    """mapInArrow body: (doc, text) -> one row a unit (``_UNIT_ROW``), by the local cutter,
+    normalization and hash; a unit that normalizes to nothing is kept here (hashes and
+    collisions count it, as locally) and left out of the units later."""
+    cut = _CUTTERS[kind]
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from neardup.units.hashing import normalized_pieces, piece_hashes, texts_buffer
+
+        hash_of = piece_hashes if hashes is None else hashes
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            data, doc_offsets = texts_buffer(batch.column("text"))
+            doc, ts, te, cs, ce = cut(data, doc_offsets)
+            values, offsets = normalized_pieces(data, ts, te, normalize)
+            base = doc_offsets[doc]
+            docs = batch.column("doc").to_numpy()[doc]
+            norm = pa.LargeBinaryArray.from_buffers(
+                pa.large_binary(), doc.size, [None, pa.py_buffer(offsets),
+                                              pa.py_buffer(np.ascontiguousarray(values))])
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(docs, pa.int64()), *(pa.array(x - base, pa.int64())
+                                               for x in (ts, te, cs, ce)),
+                 pa.array(np.asarray(hash_of(values, offsets), np.uint64).view(np.int64)),
+                 norm.cast(pa.binary())],
+                names=["doc", "ts", "te", "cs", "ce", "hash", "norm"])
+    return run
+
+
+def _removed_units(pieces: DataFrame, options: UnitOptions):
+    """(removed: doc, cs, ce of every unit that goes; the unit counts, keys as the local
+    engine's; the frames persisted on the way, for the caller to release)."""
+    by_text = Window.partitionBy("hash", "norm")
+    at = F.struct("doc", "ts")
+    classed = (pieces.withColumn("first", F.min(at).over(by_text))
+               .withColumn("size", F.count(F.lit(1)).over(by_text))
+               .withColumn("is_first", F.col("first") == at)
+               .withColumn("is_unit", F.length("norm") > 0)
+               .drop("norm").persist())
+    units = classed.where(F.col("is_unit"))
+    if options.kind == "sentences":
+        removed, counts, cached = _windows_removed(units, options)
+        row = classed.agg(*_texts_and_hashes()).first()
+    else:
+        removed = _removed(units, options.keep).select("doc", "cs", "ce")
+        row = classed.agg(*_texts_and_hashes(),
+                          *_class_counts(options.keep, F.col("is_unit"))).first()
+        counts, cached = _counted(row), []
+    counts["hash_collisions"] = int(row["texts"] or 0) - int(row["hashes"])
+    return removed, counts, [classed, *cached]
+
+
+def _texts_and_hashes():
+    """Aggregations: the distinct texts and distinct hashes of every piece (those that
+    normalize to nothing too: the local collision count holds them)."""
+    return (F.sum(F.col("is_first").cast("long")).alias("texts"),
+            F.countDistinct("hash").alias("hashes"))
+
+
+def _removed(units: DataFrame, keep: str) -> DataFrame:
+    """The units (or windows) that go: not their class's first occurrence
+    (``keep="first"``), or of a class of two or more (``keep="none"``)."""
+    return units.where(_gone(keep))
+
+
+def _gone(keep: str):
+    return ~F.col("is_first") if keep == "first" else F.col("size") >= 2
+
+
+def _class_counts(keep: str, among=None):
+    """Aggregations: units, distinct, repeated and removed, of the rows ``among`` (a
+    condition; default all) with ``is_first`` and ``size``; :func:`_counted` names them."""
+    among = F.lit(True) if among is None else among
+
+    def total(condition):
+        return F.sum((among & condition).cast("long"))
+
+    return (total(F.lit(True)).alias("units"), total(F.col("is_first")).alias("distinct"),
+            total(F.col("is_first") & (F.col("size") >= 2)).alias("repeated"),
+            total(_gone(keep)).alias("removed"))
+
+
+def _counted(row) -> dict:
+    """units, units_distinct, units_repeated, units_removed, units_kept of a row of
+    :func:`_class_counts`, keys as the local engine's."""
+    n, removed = int(row["units"] or 0), int(row["removed"] or 0)
+    return {"units": n, "units_distinct": int(row["distinct"] or 0),
+            "units_repeated": int(row["repeated"] or 0), "units_removed": removed,
+            "units_kept": n - removed}
+
+
+def _windows_removed(sentences: DataFrame, options: UnitOptions):
+    """sentences:N: windows of N consecutive sentences of a document (the array of their
+    classes' first occurrences), equal when the arrays are; the sentences a removed
+    window covers go. (removed: doc, cs, ce; counts; the frames persisted)."""
+    width = options.sentences
+    in_doc = Window.partitionBy("doc").orderBy("ts")
+    key = F.array(*[F.col("first") if k == 0 else F.lead("first", k).over(in_doc)
+                    for k in range(width)])
+    windows = (sentences.select("doc", "ts", key.alias("key"))
+               .where(F.col("key")[width - 1].isNotNull()))
+    by_key = Window.partitionBy("key")
+    at = F.struct("doc", "ts")
+    classed = (windows.withColumn("first", F.min(at).over(by_key))
+               .withColumn("size", F.count(F.lit(1)).over(by_key))
+               .withColumn("is_first", F.col("first") == at).persist())
+    counts = _counted(classed.agg(*_class_counts(options.keep)).first())
+    starts = _removed(classed, options.keep).select("doc", "ts", F.lit(1).alias("starts"))
+    behind = in_doc.rowsBetween(-(width - 1), 0)
+    covered = (sentences.select("doc", "ts", "cs", "ce").join(starts, ["doc", "ts"], "left")
+               .withColumn("covered", F.max("starts").over(behind)).persist())
+    row = covered.agg(F.count("*").alias("sentences"),
+                      F.count("covered").alias("removed")).first()
+    counts["sentences"] = int(row["sentences"])
+    counts["sentences_removed"] = int(row["removed"])
+    removed = covered.where(F.col("covered").isNotNull()).select("doc", "cs", "ce")
+    return removed, counts, [classed, covered]
+
+
+def _removals_applied(documents: DataFrame, removed: DataFrame, min_chars: int) -> DataFrame:
+    """(doc, bytes removed, kept, the text left or null when dropped) of each document
+    that loses units: its removed ranges collected in order and cut out
+    (:func:`_applied`)."""
+    ranges = (removed.groupBy("doc")
+              .agg(F.sort_array(F.collect_list(F.struct("cs", "ce"))).alias("ranges")))
+    return (documents.join(ranges, "doc")
+            .mapInArrow(_applied(min_chars), _APPLIED_ROW))
+
+
+def _applied(min_chars: int):
+    """mapInArrow body: (doc, text, ranges) -> ``_APPLIED_ROW``, by the local code: the
+    ranges merged (:meth:`RemovalRanges.from_units`), cut out (:func:`remaining_texts`),
+    the characters left counted (:func:`characters_left`)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from neardup.units.hashing import texts_buffer
+
+        for batch in batches:
+            n = batch.num_rows
+            if not n:
+                continue
+            data, doc_offsets = texts_buffer(batch.column("text"))
+            ranges = batch.column("ranges")
+            flat = ranges.flatten()
+            offsets = ranges.offsets.to_numpy()
+            owner = np.repeat(np.arange(n), np.diff(offsets))
+            removals = RemovalRanges.from_units(
+                n, owner, flat.field("cs").to_numpy(), flat.field("ce").to_numpy())
+            left = remaining_texts(UnitAnalysis(data, doc_offsets, removals, None, {}))
+            keep = characters_left(left) >= min_chars
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("doc"), pa.array(removals.bytes_per_document, pa.int64()),
+                 pa.array(keep), _where(keep, left.cast(pa.string()))],
+                names=["doc", "bytes", "keep", "text"])
+    return run
+
+
+def _where(mask: np.ndarray, values: pa.Array) -> pa.Array:
+    """``values`` where ``mask``, null elsewhere."""
+    import pyarrow.compute as pc
+
+    return pc.if_else(pa.array(mask), values, pa.scalar(None, values.type))

@@ -1,0 +1,177 @@
+"""dedup --unit on Spark: the part files, read in order, are the local copy byte for byte,
+and the counts are the local engine's, for every unit Spark runs and both keep policies,
+on a planted corpus split into several partitions (boilerplate lines and paragraphs,
+repeated sentences, multi-byte UTF-8, CRLF, blank and failed lines, skipped records, a
+last line without a newline) and with hash collisions forced."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+
+import numpy as np
+import pytest
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+import neardup  # noqa: E402
+from neardup.cli import main  # noqa: E402
+from neardup.shingling import normalize_light  # noqa: E402
+from neardup.spark.units import dedup_units_sources  # noqa: E402
+from neardup.units import UnitOptions  # noqa: E402
+from neardup.units import hashing as unit_hashing  # noqa: E402
+
+BOILERPLATE = ["Accept cookies to continue.", "ACCEPT   cookies to continue.",
+               "Impressum © 2024 Ünïcode GmbH.", "日本語のナビゲーション。",
+               "Home | News | Contact"]
+SENTENCES = ["The river rose.", "Nobody came!", "Was it late?", "Prices fell (again).",
+             "Ça va très bien.", "Der Zug fährt ab."]
+
+
+def _texts(n: int = 160, seed: int = 5) -> list[str]:
+    """Web-like pages: boilerplate headers and footers, a repeated paragraph, sentences
+    drawn from a small set (so runs of them repeat), unique words, CRLF in some."""
+    rng = random.Random(seed)
+    texts = []
+    for k in range(n):
+        lines = [rng.choice(BOILERPLATE)] if rng.random() < 0.7 else []
+        body = " ".join(rng.choice(SENTENCES) for _ in range(rng.randint(1, 4)))
+        lines += [body, f"Unique words of page {k}: {rng.random():.6f} é."]
+        if rng.random() < 0.3:
+            lines += ["", "Shared paragraph line one.\nShared paragraph line two.", ""]
+        if rng.random() < 0.5:
+            lines.append(rng.choice(BOILERPLATE))
+        if k % 17 == 3:
+            lines = [rng.choice(BOILERPLATE)]  # a page of boilerplate only: dropped
+        text = "\n".join(lines)
+        texts.append(text.replace("\n", "\r\n") if k % 5 == 0 else text)
+    return texts
+
+
+def _corpus(tmp_path, texts=None) -> os.PathLike:
+    texts = _texts() if texts is None else texts
+    path = tmp_path / "pages.jsonl"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        for k, text in enumerate(texts):
+            f.write(json.dumps({"id": f"p{k}", "text": text, "n": k}) + "\n")
+            if k == 10:
+                f.write("\n")  # blank: no record, copied as it is
+            if k == 20:
+                f.write("{not json\n")  # failed, copied as it is
+            if k == 30:
+                f.write(json.dumps({"id": "empty", "text": "  "}) + "\n")  # skipped
+        f.write(json.dumps({"id": "last", "text": "Accept cookies to continue.\nEnd."}))
+    return path
+
+
+@pytest.fixture
+def small_splits(spark):
+    """Input files split into several partitions (and kept so), so first occurrences and
+    removed copies lie in different partitions and the copy is several parts."""
+    keys = {"spark.sql.files.maxPartitionBytes": "8192",
+            "spark.sql.adaptive.coalescePartitions.enabled": "false"}
+    before = {key: spark.conf.get(key) for key in keys}
+    for key, value in keys.items():
+        spark.conf.set(key, value)
+    yield
+    for key, value in before.items():
+        spark.conf.set(key, value)
+
+
+def _parts(folder) -> list:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return [folder / f["name"] for f in manifest["files"]]
+
+
+def _same_counts(spark_result, local_result, out) -> None:
+    want = dict(local_result.counts)
+    got = dict(spark_result.counts)
+    local_dedup, spark_dedup = want.pop("dedup"), got.pop("dedup")
+    assert got == want
+    assert spark_dedup == local_dedup | {"outputs": [dict(local_dedup["outputs"][0],
+                                                          output=str(out) + os.sep)]}
+    assert spark_result.read_report == local_result.read_report
+
+
+@pytest.mark.parametrize(("unit", "keep", "min_chars"), [
+    ("line", "first", 1), ("line", "none", 30), ("paragraph", "none", 1),
+    ("sentences:3", "first", 1), ("sentences:2", "none", 40)])
+def test_spark_copy_is_the_local_copy_byte_for_byte(spark, tmp_path, small_splits, unit,
+                                                     keep, min_chars):
+    path = _corpus(tmp_path)
+    options = dict(unit=unit, keep=keep, min_chars=min_chars, id="id")
+    local = neardup.dedup(path, tmp_path / "local.jsonl", **options)
+    result = neardup.dedup(path, tmp_path / "spark", engine="spark", **options)
+    parts = _parts(tmp_path / "spark")
+    assert len(parts) >= 3  # first occurrences and their copies in different partitions
+    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
+    _same_counts(result, local, tmp_path / "spark")
+    assert local.counts["units_removed"] > 10 and local.counts["bytes_removed"] > 0
+    if min_chars > 1:
+        assert local.counts["documents_dropped"] > 0
+
+
+def test_forced_hash_collisions_never_remove_a_different_text(spark, tmp_path, small_splits,
+                                                              monkeypatch):
+    """Every unit hashed by its length mod 3: most distinct texts share a hash; the
+    classes, the copy and the collision count are still the local engine's (which hashes
+    the same way here)."""
+    def weak(values, offsets):
+        return (np.diff(offsets) % 3).astype(np.uint64)
+
+    path = _corpus(tmp_path)
+    monkeypatch.setattr(unit_hashing, "piece_hashes", weak)
+    local = neardup.dedup(path, tmp_path / "local.jsonl", unit="line")
+    result = dedup_units_sources([os.fspath(path)], tmp_path / "spark", UnitOptions("line"),
+                                 spark=spark, normalize=normalize_light, hashes=weak)
+    monkeypatch.undo()
+    assert local.counts["hash_collisions"] > 20
+    parts = _parts(tmp_path / "spark")
+    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
+    _same_counts(result, local, tmp_path / "spark")
+    truth = neardup.dedup(path, tmp_path / "truth.jsonl", unit="line")  # the real hash
+    assert (tmp_path / "truth.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    assert {k: v for k, v in truth.counts.items() if k not in ("hash_collisions", "dedup")} \
+        == {k: v for k, v in result.counts.items() if k not in ("hash_collisions", "dedup")}
+
+
+def test_parquet_rows_and_driver_read_inputs_as_local(spark, tmp_path, small_splits, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = _texts(90, seed=8)
+    pq.write_table(pa.table({"id": [f"p{k}" for k in range(len(texts))], "text": texts,
+                             "n": list(range(len(texts)))}), tmp_path / "pages.parquet",
+                   row_group_size=20)
+    options = dict(unit="sentences:2", min_chars=20)
+    local = neardup.dedup(tmp_path / "pages.parquet", tmp_path / "local.parquet", **options)
+    result = neardup.dedup(tmp_path / "pages.parquet", tmp_path / "spark", engine="spark",
+                           **options)
+    rows = pq.read_table(tmp_path / "local.parquet").to_pylist()
+    spark_rows = [row for part in _parts(tmp_path / "spark")
+                  for row in pq.read_table(part).to_pylist()]
+    assert spark_rows == rows and local.counts["units_removed"] > 0
+    _same_counts(result, local, tmp_path / "spark")
+
+    path = _corpus(tmp_path)  # compressed: read and copied on the driver, the local layout
+    with open(path, "rb") as f, gzip.open(tmp_path / "pages.jsonl.gz", "wb") as g:
+        g.write(f.read())
+    local = neardup.dedup(tmp_path / "pages.jsonl.gz", tmp_path / "local.jsonl", unit="line")
+    assert main(["dedup", str(tmp_path / "pages.jsonl.gz"), "--unit", "line", "--engine",
+                 "spark", "-o", str(tmp_path / "spark.jsonl")]) == 0  # the CLI: the same call
+    assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    assert f"{local.counts['units_removed']:,} removed" in capsys.readouterr().out
+
+
+def test_units_spark_does_not_run_are_refused_by_name(spark, tmp_path):
+    path = _corpus(tmp_path, ["a b c"])
+    with pytest.raises(ValueError, match="--unit span runs on the local engine only"):
+        neardup.dedup(path, tmp_path / "out", unit="span", engine="spark")
+    with pytest.raises(ValueError, match="one --text-field"):
+        neardup.dedup(path, tmp_path / "out", unit="line", engine="spark",
+                      text_fields=("text", "id"))
+    assert not (tmp_path / "out").exists()
