@@ -42,6 +42,12 @@ PREBUILT = Path(__file__).resolve().with_name("prebuilt-kernels")
 MANIFEST = "manifest.json"
 BUILD_ENV = "NEARDUP_PREBUILD_INTO"
 SWITCH_ENV = "NEARDUP_PREBUILT_KERNELS"
+DIR_ENV = "NEARDUP_PREBUILT_DIR"
+
+
+def prebuilt_dir() -> Path:
+    """Where the prebuilt kernels are read: ``NEARDUP_PREBUILT_DIR``, else :data:`PREBUILT`."""
+    return Path(os.environ.get(DIR_ENV) or PREBUILT)
 
 
 @functools.cache
@@ -92,11 +98,11 @@ def mismatch(manifest: dict, digest: str | None = None) -> str | None:
 
 @functools.cache
 def shipped_manifest() -> dict | None:
-    """The manifest of :data:`PREBUILT` if its kernels can run here, else None."""
+    """The manifest of :func:`prebuilt_dir` if its kernels can run here, else None."""
     if os.environ.get(SWITCH_ENV, "1") == "0":
         return None
     try:
-        manifest = json.loads((PREBUILT / MANIFEST).read_text())
+        manifest = json.loads((prebuilt_dir() / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) and mismatch(manifest) is None else None
@@ -111,7 +117,8 @@ def cache_for(dispatcher):
     if manifest is None:
         return dispatcher._cache
     magic = (manifest["triple"], manifest["cpu"], manifest["features"])
-    return FallbackCache(dispatcher._cache, _prebuilt_cache(PREBUILT, magic)(dispatcher.py_func))
+    return FallbackCache(dispatcher._cache,
+                         _prebuilt_cache(prebuilt_dir(), magic)(dispatcher.py_func))
 
 
 def building() -> bool:
@@ -180,6 +187,13 @@ def _prebuilt_cache(root: Path, magic: tuple | None):
     return PrebuiltCache
 
 
+def write_manifest(root: str | Path) -> None:
+    """Record in ``root`` what the kernels compiled there by this process are for."""
+    manifest = {**build_target(), "package": package_digest()}
+    Path(root).mkdir(parents=True, exist_ok=True)
+    (Path(root) / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
 def generated_corpus(path: Path, documents: int, seed: int = 0) -> Path:
     """``documents`` JSON Lines of 200 Zipf-drawn words, one in ten a copy of another with
     one word changed (so that candidates, pairs and clusters exist)."""
@@ -224,14 +238,10 @@ def build(target: Path = PREBUILT, documents: int = 2_000) -> dict:
             subprocess.run([sys.executable, "-m", "neardup", "find", str(corpus), "--id-field",
                             "id", *options, "-q", "--top", "0", "--out", f"{work}/out{k}"],
                            env=env, check=True, cwd=work, stdout=subprocess.DEVNULL)
-        probe = ("import json; from neardup._core.prebuilt import build_target; "
-                 "print(json.dumps(build_target()))")
-        manifest = json.loads(subprocess.run([sys.executable, "-c", probe], env=env,
-                                             check=True, capture_output=True, cwd=work,
-                                             text=True).stdout)
-        manifest["package"] = package_digest()
-        staging.mkdir(exist_ok=True)
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        probe = "import sys; from neardup._core.prebuilt import write_manifest as w; w(sys.argv[1])"
+        subprocess.run([sys.executable, "-c", probe, str(staging)], env=env, check=True,
+                       cwd=work)
+        manifest = json.loads((staging / MANIFEST).read_text())
         old = Path(work) / "old"
         if target.exists():
             target.rename(old)
@@ -245,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m neardup._core.prebuilt",
                                      description="Compile neardup's kernels for a generic "
                                                  "CPU, shipped beside the package.")
-    parser.add_argument("--target", type=Path, default=PREBUILT,
-                        help=f"where (default: {PREBUILT})")
+    parser.add_argument("--target", type=Path, default=prebuilt_dir(),
+                        help=f"where (default: {DIR_ENV}, else {PREBUILT})")
     parser.add_argument("--check", action="store_true",
                         help="only say whether the kernels there can run here")
     args = parser.parse_args(argv)
