@@ -40,6 +40,7 @@ Run: ``python bench/bench_first_run.py``; the table goes to stdout and to the
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -92,8 +93,15 @@ def tree_env(tree: Path, cache: Path, prebuilt: bool = True) -> dict:
             "NEARDUP_PREBUILT_KERNELS": "1" if prebuilt else "0"}
 
 
+@functools.cache
 def has_prebuilt(tree: Path) -> bool:
-    return (tree / "neardup" / "_core" / "prebuilt-kernels" / "manifest.json").is_file()
+    """Whether ``tree`` has prebuilt kernels that run here (built from its sources as they
+    are now: an edit since leaves them unused, and the prebuilt run would compile)."""
+    if not (tree / "neardup" / "_core" / "prebuilt.py").is_file():
+        return False
+    return subprocess.run([sys.executable, "-m", "neardup._core.prebuilt", "--check"],
+                          env=tree_env(tree, tree / "unused-cache"), cwd=tree.parent,
+                          capture_output=True).returncode == 0
 
 
 STATES = ("cold", "warm", "prebuilt")
