@@ -7,18 +7,26 @@
 #   make test-fast - the inner loop: lint, then pytest without the slow, Spark and browser
 #                    tests (markers in pyproject.toml)
 #   make docs   - only the docs site, into out/site/
+#   make kernels - compile the kernels again for a generic CPU beside the package (the
+#                  install step does it once; an edited source leaves them unused until then)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STDLIB := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['stdlib'])")
 
-.PHONY: venv demo test test-fast lint browser docs bench clean
+.PHONY: venv demo test test-fast lint browser docs bench kernels clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m neardup._core.prebuilt
 	touch $@
+
+# kernels compiled ahead for a generic CPU, read when the user's kernel cache has none
+# (neardup/_core/prebuilt.py): a fresh install's first large run compiles nothing
+kernels: venv
+	$(PY) -m neardup._core.prebuilt
 
 venv: $(VENV)/.installed
 
@@ -48,4 +56,4 @@ bench: venv
 	$(PY) bench/bench_core.py
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .ruff_cache
+	rm -rf $(VENV) out .pytest_cache .ruff_cache neardup/_core/prebuilt-kernels

@@ -101,7 +101,12 @@ class Kernel:
         """The numba dispatcher (built, not compiled, on first use)."""
         if self._dispatcher is None:
             numba = load_numba()
-            self._dispatcher = numba.njit(**self.options)(_resolved(self.py_func, numba))
+            dispatcher = numba.njit(**self.options)(_resolved(self.py_func, numba))
+            if self.options.get("cache"):
+                from . import prebuilt
+
+                dispatcher._cache = prebuilt.cache_for(dispatcher)
+            self._dispatcher = dispatcher
         return self._dispatcher
 
     @property

@@ -32,7 +32,8 @@ import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .jit import njit
+from . import prebuilt
+from .jit import is_interpreted, load_numba, njit
 
 # Units of work from which the parallel form runs. The kernels' plain loops take 1-9 ns
 # a unit (measured on the Go tree: word tokens 6.4 ns a byte, n-gram hashes 8.6 ns,
@@ -77,7 +78,17 @@ class SizedKernel:
         return self.parallel if work >= PARALLEL_FROM else self.plain
 
     def __call__(self, *args):
+        if prebuilt.building() and not is_interpreted():
+            self._compile_both(args)
         return self.form(*args)(*args)
+
+    def _compile_both(self, args: tuple) -> None:
+        """Compile (into the prebuilt cache) both forms for these arguments' types, so
+        that the shipped kernels serve a small input and a large one alike."""
+        numba = load_numba()
+        signature = tuple(numba.typeof(arg) for arg in args)
+        for form in (self.plain, self.parallel):
+            form.dispatcher.compile(signature)
 
 
 def sized_kernel(work: Callable[..., int]) -> Callable[[Callable], SizedKernel]:
