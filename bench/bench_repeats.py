@@ -215,7 +215,8 @@ def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, to
                 texts = read_texts(output)
                 quality[name] = {**judge(texts, planted), "documents": len(texts),
                                  "bytes_removed": input_bytes - sum(
-                                     len(t.encode("utf-8")) for t in texts)}
+                                     len(t.encode("utf-8")) for t in texts),
+                                 "sha256": _digest(output)}
                 del texts
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     return {"docs": docs, "input_bytes": input_bytes, "repeats": repeats,
@@ -223,6 +224,30 @@ def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, to
             "rows": {name: {"walls": [w for w, _ in timings],
                             "peaks": [p for _, p in timings], **quality[name]}
                      for name, timings in runs.items()}}
+
+
+def _digest(output: Path) -> str:
+    """SHA-256 of a copy (a file, or a folder's files in name order)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for file in sorted(output.glob("*")) if output.is_dir() else [output]:
+        with open(file, "rb") as f:
+            while block := f.read(1 << 24):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def same_copies(rows: dict) -> list[str]:
+    """For each neardup tool run both in memory and under a limit: whether the copies
+    are the same bytes (their SHA-256)."""
+    lines = []
+    for name, r in rows.items():
+        for other, o in rows.items():
+            if other.startswith(name + " --memory-limit") and "sha256" in r and "sha256" in o:
+                same = "the same bytes" if r["sha256"] == o["sha256"] else "**different**"
+                lines.append(f"`{other}` and `{name}` wrote {same} (SHA-256)")
+    return lines
 
 
 def unfinished(docs: int, seconds: float, fraction: str) -> dict:
@@ -248,8 +273,9 @@ def render(records: dict) -> str:
                 rows.append(f"| {size} | {name} | not finished after {r['seconds']:,.0f} s "
                             f"| {r['fraction']} | | | | | | |")
                 continue
+            runs = r.get("from") or ", ".join(f"{w:,.1f}" for w in r["walls"])
             rows.append(f"| {size} | {name} | {statistics.median(r['walls']):,.1f} | "
-                        f"{', '.join(f'{w:,.1f}' for w in r['walls'])} | "
+                        f"{runs} | "
                         f"{statistics.median(r['peaks']):,.0f} | {r['documents']:,} | "
                         f"{r['bytes_removed']:,} | {r['boilerplate_left']:,} | "
                         f"{r['shared_left']:,} | {r['unique_lost']:,} |")
@@ -257,6 +283,10 @@ def render(records: dict) -> str:
             notes.append(f"- {record['docs']:,} documents: {record['repeats']} run(s) each, "
                          f"{record['unique_sentences']:,} unique sentences planted; load "
                          f"after measuring: `{record['uptime']}`")
+        for line in same_copies(record["rows"]):
+            notes.append(f"- {record['docs']:,} documents: {line}")
+        if "from" in record:
+            notes.append(f"- {record['docs']:,} documents: {record['from']}")
     return "\n".join([
         "<!-- written by bench/bench_repeats.py; edit the script, not this file -->", "",
         "## Repeats inside documents: web-like pages, in memory and under --memory-limit",
