@@ -7,6 +7,9 @@ removed from and that is left with fewer than ``min_chars`` characters is remove
 whole (a document nothing was removed from stays as it was, however short). Every
 record read is accounted for: ``records_seen`` = ``documents_kept`` +
 ``documents_dropped`` (min_chars) + ``skipped`` + ``failed``.
+
+Under a memory limit (:func:`analysed` with ``memory_limit``) the units are found with
+sorted runs on disk (:mod:`neardup.units.sorted_runs`) and the copy is the same.
 """
 
 from __future__ import annotations
