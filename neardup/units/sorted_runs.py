@@ -37,7 +37,9 @@ bytes per removed range, merged), the repeated texts' rows (40 bytes each), and 
 bool columns of what is kept; per chunk, what the in-memory path holds for it.
 Memory-mapped files are file-backed pages the kernel can drop. The copy is written in
 a second pass over the inputs: each edited record's text is rebuilt from ``text.u8``
-minus its ranges, one chunk of documents at a time (:class:`EditedTexts`).
+minus its ranges, one chunk of documents at a time (:class:`EditedTexts`), for JSON
+Lines, line and CSV/TSV copies; a directory's or a Parquet file's copy takes its edited
+texts at once, as its writer does in memory.
 
 Same cuts, classes and first occurrences as in memory, so the same ranges, counts and
 repeats, and the same copy byte for byte (``tests/units/test_sorted_runs.py``, with

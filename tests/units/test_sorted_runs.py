@@ -176,3 +176,29 @@ def test_refusals_name_the_option(tmp_path, options, message):
 def test_the_chunk_follows_the_limit():
     assert chunk_chars_for(1 << 30) < chunk_chars_for(4 << 30)
     assert chunk_chars_for(4 << 30) * 32 * 2 <= 4 << 30
+
+
+def test_csv_and_directory_copies_are_the_in_memory_ones(tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for k, text in enumerate(CORPUS):
+        (folder / f"p{k:02d}.txt").write_text(text, encoding="utf-8")
+    table = tmp_path / "in.csv"
+    with open(table, "w", encoding="utf-8", newline="") as f:
+        import csv
+
+        writer = csv.writer(f)
+        writer.writerow(["id", "text"])
+        writer.writerows([f"d{k}", text] for k, text in enumerate(CORPUS))
+    units = UnitOptions("line")
+    for src, names in ((folder, ("m", "b")), (table, ("m.csv", "b.csv"))):
+        outs = [tmp_path / f"{src.name}-{name}" for name in names]
+        dedup_units([str(src)], str(outs[0]), split_options({}), units)
+        dedup_units([str(src)], str(outs[1]), split_options({}), units, chunk_chars=30)
+        if src.is_dir():
+            files = [sorted(p.name for p in out.iterdir()) for out in outs]
+            assert files[0] == files[1]
+            for name in files[0]:
+                assert (outs[1] / name).read_bytes() == (outs[0] / name).read_bytes()
+        else:
+            assert outs[1].read_bytes() == outs[0].read_bytes()
