@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -256,6 +257,25 @@ def unfinished(docs: int, seconds: float, fraction: str) -> dict:
                                                "fraction": fraction}}}
 
 
+def adopted(docs: int, output: Path, time_log: Path, folder: Path, note: str) -> dict:
+    """A datatrove run made earlier with ``--datatrove`` under ``/usr/bin/time -v`` (a
+    long one, started alone in the background): its wall and peak RSS from the log, its
+    copy judged as the others are."""
+    log = time_log.read_text(encoding="utf-8", errors="replace")
+    clock = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", log)
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", log)
+    if clock is None or peak is None:
+        raise ValueError(f"{time_log} is no finished /usr/bin/time -v log")
+    wall = sum(float(part) * 60 ** k for k, part in enumerate(reversed(
+        clock.group(1).split(":"))))
+    path, planted = corpus(docs, folder)
+    input_bytes = sum(len(t.encode("utf-8")) for t in read_texts(path))
+    texts = read_texts(output)
+    return {**judge(texts, planted), "documents": len(texts), "walls": [wall],
+            "peaks": [int(peak.group(1)) / 1024], "from": note,
+            "bytes_removed": input_bytes - sum(len(t.encode("utf-8")) for t in texts)}
+
+
 def render(records: dict) -> str:
     from common import machine_lines
 
@@ -332,6 +352,12 @@ def main() -> None:
                              "how far it got), and write the section")
     parser.add_argument("--records", type=Path, default=RECORDS,
                         help="the rows of every size measured so far (default: %(default)s)")
+    parser.add_argument("--adopt-datatrove", nargs=4,
+                        metavar=("DOCS", "OUT", "TIME_LOG", "NOTE"),
+                        help="record a finished datatrove run of DOCS documents started "
+                             "earlier with --datatrove under /usr/bin/time -v (its copy in "
+                             "OUT, the log in TIME_LOG; NOTE: how it ran), and write the "
+                             "section")
     parser.add_argument("--out", type=Path, help="write the section here, not BENCHMARKS.md")
     parser.add_argument("--datatrove", nargs=3, metavar=("IN", "OUT", "WORK"),
                         help=argparse.SUPPRESS)
@@ -348,7 +374,12 @@ def main() -> None:
         docs, seconds, fraction = args.unfinished
         record = records.setdefault(docs, {"docs": int(docs), "rows": {}})
         record["rows"].update(unfinished(int(docs), float(seconds), fraction)["rows"])
-    for docs in [] if args.unfinished else args.sizes:
+    if args.adopt_datatrove:
+        docs, output, log, note = args.adopt_datatrove
+        record = records.setdefault(docs, {"docs": int(docs), "rows": {}})
+        record["rows"][DATATROVE] = adopted(int(docs), Path(output), Path(log),
+                                            args.corpora, note)
+    for docs in [] if args.unfinished or args.adopt_datatrove else args.sizes:
         args.corpora.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix="bench_repeats_"))
         try:
