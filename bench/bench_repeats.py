@@ -333,7 +333,8 @@ def render(records: dict) -> str:
         "`python bench/bench_repeats.py --sizes 1000000 --repeats 1 --tools "
         "'neardup --unit sentences:3' 'neardup --unit line' --memory-limits 4G` (each "
         "size's rows are kept in bench/.cache/repeats_runs.json and the section shows "
-        "them all)",
+        "them all); datatrove at 100,000: `/usr/bin/time -v python bench/bench_repeats.py "
+        "--datatrove IN OUT WORK 2> LOG`, then `--adopt-datatrove 100000 OUT LOG NOTE`",
     ])
 
 
