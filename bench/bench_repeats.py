@@ -2,7 +2,9 @@
 dedup (C4's three-sentence spans, datatrove.pipeline.dedup.sentence_dedup), on a
 generated web-like corpus whose boilerplate and unique text are known.
 
-    python bench/bench_repeats.py --docs 100000        # writes the "repeats" section
+    python bench/bench_repeats.py --sizes 100000       # writes the "repeats" section
+    python bench/bench_repeats.py --sizes 1000000 --memory-limits 4G --repeats 1 \
+        --tools 'neardup --unit sentences:3' 'neardup --unit line'
 
 The corpus (:func:`write_corpus`): each page is 2 header lines and 2 footer lines drawn
 from small pools (navigation, cookie banners, copyright lines), 4 body paragraphs of
@@ -13,9 +15,15 @@ practice). Truth: every boilerplate line and shared paragraph after its first
 occurrence should go; every unique sentence should stay. Each tool's output is judged
 against that: boilerplate copies left, unique sentences lost, bytes removed.
 
-Both tools run as fresh processes under /usr/bin/time -v, alternately, ``--repeats``
-times; the table gives medians. datatrove runs its three steps (signatures, find
-dedups, filter) with one task each, n_sentences=3, no minimum words or sentences.
+The tools run as fresh processes under /usr/bin/time -v, alternately, ``--repeats``
+times; the table gives medians. neardup runs in memory and under each of
+``--memory-limits`` (sorted runs on disk). datatrove runs its three steps (signatures,
+find dedups, filter) with one task each, n_sentences=3, no minimum words or sentences;
+a datatrove run too long to wait for can be started alone (``--datatrove IN OUT WORK``,
+the command this script runs) and, if it has not finished when the section is written,
+recorded as such with ``--unfinished``. Each size's rows are kept in
+bench/.cache/repeats_runs.json, so sizes measured in separate invocations share the
+section.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -148,45 +157,57 @@ def run_datatrove(in_path: str, out_dir: str, work: str) -> None:
     keep.run()
 
 
-def commands(in_path: Path, out: Path) -> dict:
+NEARDUP_LINE = "neardup --unit line"
+NEARDUP_SENTENCES = "neardup --unit sentences:3"
+DATATROVE = "datatrove sentence dedup (3 sentences)"
+TOOLS = (NEARDUP_SENTENCES, NEARDUP_LINE, DATATROVE)
+RECORDS = HERE / ".cache" / "repeats_runs.json"  # every size's rows, for the section
+
+
+def commands(in_path: Path, out: Path, memory_limit: str | None, tools) -> dict:
+    """name -> (argv, output, scratch): the tools asked for; neardup in memory, or under
+    ``memory_limit`` (its --memory-limit, work files under ``out``)."""
     exe = str(Path(sys.executable).parent / "neardup")
     me = str(Path(__file__).resolve())
-    return {
-        "neardup --unit sentences:3": (
-            [exe, "dedup", str(in_path), "--unit", "sentences:3", "-o",
-             str(out / "nd_sent.jsonl"), "-q"], out / "nd_sent.jsonl", None),
-        "neardup --unit line": (
-            [exe, "dedup", str(in_path), "--unit", "line", "-o", str(out / "nd_line.jsonl"),
-             "-q"], out / "nd_line.jsonl", None),
-        "datatrove sentence dedup (3 sentences)": (
-            [sys.executable, me, "--datatrove", str(in_path), str(out / "dt"),
-             str(out / "dt_work")], out / "dt", out / "dt_work"),
-    }
+    bounded = ["--memory-limit", memory_limit, "--work-dir", str(out / "spill")] \
+        if memory_limit else []
+    suffix = f" --memory-limit {memory_limit}" if memory_limit else ""
+    runs = {}
+    for name, unit, file in ((NEARDUP_SENTENCES, "sentences:3", "nd_sent.jsonl"),
+                             (NEARDUP_LINE, "line", "nd_line.jsonl")):
+        if name in tools:
+            runs[name + suffix] = ([exe, "dedup", str(in_path), "--unit", unit, "-o",
+                                    str(out / file), "-q", *bounded], out / file, None)
+    if DATATROVE in tools:
+        runs[DATATROVE] = ([sys.executable, me, "--datatrove", str(in_path), str(out / "dt"),
+                            str(out / "dt_work")], out / "dt", out / "dt_work")
+    return runs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, help="write the section here, not BENCHMARKS.md")
-    parser.add_argument("--datatrove", nargs=3, metavar=("IN", "OUT", "WORK"),
-                        help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.datatrove:
-        run_datatrove(*args.datatrove)
-        return
-    from common import machine_lines, run_timed
-    from sections import update_section
+def corpus(docs: int, folder: Path) -> tuple[Path, dict]:
+    """web_DOCS.jsonl in ``folder`` and what it plants, written once (the generator is
+    seeded: the same file every time)."""
+    path, planted_path = folder / f"web_{docs}.jsonl", folder / f"web_{docs}.planted.json"
+    if not (path.exists() and planted_path.exists()):
+        planted = write_corpus(path, docs)
+        planted_path.write_text(json.dumps(planted), encoding="utf-8")
+    return path, json.loads(planted_path.read_text(encoding="utf-8"))
 
-    work = Path(tempfile.mkdtemp(prefix="bench_repeats_"))
-    try:
-        corpus = work / "web.jsonl"
-        planted = write_corpus(corpus, args.docs)
-        input_bytes = sum(len(t.encode("utf-8")) for t in read_texts(corpus))
-        runs: dict[str, list[tuple[float, float]]] = {}
-        quality = {}
-        for _ in range(args.repeats):
-            for name, (argv, output, scratch) in commands(corpus, work).items():
+
+def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, tools) -> dict:
+    """One size: every tool asked for, alternately, ``repeats`` times, in fresh processes
+    under /usr/bin/time -v; its rows (medians) and what the corpus plants."""
+    from common import run_timed
+
+    path, planted = corpus(docs, folder)
+    input_bytes = sum(len(t.encode("utf-8")) for t in read_texts(path))
+    runs: dict[str, list[tuple[float, float]]] = {}
+    quality = {}
+    for _ in range(repeats):
+        for limit in memory_limits:
+            for name, (argv, output, scratch) in commands(path, work, limit, tools).items():
+                if name == DATATROVE and limit != memory_limits[0]:
+                    continue  # datatrove has no memory limit: once a round
                 for stale in (output, scratch):
                     if stale is not None and stale.exists():
                         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
@@ -195,43 +216,185 @@ def main() -> None:
                 texts = read_texts(output)
                 quality[name] = {**judge(texts, planted), "documents": len(texts),
                                  "bytes_removed": input_bytes - sum(
-                                     len(t.encode("utf-8")) for t in texts)}
-        uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-        rows = ["| tool | wall (s, median) | peak RSS (MiB) | documents out | bytes removed "
-                "| boilerplate copies left | shared-paragraph sentences left | unique "
-                "sentences lost |", "|---|---|---|---|---|---|---|---|"]
-        for name, timings in runs.items():
-            q = quality[name]
-            rows.append(f"| {name} | {statistics.median(w for w, _ in timings):.1f} | "
-                        f"{statistics.median(p for _, p in timings):.0f} | "
-                        f"{q['documents']:,} | {q['bytes_removed']:,} | "
-                        f"{q['boilerplate_left']:,} | {q['shared_left']:,} | "
-                        f"{q['unique_lost']:,} |")
-        text = "\n".join([
-            "<!-- written by bench/bench_repeats.py; edit the script, not this file -->", "",
-            f"## Repeats inside documents: {args.docs:,} web-like pages "
-            f"({input_bytes / 1e6:.0f} MB of text)", "",
-            "Boilerplate header and footer lines from pools of 5, and 20 % of the "
-            "paragraphs drawn from 2,000 shared ones; the rest unique "
-            f"({planted['unique_sentences']:,} unique sentences). Truth: one copy of each "
-            "boilerplate line and shared sentence stays, every unique sentence stays. "
-            f"Fresh processes, alternately, {args.repeats} runs each, medians.", "",
-            *rows, "",
-            "- C4's rule removes a span only where three consecutive sentences repeat: "
-            "two boilerplate lines beside unique text never make one, which is why "
-            "three-sentence spans (neardup's and datatrove's alike) leave the header and "
-            "footer lines that `--unit line` removes. datatrove splits sentences and "
-            "normalizes by its own rules (its word tokenizer's sentence splitter), and "
-            "has no line unit.",
-            f"- load while measuring: `{uptime}`",
-            *machine_lines(),
-            f"- reproduce: `python bench/bench_repeats.py --docs {args.docs} --repeats "
-            f"{args.repeats}`",
-        ])
-        update_section("repeats", text, args.out or (HERE.parent / "BENCHMARKS.md"))
-        print(text)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+                                     len(t.encode("utf-8")) for t in texts),
+                                 "sha256": _digest(output)}
+                del texts
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    return {"docs": docs, "input_bytes": input_bytes, "repeats": repeats,
+            "unique_sentences": planted["unique_sentences"], "uptime": uptime,
+            "rows": {name: {"walls": [w for w, _ in timings],
+                            "peaks": [p for _, p in timings], **quality[name]}
+                     for name, timings in runs.items()}}
+
+
+def _digest(output: Path) -> str:
+    """SHA-256 of a copy (a file, or a folder's files in name order)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for file in sorted(output.glob("*")) if output.is_dir() else [output]:
+        with open(file, "rb") as f:
+            while block := f.read(1 << 24):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def same_copies(rows: dict) -> list[str]:
+    """For each neardup tool run both in memory and under a limit: whether the copies
+    are the same bytes (their SHA-256)."""
+    lines = []
+    for name, r in rows.items():
+        for other, o in rows.items():
+            if other.startswith(name + " --memory-limit") and "sha256" in r and "sha256" in o:
+                same = "the same bytes" if r["sha256"] == o["sha256"] else "**different**"
+                lines.append(f"`{other}` and `{name}` wrote {same} (SHA-256)")
+    return lines
+
+
+def unfinished(docs: int, seconds: float, fraction: str) -> dict:
+    """A datatrove run that had not finished when the section was written."""
+    return {"docs": docs, "rows": {DATATROVE: {"unfinished": True, "seconds": seconds,
+                                               "fraction": fraction}}}
+
+
+def adopted(docs: int, output: Path, time_log: Path, folder: Path, note: str) -> dict:
+    """A datatrove run made earlier with ``--datatrove`` under ``/usr/bin/time -v`` (a
+    long one, started alone in the background): its wall and peak RSS from the log, its
+    copy judged as the others are."""
+    log = time_log.read_text(encoding="utf-8", errors="replace")
+    clock = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", log)
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", log)
+    if clock is None or peak is None:
+        raise ValueError(f"{time_log} is no finished /usr/bin/time -v log")
+    wall = sum(float(part) * 60 ** k for k, part in enumerate(reversed(
+        clock.group(1).split(":"))))
+    path, planted = corpus(docs, folder)
+    input_bytes = sum(len(t.encode("utf-8")) for t in read_texts(path))
+    texts = read_texts(output)
+    return {**judge(texts, planted), "documents": len(texts), "walls": [wall],
+            "peaks": [int(peak.group(1)) / 1024], "from": note,
+            "bytes_removed": input_bytes - sum(len(t.encode("utf-8")) for t in texts)}
+
+
+def render(records: dict) -> str:
+    from common import machine_lines
+
+    rows = ["| documents (MB of text) | tool | wall (s, median) | runs (s) | peak RSS (MiB, "
+            "median) | documents out | bytes removed | boilerplate copies left | "
+            "shared-paragraph sentences left | unique sentences lost |",
+            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    notes = []
+    for key in sorted(records, key=int):
+        record = records[key]
+        size = f"{record['docs']:,}" + (f" ({record['input_bytes'] / 1e6:,.0f})"
+                                        if "input_bytes" in record else "")
+        for name, r in record["rows"].items():
+            if r.get("unfinished"):
+                rows.append(f"| {size} | {name} | not finished after {r['seconds']:,.0f} s "
+                            f"| {r['fraction']} | | | | | | |")
+                continue
+            runs = r.get("from") or ", ".join(f"{w:,.1f}" for w in r["walls"])
+            rows.append(f"| {size} | {name} | {statistics.median(r['walls']):,.1f} | "
+                        f"{runs} | "
+                        f"{statistics.median(r['peaks']):,.0f} | {r['documents']:,} | "
+                        f"{r['bytes_removed']:,} | {r['boilerplate_left']:,} | "
+                        f"{r['shared_left']:,} | {r['unique_lost']:,} |")
+        if "uptime" in record:
+            notes.append(f"- {record['docs']:,} documents: {record['repeats']} run(s) each, "
+                         f"{record['unique_sentences']:,} unique sentences planted; load "
+                         f"after measuring: `{record['uptime']}`")
+        for line in same_copies(record["rows"]):
+            notes.append(f"- {record['docs']:,} documents: {line}")
+        if "from" in record:
+            notes.append(f"- {record['docs']:,} documents: {record['from']}")
+    return "\n".join([
+        "<!-- written by bench/bench_repeats.py; edit the script, not this file -->", "",
+        "## Repeats inside documents: web-like pages, in memory and under --memory-limit",
+        "",
+        "Boilerplate header and footer lines from pools of 5, and 20 % of the paragraphs "
+        "drawn from 2,000 shared ones; the rest unique. Truth: one copy of each "
+        "boilerplate line and shared sentence stays, every unique sentence stays. Fresh "
+        "processes under `/usr/bin/time -v`, the tools alternately within each round; "
+        "medians. `--memory-limit` rows read in chunks and sort the units' hashes in runs "
+        "on disk (`neardup.units.sorted_runs`); their copy is the in-memory copy byte for "
+        "byte (tests/units/test_sorted_runs.py), so their quality columns are the same.",
+        "", *rows, "",
+        "- C4's rule removes a span only where three consecutive sentences repeat: "
+        "two boilerplate lines beside unique text never make one, which is why "
+        "three-sentence spans (neardup's and datatrove's alike) leave the header and "
+        "footer lines that `--unit line` removes. datatrove splits sentences and "
+        "normalizes by its own rules (its word tokenizer's sentence splitter), and "
+        "has no line unit.",
+        "- text-dedup's suffix-array path (Lee et al.'s deduplicate-text-datasets) is not "
+        "in the table: it builds a Rust tool from crates.io and downloads a Hugging Face "
+        "tokenizer, and this machine reaches neither.",
+        *notes, *machine_lines(),
+        "- reproduce: `python bench/bench_repeats.py --sizes 100000 --repeats 2` and "
+        "`python bench/bench_repeats.py --sizes 1000000 --repeats 1 --tools "
+        "'neardup --unit sentences:3' 'neardup --unit line' --memory-limits 4G` (each "
+        "size's rows are kept in bench/.cache/repeats_runs.json and the section shows "
+        "them all); datatrove at 100,000: `/usr/bin/time -v python bench/bench_repeats.py "
+        "--datatrove IN OUT WORK 2> LOG`, then `--adopt-datatrove 100000 OUT LOG NOTE`",
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
+    parser.add_argument("--memory-limits", nargs="+", default=["none", "4G"],
+                        help="neardup's runs: in memory (none) and under each limit")
+    parser.add_argument("--corpora", type=Path, default=HERE / ".cache",
+                        help="where web_N.jsonl is written once and read again")
+    parser.add_argument("--unfinished", nargs=3, metavar=("DOCS", "SECONDS", "FRACTION"),
+                        help="record a datatrove run of DOCS documents started earlier with "
+                             "--datatrove that had not finished after SECONDS (FRACTION: "
+                             "how far it got), and write the section")
+    parser.add_argument("--records", type=Path, default=RECORDS,
+                        help="the rows of every size measured so far (default: %(default)s)")
+    parser.add_argument("--adopt-datatrove", nargs=4,
+                        metavar=("DOCS", "OUT", "TIME_LOG", "NOTE"),
+                        help="record a finished datatrove run of DOCS documents started "
+                             "earlier with --datatrove under /usr/bin/time -v (its copy in "
+                             "OUT, the log in TIME_LOG; NOTE: how it ran), and write the "
+                             "section")
+    parser.add_argument("--out", type=Path, help="write the section here, not BENCHMARKS.md")
+    parser.add_argument("--datatrove", nargs=3, metavar=("IN", "OUT", "WORK"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.datatrove:
+        run_datatrove(*args.datatrove)
+        return
+    from sections import update_section
+
+    records = (json.loads(args.records.read_text(encoding="utf-8"))
+               if args.records.exists() else {})
+    limits = [None if limit == "none" else limit for limit in args.memory_limits]
+    if args.unfinished:
+        docs, seconds, fraction = args.unfinished
+        record = records.setdefault(docs, {"docs": int(docs), "rows": {}})
+        record["rows"].update(unfinished(int(docs), float(seconds), fraction)["rows"])
+    if args.adopt_datatrove:
+        docs, output, log, note = args.adopt_datatrove
+        record = records.setdefault(docs, {"docs": int(docs), "rows": {}})
+        record["rows"][DATATROVE] = adopted(int(docs), Path(output), Path(log),
+                                            args.corpora, note)
+    for docs in [] if args.unfinished or args.adopt_datatrove else args.sizes:
+        args.corpora.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="bench_repeats_"))
+        try:
+            record = measure(docs, work, args.corpora, args.repeats, limits, args.tools)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        kept = records.get(str(docs), {}).get("rows", {})
+        record["rows"] = {**kept, **record["rows"]}  # tools not run this time stay
+        records[str(docs)] = record
+    args.records.parent.mkdir(parents=True, exist_ok=True)
+    args.records.write_text(json.dumps(records, indent=1), encoding="utf-8")
+    text = render(records)
+    update_section("repeats", text, args.out or (HERE.parent / "BENCHMARKS.md"))
+    print(text)
 
 
 if __name__ == "__main__":

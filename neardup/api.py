@@ -173,8 +173,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
           explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
-          keep: str = "first", min_chars: int = DEFAULT_MIN_CHARS,
-          **options: Unpack[FindOptions]):
+          keep: str = "first", min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
+          work_dir=None, **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
@@ -186,6 +186,11 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
     line, paragraph and sentences:N (:func:`neardup.spark.dedup_units_sources`: the
     layout of a Spark dedup copy, the local copy's bytes and counts); span is local only.
+    ``memory_limit`` (bytes, or a size such as "4G"; line, paragraph and sentences:N, on
+    the local engine): read in chunks, the units' hashes sorted in runs on disk under
+    ``work_dir`` (default: the system's temporary directory; removed after the run) and
+    merged; the same copy (:mod:`neardup.units.sorted_runs`). Whole-document dedup has
+    no ``memory_limit``.
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
     (its ``counts["dedup"]`` says what was written). ``out`` is compressed as its name
@@ -220,8 +225,10 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars)
+    limit = _units_memory_limit(memory_limit, work_dir, units)
     if units.kind != "document":
         return _dedup_units(inputs, out, units, quiet=quiet, engine=engine,
+                            memory_limit=limit, work_dir=work_dir,
                             refused={"against=": against is not None, "add=True": add,
                                      "explain=": explain is not None,
                                      "representative_field=": representative_field is not None},
@@ -300,10 +307,30 @@ def _most_repeated_lines(documents, groups: OptionGroups) -> list[dict] | None:
     return repeats_of(analysis, documents.ids, top=REPORT_REPEATS, max_chars=120).to_pylist()
 
 
+def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | None:
+    """The limit in bytes for units inside documents, checked at the door."""
+    if memory_limit is None:
+        if work_dir is not None:
+            raise ValueError("work_dir (--work-dir) is where --memory-limit spills; give "
+                             "memory_limit too")
+        return None
+    limit = outofcore.parse_size(memory_limit)
+    if units.kind == "document":
+        raise ValueError("memory_limit (--memory-limit) applies to dedup --unit line, "
+                         "paragraph or sentences:N; whole-document dedup runs in memory "
+                         "(find --memory-limit finds the pairs of a larger corpus)")
+    from .units.sorted_runs import chunk_chars_for, refuse_span
+
+    refuse_span(units)
+    chunk_chars_for(limit)  # a limit below the floor, named before any reading
+    return limit
+
+
 def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, refused: dict,
-                 **options):
+                 memory_limit: int | None = None, work_dir=None, **options):
     """dedup with a unit inside documents (see :func:`dedup`): files to files, on the
-    local engine or (line, paragraph, sentences:N) on Spark."""
+    local engine (in memory or under ``memory_limit``) or (line, paragraph, sentences:N)
+    on Spark."""
     named = [name for name, given in refused.items() if given]
     if named:
         raise ValueError(f"--unit {units.unit} runs on files; "
@@ -315,7 +342,7 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
         raise ValueError("dedup of files needs out= (the path of the copy)")
     groups = split_options(options)
     paths = as_paths(inputs)
-    refuse_touching_inputs(paths, {"--out": out})
+    refuse_touching_inputs(paths, {"--out": out, "--work-dir": work_dir})
     from .units.run import check_unit_groups, dedup_units
 
     check_unit_groups(groups, copy=True)
@@ -323,6 +350,9 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
         if out == STDOUT:
             raise ValueError("dedup --engine spark copies files into out= (a folder of "
                              "part files); standard output is the local engine's")
+        if memory_limit is not None:
+            raise ValueError("--memory-limit bounds the local engine; Spark spills by "
+                             "itself: drop --memory-limit with --engine spark")
         from .spark.units import check_spark_unit, dedup_units_sources
 
         check_spark_unit(units)
@@ -330,14 +360,15 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
                                    normalize=groups.prepare.normalize,
                                    **groups.source.given())
     check_copy_target(paths, out, groups.source.fmt)  # before reading
-    return dedup_units(paths, out, groups, units, quiet=quiet)
+    return dedup_units(paths, out, groups, units, quiet=quiet, memory_limit=memory_limit,
+                       work_dir=work_dir)
 
 
 def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_MIN_TOKENS,
             top: int | None = None, max_chars: int = 200, output_format: str | None = None,
             quiet: bool = True, escape_formulas: bool = True,
             text: str | Sequence[str] | None = None, id: str | None = None,
-            **options: Unpack[FindOptions]):
+            memory_limit=None, work_dir=None, **options: Unpack[FindOptions]):
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
     as a pyarrow Table: ``text`` (its first occurrence, at most ``max_chars``
     characters), ``count``, ``documents`` (how many hold it), ``first_id``,
@@ -346,12 +377,14 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
     unless ``output_format`` says; "-": csv or jsonl to standard output;
     ``escape_formulas``: as :func:`find`'s, for CSV). The source
     and text options are those of :func:`find`; the similarity options do not apply.
+    ``memory_limit``, ``work_dir``: as :func:`dedup`'s (the same table).
     """
     units = UnitOptions(unit, min_tokens=min_tokens)
     if units.kind == "document":
         raise ValueError("repeats lists units inside documents: give unit= line, "
                          "paragraph, sentences:N or span (repeated whole documents are "
                          "find's identical groups)")
+    limit = _units_memory_limit(memory_limit, work_dir, units)
     if top is not None and (not isinstance(top, int) or top < 1):
         raise ValueError(f"top must be a whole number >= 1, got {top!r}")
     if not isinstance(max_chars, int) or max_chars < 1:
@@ -366,10 +399,11 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
         raise ValueError("repeats reads files; data in memory is not supported yet")
     paths = as_paths(inputs)
     refuse_touching_inputs(paths, {"--out": None if out == STDOUT else out})
-    from .units.run import analyse, repeats_of
+    from .units.run import analysed, repeats_of
 
-    documents, _, analysis = analyse(paths, groups, units, quiet=quiet)
-    table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+    with analysed(paths, groups, units, quiet=quiet, memory_limit=limit,
+                  work_dir=work_dir) as (documents, _, analysis, _):
+        table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
     if out == STDOUT:
         sinks.write_table_to(sys.stdout.buffer, table, output_format or "csv",
                              escape_formulas=escape_formulas)

@@ -93,6 +93,7 @@ def _run(args) -> int:
                                 min_tokens=args.min_tokens, top=args.top,
                                 max_chars=args.max_chars, output_format=args.output_format,
                                 quiet=args.quiet, escape_formulas=args.escape_formulas,
+                                memory_limit=args.memory_limit, work_dir=args.work_dir,
                                 **repeats_options(args))
             if not to_stdout:
                 print(f"{table.num_rows:,} repeated {args.unit} units written to {args.out}")
@@ -110,7 +111,8 @@ def _run(args) -> int:
                                against=args.against, add=args.add, force=args.force,
                                engine=args.engine, explain=args.explain, unit=args.unit,
                                min_tokens=args.min_tokens, keep=args.keep,
-                               min_chars=args.min_chars, **against_options(args))
+                               min_chars=args.min_chars, memory_limit=args.memory_limit,
+                               work_dir=args.work_dir, **against_options(args))
             summary = (result.describe() if args.unit != "document" else
                        format_report(result, top=0,
                                      out="standard output" if to_stdout else args.out))

@@ -262,6 +262,21 @@ def _size(value: str) -> int:
             f"100k") from None
 
 
+def _work_dir_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--work-dir", metavar="DIR",
+                   help="with --memory-limit: where the spilled files go, removed after the "
+                        "run with any folder made for them (default: TMPDIR)")
+
+
+def _units_memory_arguments(p: argparse.ArgumentParser) -> None:
+    """--memory-limit and --work-dir of units inside documents (dedup --unit, repeats)."""
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                   help="--unit line, paragraph or sentences:N: read in chunks sized for "
+                        "SIZE (4G, 512M, bytes), the units' hashes sorted in runs on disk "
+                        "and merged; same result (not for --unit span or document)")
+    _work_dir_argument(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .._core.version import VERSION
 
@@ -308,9 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit", type=_size, metavar="SIZE",
                    help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
                         "keeping sets, signatures and band keys on disk; same result")
-    p.add_argument("--work-dir", metavar="DIR",
-                   help="with --memory-limit: where the spilled files go, removed after the "
-                        "run with any folder made for them (default: TMPDIR)")
+    _work_dir_argument(p)
     _unit_arguments(p, "document")
     cli_index.add_against_arguments(p)
 
@@ -330,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(JSON Lines parts, concatenated in order, are the local copy); "
                         "CSV/TSV is copied by the local engine only (default: local)")
     _unit_arguments(p, "document", dedup=True)
+    _units_memory_arguments(p)
     cli_index.add_against_arguments(p, dedup=True)
 
     cli_index.add_parsers(commands, _source_arguments, _Formatter)
@@ -341,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "occurrence.", epilog=REPEATS_EXAMPLES, formatter_class=_Formatter)
     _input_arguments(p)
     _unit_arguments(p, "line")
+    _units_memory_arguments(p)
     p.add_argument("--top", type=int, metavar="N", help="only the N most repeated")
     p.add_argument("--max-chars", type=int, default=200, metavar="N",
                    help="the text column holds at most N characters (default: 200)")

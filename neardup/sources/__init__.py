@@ -83,7 +83,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -135,7 +135,8 @@ from .parquet import PARQUET_BATCH_ROWS, _read_parquet, _write_parquet, column_v
 __all__ = [
     "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER", "VCS_FOLDERS",
     "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
-    "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "Problem", "ReadReport",
+    "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "LazyEdits", "Problem",
+    "ReadReport",
     "SourceOptions", "StreamTooLarge", "as_paths", "read_documents", "read_document_chunks",
     "write_deduplicated", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
@@ -586,11 +587,13 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
     document -> new text (see :func:`write_deduplicated`)."""
     source = np.asarray(documents.source)
     outputs = []
-    edited = sorted((edits or {}).items())
+    lazy = isinstance(edits, LazyEdits)
+    edited = [] if lazy else sorted((edits or {}).items())
     for index, (src, path, target) in enumerate(zip(documents.inputs, paths, shown)):
         removed = set(documents.record[(source == index) & ~keep].tolist())
-        changed = {int(documents.record[d]): text for d, text in edited
-                   if source[d] == index}
+        changed = (_RecordEdits(edits, documents.record, source, index) if lazy else
+                   {int(documents.record[d]): text for d, text in edited
+                    if source[d] == index})
         if src.fmt == "dir":
             counts = _write_dir(src, removed, path, changed)
         else:
@@ -606,6 +609,57 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
         "removed": sum(o["removed"] for o in outputs),
         "outputs": outputs,
     }
+
+
+class LazyEdits(Mapping):
+    """``edits`` for :func:`write_deduplicated` that make each text when it is asked for
+    (a copy under a memory limit): document -> new text, and ``documents``, the
+    documents it holds (int64, sorted)."""
+
+    @property
+    def documents(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def __iter__(self):
+        return iter(self.documents.tolist())
+
+    def __len__(self) -> int:
+        return int(self.documents.size)
+
+
+class _RecordEdits(Mapping):
+    """Lazy ``edits`` of one input, by record: the writers look each record up as they
+    copy it (records of an input are read in order, so they are sorted)."""
+
+    def __init__(self, edits: LazyEdits, record: np.ndarray, source: np.ndarray, index: int):
+        docs = np.flatnonzero(source == index)
+        self.edits, self.lo = edits, int(docs[0]) if docs.size else 0
+        self.records = record[self.lo:self.lo + docs.size]
+        if np.any(np.diff(self.records) <= 0):
+            raise AssertionError("records of an input are not in reading order")
+        mine = edits.documents
+        self.mine = mine[(mine >= self.lo) & (mine < self.lo + docs.size)]
+
+    def _document(self, record) -> int:
+        """The document of ``record`` if it is edited, else -1."""
+        k = int(np.searchsorted(self.records, record))
+        found = k < self.records.size and self.records[k] == record
+        return self.lo + k if found and self.lo + k in self.edits else -1
+
+    def __getitem__(self, record) -> str:
+        d = self._document(record)
+        if d < 0:
+            raise KeyError(record)
+        return self.edits[d]
+
+    def __contains__(self, record) -> bool:
+        return self._document(record) >= 0
+
+    def __iter__(self):
+        return iter(self.records[self.mine - self.lo].tolist())
+
+    def __len__(self) -> int:
+        return int(self.mine.size)
 
 
 def _refuse_overwriting_input(src: InputSource, target: str) -> None:

@@ -53,8 +53,8 @@ KEEP_POLICIES = ("first", "none")
 DEFAULT_MIN_TOKENS = 50
 DEFAULT_MIN_CHARS = 1
 __all__ = ["CSR", "DEFAULT_MIN_CHARS", "DEFAULT_MIN_TOKENS", "KEEP_POLICIES", "UNITS",
-           "RemovalRanges", "Repeats", "UnitAnalysis", "UnitOptions", "find_repeated_units",
-           "remaining_texts"]
+           "RemovalRanges", "Repeats", "UnitAnalysis", "UnitOptions", "characters_left",
+           "find_repeated_units", "remaining_texts", "removal_counts"]
 
 _SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs}
 
@@ -155,9 +155,15 @@ def find_repeated_units(texts, options: UnitOptions, normalize) -> UnitAnalysis:
             repeats = _repeats(class_of, doc, ts - base, te - base)
             counts = _unit_counts(class_of, removed)
         counts["hash_collisions"] = collisions
-    counts["bytes_removed"] = int(np.sum(removals.ends - removals.starts))
-    counts["documents_changed"] = int(np.count_nonzero(np.diff(removals.offsets)))
+    counts.update(removal_counts(removals))
     return UnitAnalysis(data, doc_offsets, removals, repeats, counts)
+
+
+def removal_counts(removals: RemovalRanges) -> dict:
+    """``bytes_removed`` (the bytes of the merged ranges) and ``documents_changed``
+    (documents with at least one range)."""
+    return {"bytes_removed": int(np.sum(removals.ends - removals.starts)),
+            "documents_changed": int(np.count_nonzero(np.diff(removals.offsets)))}
 
 
 def _classes(data, starts, ends, normalize):

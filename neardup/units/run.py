@@ -7,10 +7,14 @@ removed from and that is left with fewer than ``min_chars`` characters is remove
 whole (a document nothing was removed from stays as it was, however short). Every
 record read is accounted for: ``records_seen`` = ``documents_kept`` +
 ``documents_dropped`` (min_chars) + ``skipped`` + ``failed``.
+
+Under a memory limit (:func:`analysed` with ``memory_limit``) the units are found with
+sorted runs on disk (:mod:`neardup.units.sorted_runs`) and the copy is the same.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,13 +55,34 @@ class UnitResult:
         return "\n".join(lines)
 
 
-def analyse(inputs, groups, options: UnitOptions, *, quiet: bool = True):
-    """(documents, read report, analysis) of the inputs under the run's normalization."""
+@contextmanager
+def analysed(inputs, groups, options: UnitOptions, *, quiet: bool = True,
+             memory_limit: int | None = None, work_dir=None, chunk_chars: int | None = None,
+             hash_pieces=None):
+    """(documents, read report, analysis, spilled) of the inputs under the run's
+    normalization, for the ``with`` block: in memory, or with ``memory_limit`` (bytes)
+    in chunks with sorted runs in a work directory under ``work_dir``, removed when the
+    block ends (:mod:`neardup.units.sorted_runs`; ``spilled`` is None in memory).
+    ``chunk_chars`` and ``hash_pieces``: the bounded run's chunk size and hash, for
+    tests (the chunk size is otherwise the limit's)."""
     prep = groups.prepare
     check_unit_groups(groups)
-    documents, report = read_documents(inputs, progress=not quiet, **groups.source.given())
-    analysis = find_repeated_units(documents.texts, options, prep.normalize)
-    return documents, report, analysis
+    if memory_limit is None and chunk_chars is None:
+        documents, report = read_documents(inputs, progress=not quiet,
+                                           **groups.source.given())
+        yield documents, report, find_repeated_units(documents.texts, options,
+                                                     prep.normalize), None
+        return
+    from ..pipeline.outofcore import WorkDirectory
+    from . import sorted_runs
+
+    sorted_runs.refuse_span(options)
+    chars = chunk_chars or sorted_runs.chunk_chars_for(memory_limit)
+    with WorkDirectory(work_dir) as directory:
+        extra = {} if hash_pieces is None else {"hash_pieces": hash_pieces}
+        yield sorted_runs.find_repeated_units_bounded(
+            inputs, groups.source.given(), options, prep.normalize, directory,
+            chunk_chars=chars, progress=not quiet, **extra)
 
 
 def check_unit_groups(groups, *, copy: bool = False) -> None:
@@ -73,18 +98,28 @@ def check_unit_groups(groups, *, copy: bool = False) -> None:
                          "--text-field, not several joined")
 
 
-def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True) -> UnitResult:
-    """Write ``inputs`` to ``out`` without their repeated units; see the module docstring."""
+def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True,
+                memory_limit: int | None = None, work_dir=None, **bounded) -> UnitResult:
+    """Write ``inputs`` to ``out`` without their repeated units; see the module docstring.
+    ``memory_limit``, ``work_dir`` (and a test's ``bounded`` options): see
+    :func:`analysed`; the same copy."""
     check_unit_groups(groups, copy=True)
-    documents, report, analysis = analyse(inputs, groups, options, quiet=quiet)
-    texts = remaining_texts(analysis)
-    touched = analysis.removals.bytes_per_document > 0
-    keep = ~touched | (characters_left(texts) >= options.min_chars)
-    changed = np.flatnonzero(keep & touched)
-    edits = dict(zip(changed.tolist(), texts.take(pa.array(changed)).to_pylist(),
-                     strict=True))
-    written = write_deduplicated(documents, keep, inputs, out, edits=edits,
-                                 text_field=groups.source.text_fields[0])
+    with analysed(inputs, groups, options, quiet=quiet, memory_limit=memory_limit,
+                  work_dir=work_dir, **bounded) as (documents, report, analysis, spilled):
+        if spilled is None:
+            texts = remaining_texts(analysis)
+            touched = analysis.removals.bytes_per_document > 0
+            keep = ~touched | (characters_left(texts) >= options.min_chars)
+            changed = np.flatnonzero(keep & touched)
+            edits = dict(zip(changed.tolist(), texts.take(pa.array(changed)).to_pylist(),
+                             strict=True))
+        else:
+            from .sorted_runs import EditedTexts, kept_documents
+
+            keep = kept_documents(analysis, spilled, options.min_chars)
+            edits = EditedTexts(analysis, spilled, keep)
+        written = write_deduplicated(documents, keep, inputs, out, edits=edits,
+                                     text_field=groups.source.text_fields[0])
     counts = _counts(options, report, analysis, keep)
     counts["dedup"] = written
     return UnitResult(counts, report.as_dict())
