@@ -234,7 +234,8 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
         (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
 
     started = time.perf_counter()
-    counts = _counts(signed, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
+    counts = _counts(signed, copies, candidates,
+                     lambda: _pair_counts(group_sizes, set_pair_docs),
                      clustered, config, search_stats, char_fallback)
     seconds["count"] = time.perf_counter() - started
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
@@ -396,28 +397,44 @@ def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
             "pairs_avoided": int(row["avoided"])}
 
 
+def _at_once(*queries):
+    """The results of ``queries`` (callables, each running a few small Spark jobs), in
+    their order, the jobs submitted from threads at once: each is a few tasks over cached
+    data, so one after another they leave cores idle between stages."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(queries),
+                            thread_name_prefix="neardup-count") as pool:
+        futures = [pool.submit(query) for query in queries]
+        return [future.result() for future in futures]
+
+
 def _counts(signed, copies, candidates, pair_counts, clustered, config, search,
             char_fallback: bool = False) -> dict:
-    """The local engine's counts, keys in its order (``pair_counts``:
+    """The local engine's counts, keys in its order (``pair_counts``: a callable giving
     :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`);
     ``char_fallback``: with the documents shingled by characters last, as the local file
-    run adds its prepare step's count (and its warning)."""
-    doc_row = signed.agg(
-        F.count("*").alias("n"),
-        F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
-        F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
-        .alias("shingles"),
-        F.sum(F.col("chars").cast("long")).alias("chars")).first()
+    run adds its prepare step's count (and its warning). The queries run at once."""
+    center_run = config.clusters == "center"
+    doc_row, n_copies, n_candidates, cluster_row, lowest, pairs = _at_once(
+        lambda: signed.agg(
+            F.count("*").alias("n"),
+            F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
+            F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
+            .alias("shingles"),
+            F.sum(F.col("chars").cast("long")).alias("chars")).first(),
+        copies.count, candidates.count,
+        lambda: clustered.agg(  # the documents in clusters of two or more
+            F.count("*").alias("in_clusters"),
+            F.sum(F.when(F.col("representative"), 1).otherwise(0)).alias("clusters")).first(),
+        # with clusters "center": the lowest similarity of a removed doc to its kept
+        (lambda: clustered.agg(F.min("similarity")).first()[0]) if center_run else (lambda: None),
+        pair_counts)
     n, usable = int(doc_row["n"]), int(doc_row["usable"] or 0)
-    n_copies = copies.count()
-    cluster_row = clustered.agg(  # the documents in clusters of two or more
-        F.count("*").alias("in_clusters"),
-        F.sum(F.when(F.col("representative"), 1).otherwise(0)).alias("clusters")).first()
     in_clusters = int(cluster_row["in_clusters"])
     clusters = int(cluster_row["clusters"] or 0)
     center = {}
-    if config.clusters == "center":  # the lowest similarity of a removed doc to its kept
-        lowest = clustered.agg(F.min("similarity")).first()[0]
+    if center_run:
         center = {"min_member_similarity": None if lowest is None else round(lowest, 6)}
     fallback = {}
     if char_fallback and config.shingle_kind == "word":
@@ -430,8 +447,8 @@ def _counts(signed, copies, candidates, pair_counts, clustered, config, search,
         "shingles": int(doc_row["shingles"] or 0),
         "distinct_sets": usable - n_copies,  # the heads: every usable set but its copies
         "identical_copies": n_copies,
-        "candidates": candidates.count(),
-        **pair_counts,
+        "candidates": n_candidates,
+        **pairs,
         "clusters": clusters,
         "documents_in_clusters": in_clusters,
         "removable": in_clusters - clusters,
