@@ -12,6 +12,9 @@ engine: every pair with J >= t on the same 5-gram sets); the pair sets of both e
 are compared (they must be equal). Per-core throughput is documents per second divided
 by the cores both engines use (the machine's). MLlib's join is bench_spark.py's.
 ``neardup dedup`` on both engines: bench_spark_dedup.py.
+``--before TREE`` also runs the Spark engine of another checkout (its neardup on
+``PYTHONPATH``), in the same alternation, for a before/after column; the load average
+(1 min) before each run is kept, its median shown.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,10 +33,12 @@ from bench_scale import corpus  # noqa: E402
 from common import engine_comparison_arguments, run_timed, write_engine_section  # noqa: E402
 
 THRESHOLD = 0.8
+EVENT_LOG: list = [None]  # --event-log: the folder Spark's event logs go to
 
 
-def run(path: Path, out: Path, engine: str) -> dict:
-    """``engine``: "local", "spark", or "exact" (the local engine's exact join: the truth)."""
+def run(path: Path, out: Path, engine: str, tree: str | None = None) -> dict:
+    """``engine``: "local", "spark", or "exact" (the local engine's exact join: the truth);
+    ``tree``: a checkout whose neardup runs (on ``PYTHONPATH``), else this one."""
     method = "exact" if engine == "exact" else "lsh"
     command = [sys.executable, "-m", "neardup", "find", str(path), "--id-field", "id",
                "--shingle", "word", "--ngram", "5", "--threshold", str(THRESHOLD),
@@ -40,8 +46,15 @@ def run(path: Path, out: Path, engine: str) -> dict:
                "--output-format", "parquet"]
     if engine == "spark":
         command += ["--engine", "spark"]
-    _, wall, peak_mib = run_timed(command)
-    return {"wall_s": wall, "peak_gib": peak_mib / 1024}
+    load = os.getloadavg()[0]
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = tree
+    if engine == "spark" and EVENT_LOG[0] is not None:  # Spark's own record of every job
+        env["PYSPARK_SUBMIT_ARGS"] = (f"--conf spark.eventLog.enabled=true --conf "
+                                      f"spark.eventLog.dir=file://{EVENT_LOG[0]} pyspark-shell")
+    _, wall, peak_mib = run_timed(command, env=env)
+    return {"wall_s": wall, "peak_gib": peak_mib / 1024, "load": load}
 
 
 def pair_set(out: Path) -> set:
@@ -56,26 +69,40 @@ def recall(found: set, truth: set) -> float:
 
 
 def main() -> int:
-    args = engine_comparison_arguments(__doc__.split("\n\n")[0], "spark-e2e").parse_args()
+    parser = engine_comparison_arguments(__doc__.split("\n\n")[0], "spark-e2e")
+    parser.add_argument("--before", help="a checkout whose Spark engine runs too (before)")
+    parser.add_argument("--event-log", type=Path,
+                        help="write Spark's event logs (every job's times) into this folder")
+    args = parser.parse_args()
+    if args.event_log is not None:
+        args.event_log.mkdir(parents=True, exist_ok=True)
+        EVENT_LOG[0] = args.event_log.resolve()
     cores = os.cpu_count() or 1
     rows = []
     for n in args.sizes:
         path, _, _ = corpus(args.cache, n)
         run(path, args.cache / f"e2e_exact_{n}", "exact")
         truth = pair_set(args.cache / f"e2e_exact_{n}")
-        times: dict[str, list[dict]] = {"local": [], "spark": []}
+        variants = ["local", "spark"] + (["before"] if args.before else [])
+        times: dict[str, list[dict]] = {v: [] for v in variants}
         for k in range(args.runs):
-            for engine in ("local", "spark"):
-                out = args.cache / f"e2e_{engine}_{n}"
-                times[engine].append(run(path, out, engine))
-                print(json.dumps({"n": n, "engine": engine, "run": k, **times[engine][-1]}),
-                      flush=True)
+            for variant in (variants if k % 2 == 0 else variants[::-1]):
+                out = args.cache / f"e2e_{variant}_{n}"
+                engine, tree = ("spark", args.before) if variant == "before" else (variant, None)
+                times[variant].append(run(path, out, engine, tree))
+                print(json.dumps({"n": n, "variant": variant, "run": k,
+                                  **times[variant][-1]}), flush=True)
         local_pairs = pair_set(args.cache / f"e2e_local_{n}")
         spark_pairs = pair_set(args.cache / f"e2e_spark_{n}")
         wall = {e: statistics.median(t["wall_s"] for t in times[e]) for e in times}
+        ratios = [s["wall_s"] / loc["wall_s"] for s, loc in zip(times["spark"], times["local"])]
         rows.append({
             "n": n, "runs": args.runs, "local_s": wall["local"], "spark_s": wall["spark"],
-            "ratio": wall["spark"] / wall["local"],
+            "ratio": wall["spark"] / wall["local"], "pair_ratios": ratios,
+            "before_s": wall.get("before"),
+            "before_same": (pair_set(args.cache / f"e2e_before_{n}") == local_pairs
+                            if args.before else None),
+            "load": statistics.median(t["load"] for v in times.values() for t in v),
             "local_docs_per_core_s": n / wall["local"] / cores,
             "spark_docs_per_core_s": n / wall["spark"] / cores,
             "local_peak_gib": max(t["peak_gib"] for t in times["local"]),
@@ -83,7 +110,12 @@ def main() -> int:
             "same_pairs": local_pairs == spark_pairs, "pairs": len(local_pairs),
             "recall": recall(spark_pairs, truth), "truth": len(truth),
         })
-    text = table(rows, cores)
+    before = None
+    if args.before:  # named by its commit: the path is this machine's
+        commit = subprocess.run(["git", "-C", args.before, "log", "-1", "--format=%h %s"],
+                                capture_output=True, text=True).stdout.strip()
+        before = f"commit {commit.split(' ')[0]}" if commit else "the given checkout"
+    text = table(rows, cores, before)
     print(text)
     if not args.no_write:
         write_engine_section("spark-e2e", "Spark against the local engine, end to end",
@@ -91,20 +123,30 @@ def main() -> int:
     return 0
 
 
-def table(rows: list[dict], cores: int) -> str:
-    lines = ["| documents | local s | Spark s | Spark / local | docs/s a core (local, Spark) "
-             "| peak RSS GiB (local, Spark driver) | pairs | same pairs | recall (of the exact "
-             "join's) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+def table(rows: list[dict], cores: int, before: str | None = None) -> str:
+    lines = ["| documents | load | local s | Spark s | Spark / local (per pair) | "
+             + ("Spark s before | " if before else "")
+             + "docs/s a core (local, Spark) | peak RSS GiB (local, Spark driver) | pairs | "
+             "same pairs | recall (of the exact join's) |",
+             "|---:|---:|---:|---:|---:|" + ("---:|" if before else "")
+             + "---:|---:|---:|---|---:|"]
     for r in rows:
+        pairs = ", ".join(f"{x:.2f}" for x in r["pair_ratios"])
+        was = (f"{r['before_s']:.1f}{'' if r['before_same'] else ' (pairs differ)'} | "
+               if before else "")
         lines.append(
-            f"| {r['n']:,} | {r['local_s']:.1f} | {r['spark_s']:.1f} | {r['ratio']:.2f}x | "
+            f"| {r['n']:,} | {r['load']:.1f} | {r['local_s']:.1f} | {r['spark_s']:.1f} | "
+            f"{r['ratio']:.2f}x ({pairs}) | {was}"
             f"{r['local_docs_per_core_s']:,.0f}, {r['spark_docs_per_core_s']:,.0f} | "
             f"{r['local_peak_gib']:.2f}, {r['spark_peak_gib']:.2f} | {r['pairs']:,} | "
             f"{'yes' if r['same_pairs'] else 'NO'} | {r['recall']:.4f} of {r['truth']:,} |")
     lines.append("")
     lines.append(f"Medians of {rows[0]['runs'] if rows else 0} alternating runs; {cores} cores "
-                 "for both engines. Peak RSS is the largest process `/usr/bin/time` saw: on "
+                 "for both engines; load: the median 1-minute load average before a run "
+                 "(the machine is shared: above the core count, every figure is stretched). "
+                 + (f"*Spark s before*: the Spark engine of {before} in the same "
+                    "alternation. " if before else "")
+                 + "Peak RSS is the largest process `/usr/bin/time` saw: on "
                  "Spark the driver's Python process, not the JVM it starts (not counted).")
     return "\n".join(lines)
 

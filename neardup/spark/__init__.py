@@ -63,6 +63,7 @@ from ..config import FindConfig
 from ..evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
 from ..pairs import PAIR_SCHEMA
 from ..sinks import resolve_layout
+from ..text import prepare
 from .components import center_clusters, connected_components
 from .read import _read, read_documents, read_sources
 from .session import _require_spark, _session
@@ -137,7 +138,8 @@ class SparkFindResult:
 
 def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
          order_col: str | None = None, config: FindConfig | None = None,
-         normalize=None, tokenize=None, **options) -> SparkFindResult:
+         normalize=None, tokenize=None, char_fallback: bool = False,
+         **options) -> SparkFindResult:
     """Near-duplicate pairs and clusters among the rows of ``df`` (as ``find_texts``).
 
     Document numbering (what "smallest index" and "first" mean): ``order_col``, a
@@ -145,19 +147,26 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
     ``id_col`` None (or absent from ``df``) numbers ids "1", "2", ... as the local engine.
     ``options`` are :class:`~neardup.config.FindConfig` fields; ``normalize`` and
     ``tokenize`` plug in as in ``find_texts`` (they must be picklable).
+    ``char_fallback``: word shingles with the fallback of a run on files (``neardup
+    find``): a text mostly in scripts without spaces is shingled by characters
+    (:func:`neardup.text.prepare.shingle_prose`), counted as ``char_fallback``.
     """
     config = _run_config(df, text_col, order_col, config, options, _check_find_config)
     docs = _numbered(df, text_col, id_col, order_col).persist()
-    return _find_numbered(docs, config, normalize, tokenize)
+    return _find_numbered(docs, config, normalize, tokenize, char_fallback=char_fallback)
 
 
 def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize=None,
-                   signed: DataFrame | None = None) -> SparkFindResult:
+                   signed: DataFrame | None = None, char_fallback: bool = False,
+                   documents: int | None = None) -> SparkFindResult:
     """:func:`find` on numbered documents (doc, id, and text unless ``signed`` holds
-    their sketches already, as :func:`~neardup.spark.read._read` gives them with a signer)."""
+    their sketches already, as :func:`~neardup.spark.read._read` gives them with a signer);
+    ``char_fallback``: the documents were (or are) signed with it, and it is counted;
+    ``documents``: how many there are (numbered 0..documents-1), when known."""
     plan = config.band_plan()
     seconds: dict[str, float] = {}
-    stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds, signed=signed)
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds, signed=signed,
+                         char_fallback=char_fallback, documents=documents)
     signed, heads, copies, candidates = (stages.signed, stages.heads, stages.copies,
                                          stages.candidates)
     started = time.perf_counter()
@@ -231,8 +240,9 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
         (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
 
     started = time.perf_counter()
-    counts = _counts(signed, copies, candidates, _pair_counts(group_sizes, set_pair_docs),
-                     clustered, config, search_stats)
+    counts = _counts(signed, copies, candidates,
+                     lambda: _pair_counts(group_sizes, set_pair_docs),
+                     clustered, config, search_stats, char_fallback)
     seconds["count"] = time.perf_counter() - started
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
                            clusters=clusters, documents=documents, candidates=candidate_table,
@@ -243,7 +253,7 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
 def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
              order_col: str | None = None, config: FindConfig | None = None,
              normalize=None, tokenize=None, max_documents: int = BRUTE_MAX_DOCUMENTS,
-             **options) -> Evaluation:
+             char_fallback: bool = False, **options) -> Evaluation:
     """LSH against the truth on Spark, in document pairs: the counts and metrics of
     :func:`neardup.evaluate.evaluate_sets` with ``truth="brute"`` (and "exact", which
     counts the same) on the same documents and options.
@@ -265,7 +275,8 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     docs = _numbered(df, text_col, id_col, order_col).persist()
 
     started = time.perf_counter()
-    stages = _lsh_stages(docs, config, plan, normalize, tokenize, {})
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, {},
+                         char_fallback=char_fallback)
     documents = stages.usable.count()
     if documents > max_documents:
         raise ValueError(f"evaluate on Spark compares every pair of documents (a cartesian "
@@ -392,25 +403,49 @@ def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
             "pairs_avoided": int(row["avoided"])}
 
 
-def _counts(signed, copies, candidates, pair_counts, clustered, config, search) -> dict:
-    """The local engine's counts, keys in its order (``pair_counts``:
-    :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`)."""
-    doc_row = signed.agg(
-        F.count("*").alias("n"),
-        F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
-        F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
-        .alias("shingles")).first()
+def _at_once(*queries):
+    """The results of ``queries`` (callables, each running a few small Spark jobs), in
+    their order, the jobs submitted from threads at once: each is a few tasks over cached
+    data, so one after another they leave cores idle between stages."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(queries),
+                            thread_name_prefix="neardup-count") as pool:
+        futures = [pool.submit(query) for query in queries]
+        return [future.result() for future in futures]
+
+
+def _counts(signed, copies, candidates, pair_counts, clustered, config, search,
+            char_fallback: bool = False) -> dict:
+    """The local engine's counts, keys in its order (``pair_counts``: a callable giving
+    :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`);
+    ``char_fallback``: with the documents shingled by characters last, as the local file
+    run adds its prepare step's count (and its warning). The queries run at once."""
+    center_run = config.clusters == "center"
+    doc_row, n_copies, n_candidates, cluster_row, lowest, pairs = _at_once(
+        lambda: signed.agg(
+            F.count("*").alias("n"),
+            F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
+            F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
+            .alias("shingles"),
+            F.sum(F.col("chars").cast("long")).alias("chars")).first(),
+        copies.count, candidates.count,
+        lambda: clustered.agg(  # the documents in clusters of two or more
+            F.count("*").alias("in_clusters"),
+            F.sum(F.when(F.col("representative"), 1).otherwise(0)).alias("clusters")).first(),
+        # with clusters "center": the lowest similarity of a removed doc to its kept
+        (lambda: clustered.agg(F.min("similarity")).first()[0]) if center_run else (lambda: None),
+        pair_counts)
     n, usable = int(doc_row["n"]), int(doc_row["usable"] or 0)
-    n_copies = copies.count()
-    cluster_row = clustered.agg(  # the documents in clusters of two or more
-        F.count("*").alias("in_clusters"),
-        F.sum(F.when(F.col("representative"), 1).otherwise(0)).alias("clusters")).first()
     in_clusters = int(cluster_row["in_clusters"])
     clusters = int(cluster_row["clusters"] or 0)
     center = {}
-    if config.clusters == "center":  # the lowest similarity of a removed doc to its kept
-        lowest = clustered.agg(F.min("similarity")).first()[0]
+    if center_run:
         center = {"min_member_similarity": None if lowest is None else round(lowest, 6)}
+    fallback = {}
+    if char_fallback and config.shingle_kind == "word":
+        fallback = {"char_fallback": int(doc_row["chars"] or 0)}
+        prepare.warn_char_fallback(fallback["char_fallback"])
     return {
         "documents": n,
         "too_few_shingles": n - usable,
@@ -418,14 +453,15 @@ def _counts(signed, copies, candidates, pair_counts, clustered, config, search) 
         "shingles": int(doc_row["shingles"] or 0),
         "distinct_sets": usable - n_copies,  # the heads: every usable set but its copies
         "identical_copies": n_copies,
-        "candidates": candidates.count(),
-        **pair_counts,
+        "candidates": n_candidates,
+        **pairs,
         "clusters": clusters,
         "documents_in_clusters": in_clusters,
         "removable": in_clusters - clusters,
         **center,
         **search,
         **_method_counts(config),
+        **fallback,
     }
 
 
@@ -545,12 +581,13 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
     _check_find_config(config)
     if spark is None:
         spark = _session(quiet=quiet)
-    signer = _signer(config, config.band_plan(), normalize, tokenize)
+    signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     started = time.perf_counter()
     read = _read(spark, inputs, signer=signer, **source_options)
     report = read.report()  # runs the one pass: read, shingle, sign and band
     read_seconds = time.perf_counter() - started
-    result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed)
+    result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed,
+                            char_fallback=tokenize is None, documents=read.document_count)
     result.seconds = {"read, shingle and sign": round(read_seconds, 4), **result.seconds}
     result.read_report = report
     if against is not None:
@@ -575,7 +612,8 @@ def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text"
                  delimiter=delimiter, include=include, exclude=exclude, encoding=encoding)
     report = read.report()
     evaluation = evaluate(read.documents, order_col="doc", id_col="id", config=config,
-                          normalize=normalize, tokenize=tokenize, max_documents=max_documents)
+                          normalize=normalize, tokenize=tokenize, max_documents=max_documents,
+                          char_fallback=True)
     evaluation.read_report = report
     read.release()
     return evaluation

@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from .session import _require_spark
+from .stages import _SIGNED_COLUMNS, _SIGNED_NAMES
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame, SparkSession
@@ -59,8 +60,6 @@ _RECORD_SCHEMA = ("source int, record long, id string, text string, outcome stri
 # partition and, for a processed record, its rank among the partition's processed ones;
 # ``record`` is then the record's rank in its partition, made global by :func:`_globally`
 _PART_SCHEMA = ", part int, local_doc long"
-_SIGNED_COLUMNS = ("text_length long, shingles binary, size long, fingerprint long, "
-                   "signature binary, keys binary, simhash long")
 
 
 def read_sources(spark: SparkSession, inputs: Sequence[str | os.PathLike], *,
@@ -119,6 +118,7 @@ class _Read:
     # position in its input is this plus its rank in the partition (:func:`_globally`)
     starts: dict = field(default_factory=dict)
     local_documents: object = None  # the local reader's Documents, when read on the driver
+    document_count: int = 0  # the processed records: docs are numbered 0..document_count-1
 
     def report(self) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs)."""
@@ -231,7 +231,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
                             "name": src.name, "prefixed": several} for src in documents.inputs]
         documents = spark.createDataFrame(rows, "doc long, id string, text string")
         read = _Read(documents, None, local["inputs"], local_report=local, paths=paths,
-                     formats=formats, local_documents=local_documents)
+                     formats=formats, local_documents=local_documents,
+                     document_count=len(rows))
         if signer is not None:
             read.signed = documents.select("doc", "id", "text").mapInArrow(
                 _signed_documents(signer), "doc long, id string, " + _SIGNED_COLUMNS)
@@ -295,9 +296,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     for part in parts[1:]:
         ranked = ranked.union(part)
     read.ranked = ranked.persist()
-    read.records, read.starts = _globally(read.ranked, [f"{sources.printable(n)}:" if several
-                                                        else "" for n in names],
-                                          id_field is None)
+    read.records, read.starts, read.document_count = _globally(
+        read.ranked, [f"{sources.printable(n)}:" if several else "" for n in names],
+        id_field is None)
     processed = read.records.where(F.col("outcome") == "processed")
     read.documents = processed.select("doc", "id", "text")
     if signer is not None:
@@ -323,13 +324,14 @@ def _ranked(df: DataFrame) -> DataFrame:
 
 
 def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool
-              ) -> tuple[DataFrame, dict]:
+              ) -> tuple[DataFrame, dict, int]:
     """The persisted records of :func:`_ranked` inputs with global numbers: ``record`` the
     record's 0-based position in its input (blank lines counted, as line numbers count
     them), ``doc`` a processed record's position over all inputs, from one small job (the
     rows and processed records of each input's partitions); a record with no id field
     gets its position in its input, 1-based, after its input's prefix. Also the starts:
-    (source, partition) -> the input's rows before that partition."""
+    (source, partition) -> the input's rows before that partition, and the number of
+    processed records (the documents)."""
     counts = (ranked.groupBy("source", "part")
               .agg(F.count("*").alias("rows"), F.count("local_doc").alias("docs"))
               .orderBy("source", "part").collect())
@@ -342,7 +344,7 @@ def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool
         rows += int(row["rows"])
         docs += int(row["docs"])
     if not counts:
-        return ranked.withColumn("doc", F.lit(None).cast("long")), starts
+        return ranked.withColumn("doc", F.lit(None).cast("long")), starts, 0
     key = F.shiftleft(F.col("source").cast("long"), 32) + F.col("part")
     numbered = (positioned(ranked, starts)
                 .withColumn("doc", (F.create_map(*doc_at)[key] + F.col("local_doc"))
@@ -353,7 +355,7 @@ def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool
         numbered = numbered.withColumn(
             "id", F.when(F.col("id").isNotNull(), F.concat(
                 prefix[F.col("source")], (F.col("record") + 1).cast("string"))))
-    return numbered, starts
+    return numbered, starts, docs
 
 
 def positioned(ranked: DataFrame, starts: dict, source: int | None = None) -> DataFrame:
@@ -405,10 +407,6 @@ def _numbering(body, signer):
                 columns[names.index("text")] = pa.nulls(n, pa.string())
             yield pa.RecordBatch.from_arrays(columns, names=names)
     return run
-
-
-_SIGNED_NAMES = ("text_length", "shingles", "size", "fingerprint", "signature", "keys",
-                 "simhash")
 
 
 def _spread(column: pa.Array, where: np.ndarray, n: int) -> pa.Array:

@@ -121,8 +121,8 @@ def _session(quiet: bool = True) -> SparkSession:
     this interpreter (it has neardup and numba), memory, shuffle partitions, Arrow batch
     and result sizes from the machine (:func:`local_settings`; a key set in
     ``spark-defaults.conf`` or ``PYSPARK_SUBMIT_ARGS`` is kept), said in one line on
-    standard error unless ``quiet``, no progress bars, and a quiet log, since neardup
-    reports its own progress:
+    standard error unless ``quiet``, no progress bars and no web UI (unless configured),
+    and a quiet log, since neardup reports its own progress:
     Spark logs errors only, without its start-up banners (a log4j2 configuration of
     neardup's, unless Spark's conf folder has a ``log4j2.properties`` or
     ``LOG4J_CONFIGURATION_FILE`` names one), the JVM's "WARNING: Using incubator modules"
@@ -152,11 +152,14 @@ def _session(quiet: bool = True) -> SparkSession:
         os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__), "conf")
     memory, cores = machine_memory(), machine_cores()
     sized = local_settings(memory, cores)
-    given = _configured_keys(conf_dir) & set(sized)
+    configured = _configured_keys(conf_dir)
+    given = configured & set(sized)
     chosen = {k: v for k, v in sized.items() if k not in given}
     conf = (SparkConf().setMaster("local[*]").setAppName("neardup")
             .setAll(list(chosen.items()))
             .set("spark.ui.showConsoleProgress", "false"))
+    if "spark.ui.enabled" not in configured:  # no web UI to start (a server, its threads)
+        conf.set("spark.ui.enabled", "false")
     if getattr(SparkContext, "_gateway", None) is not None:  # a JVM from an earlier session
         return SparkSession.builder.config(conf=conf).getOrCreate()  # its heap stays
     if not quiet:

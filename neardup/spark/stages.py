@@ -44,6 +44,7 @@ from .._core.hashing import GOLDEN, mix64
 from ..config import FindConfig
 from ..minhash import Signatures, minhash
 from ..shingling import ShingleSets, set_fingerprints, shingle
+from ..text import prepare
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame, Window
@@ -97,19 +98,27 @@ def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
     return np.frombuffer(raw, dtype=dtype).reshape(-1, num_perm)
 
 
-def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
-    """texts → their sketch columns (text_length, shingles, size, fingerprint, signature,
-    keys, simhash) as Arrow arrays, one row a text; documents below ``min_shingles`` get
-    no sketch and no keys. MinHash: the signature and its band keys (simhash null);
-    SimHash: the fingerprint (simhash, as a long) and its block keys (signature null)."""
+def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
+            char_fallback: bool = False):
+    """texts → their sketch columns (:data:`_SIGNED_NAMES`: text_length, shingles, size,
+    fingerprint, signature, keys, simhash, chars) as Arrow arrays, one row a text;
+    documents below ``min_shingles`` get no sketch and no keys. MinHash: the signature
+    and its band keys (simhash null); SimHash: the fingerprint (simhash, as a long) and
+    its block keys (signature null). ``char_fallback`` (prose read from files, as the
+    local file run shingles it, no ``tokenize``): a text mostly without spaces is
+    shingled by characters (:func:`neardup.text.prepare.shingle_prose`), ``chars`` True."""
     plugins = {"tokenize": tokenize}
     if normalize is not None:
         plugins["normalize"] = normalize
     options = config.shingle_options(**plugins)
+    fallback = char_fallback and tokenize is None and options.kind == "word"
 
     def sign(texts: list) -> list[pa.Array]:
         texts = ["" if t is None else t for t in texts]
-        sets = shingle(texts, options)
+        if fallback:
+            sets, chars = prepare.shingle_prose(texts, options)
+        else:
+            sets, chars = shingle(texts, options), np.zeros(len(texts), dtype=bool)
         sizes = sets.sizes
         set_prints = set_fingerprints(sets, config.seed)
         usable = np.flatnonzero(sizes >= config.min_shingles)
@@ -137,7 +146,8 @@ def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
                 pa.array(set_prints.view(np.int64)),
                 signature,
                 _rows_of(np.ascontiguousarray(keys).view(np.int64), usable, n),
-                simhash_column]
+                simhash_column,
+                pa.array(chars)]
     return sign
 
 
@@ -155,23 +165,27 @@ def _rows_of(matrix: np.ndarray, rows: np.ndarray, n: int) -> pa.Array:
     return _binary_rows(matrix.reshape(-1), offsets, valid)
 
 
-def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize):
+def _sign_batches(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
+                  char_fallback: bool = False):
     """mapInArrow body: (doc, id, text) → (doc, id, and the sketch columns of
     :func:`_signer`)."""
-    sign = _signer(config, plan, normalize, tokenize)
+    sign = _signer(config, plan, normalize, tokenize, char_fallback)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc"), batch.column("id"),
                  *sign(batch.column("text").to_pylist())],
-                names=["doc", "id", "text_length", "shingles", "size", "fingerprint",
-                       "signature", "keys", "simhash"])
+                names=["doc", "id", *_SIGNED_NAMES])
     return run
 
 
-_SIGNED_SCHEMA = ("doc long, id string, text_length long, shingles binary, size long, "
-                  "fingerprint long, signature binary, keys binary, simhash long")
+# the columns of :func:`_signer`, and with doc and id those of the signed documents
+_SIGNED_NAMES = ("text_length", "shingles", "size", "fingerprint", "signature", "keys",
+                 "simhash", "chars")
+_SIGNED_COLUMNS = ("text_length long, shingles binary, size long, fingerprint long, "
+                   "signature binary, keys binary, simhash long, chars boolean")
+_SIGNED_SCHEMA = "doc long, id string, " + _SIGNED_COLUMNS
 
 
 def _verify_batches(config: FindConfig):
@@ -326,16 +340,19 @@ class _Stages:
 
 
 def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
-                seconds: dict, signed: DataFrame | None = None) -> _Stages:
+                seconds: dict, signed: DataFrame | None = None,
+                char_fallback: bool = False, documents: int | None = None) -> _Stages:
     """Sign (doc, text), group identical sets, LSH buckets, candidate pairs of heads;
-    ``signed``: the documents signed already (as a reader with a signer gives them)."""
+    ``signed``: the documents signed already (as a reader with a signer gives them);
+    ``char_fallback``: :func:`_signer`'s; ``documents``: one more than the largest doc
+    when the caller knows it (a reader counts them), else found by a job."""
     started = time.perf_counter()
     if signed is None:
         signed = docs.select("doc", "id", "text").mapInArrow(
-            _sign_batches(config, plan, normalize, tokenize), _SIGNED_SCHEMA).persist()
+            _sign_batches(config, plan, normalize, tokenize, char_fallback),
+            _SIGNED_SCHEMA).persist()
     else:  # a projection of the reader's persisted records: not cached twice
-        signed = signed.select("doc", "id", "text_length", "shingles", "size", "fingerprint",
-                               "signature", "keys", "simhash")
+        signed = signed.select("doc", "id", *_SIGNED_NAMES)
     usable = signed.where(F.col("size") >= config.min_shingles)
     seconds["sign"] = time.perf_counter() - started
 
@@ -364,8 +381,10 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
     # LSH: (band, key, doc) for heads, hashed by (band, key) so that each partition holds
     # whole buckets, paired there as the local engine pairs them (star/skip past max_bucket)
     started = time.perf_counter()
-    n = docs.agg(F.max("doc")).first()[0]
-    n = 1 if n is None else int(n) + 1
+    if documents is None:
+        largest = docs.agg(F.max("doc")).first()[0]
+        documents = 0 if largest is None else int(largest) + 1
+    n = max(1, documents)
     spark = docs.sparkSession
     # partitions of about 64 MB of entries (24 bytes each), at least two a core
     parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * 24 // (64 << 20))

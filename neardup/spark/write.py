@@ -7,8 +7,10 @@ partition a file, ``pairs/part-00007.parquet``, by the local writer's own code
 (:func:`neardup.sinks.write_part` in ``mapInArrow``: the same CSV escaping, JSON Lines and
 Parquet schema and row groups); each task hashes what it wrote and returns one small row
 (part, rows, bytes, SHA-256), the only thing the driver collects
-(:func:`_written_parts`). The folder must be on a file system the driver and every
-executor see at the same path (local mode: any folder; a cluster: a shared mount).
+(:func:`_written_parts`). The tables' jobs run at once (:class:`_ConcurrentParts`), each
+into a hidden folder beside the results, its parts renamed into place. The folder must be
+on a file system the driver and every executor see at the same path (local mode: any
+folder; a cluster: a shared mount).
 
 ``single``: the local engine's folder, byte for byte (timings aside), for small runs:
 :func:`write_result` hands :func:`neardup.sinks.write_folder` the tables the local engine
@@ -70,11 +72,12 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
         for name in ("identical", "clusters", "documents", "candidates"):
             df = getattr(result, name)
             frames[name] = (df, _local_schema(df), None)
-        tables = {name: sinks.PartsTable(_parts(df, schema, fmt, escape_formulas), schema,
-                                         expected)
-                  for name, (df, schema, expected) in frames.items()}
-        return sinks.write_folder(out_dir, fmt, tables, result.summary(), result.seconds,
-                                  escape_formulas=escape_formulas)
+        with _ConcurrentParts(out_dir, {name: (df, schema) for name, (df, schema, _)
+                                        in frames.items()}, fmt, escape_formulas) as parts:
+            tables = {name: sinks.PartsTable(parts.writer(name), schema, expected)
+                      for name, (_, schema, expected) in frames.items()}
+            return sinks.write_folder(out_dir, fmt, tables, result.summary(),
+                                      result.seconds, escape_formulas=escape_formulas)
     tables = {}
     if config.pairs == "all":
         schema = result.pairs_schema
@@ -96,14 +99,49 @@ _PART_ROW = pa.schema([("partition", pa.int64()), ("name", pa.string()), ("rows"
                        ("bytes", pa.int64()), ("sha256", pa.string())])
 
 
-def _parts(df: DataFrame, schema: pa.Schema, fmt: str, escape_formulas: bool):
-    """A :class:`neardup.sinks.PartsTable` writer: ``df``'s partitions written by the
-    executors into the table's folder (:func:`_written_parts`)."""
+class _ConcurrentParts:
+    """Every table's Spark job started at once, each writing its parts into a folder of its
+    own beside ``out_dir`` (hidden, on the same file system), so that the jobs' small
+    stages fill the cores together instead of one job after another; a table's
+    :class:`neardup.sinks.PartsTable` writer (:meth:`writer`) waits for its job and moves
+    the parts it reported into the table's folder (a rename: the bytes and SHA-256 the
+    executors computed hold). Used as a context manager: on leaving, every job is waited
+    for and the side folders removed, whatever happened."""
 
-    def write(folder: Path) -> list[dict]:
-        return _written_parts(df, os.path.abspath(folder), schema, fmt, escape_formulas)
+    def __init__(self, out_dir, frames: dict, fmt: str, escape_formulas: bool):
+        import tempfile
+        from concurrent.futures import ThreadPoolExecutor
 
-    return write
+        out = Path(os.path.abspath(out_dir))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.root = Path(tempfile.mkdtemp(prefix=f".{out.name}.parts-", dir=out.parent))
+        self.pool = ThreadPoolExecutor(max_workers=max(1, len(frames)),
+                                       thread_name_prefix="neardup-write")
+        self.jobs = {}
+        for name, (df, schema) in frames.items():
+            folder = self.root / name
+            folder.mkdir()
+            self.jobs[name] = (folder, self.pool.submit(
+                _written_parts, df, str(folder), schema, fmt, escape_formulas))
+
+    def writer(self, name: str):
+        def write(folder: Path) -> list[dict]:
+            written, job = self.jobs[name]
+            entries = job.result()
+            for entry in entries:
+                os.replace(written / entry["name"], Path(folder) / entry["name"])
+            return entries
+
+        return write
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import shutil
+
+        self.pool.shutdown(wait=True)
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _written_parts(df: DataFrame, folder: str, schema: pa.Schema, fmt: str,

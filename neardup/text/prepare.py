@@ -139,8 +139,7 @@ def document_routes(texts: Sequence[str], ids: Sequence[str], shingle: ShingleOp
                      else [_code().guess_language(doc_id) for doc_id in ids])
         names = [f"code:{lang}" if lang else "words" for lang in languages]
     elif shingle.kind == "word":
-        chars = (unspaced_shares(texts) > UNSPACED_THRESHOLD).tolist()
-        names = ["chars" if c else "text" for c in chars]
+        names = ["chars" if c else "text" for c in unspaced(texts).tolist()]
     else:
         names = ["text"] * n
     routes, route_of = np.unique(np.asarray(names, dtype=object), return_inverse=True) \
@@ -157,30 +156,66 @@ def _route_options(route: str, shingle: ShingleOptions, prep: PrepareOptions) ->
     if route == "words":  # code of unknown language: its words, case kept
         return ShingleOptions(kind="word", size=shingle.size, hash_bits=shingle.hash_bits,
                               normalize=None, tokenize=word_tokens, seed=shingle.seed)
-    if route == "chars":
-        return ShingleOptions(kind="char", size=CHAR_FALLBACK_SIZE,
-                              hash_bits=shingle.hash_bits, normalize=prep.normalize,
-                              seed=shingle.seed)
-    return ShingleOptions(kind=shingle.kind, size=shingle.size, hash_bits=shingle.hash_bits,
-                          normalize=prep.normalize, tokenize=shingle.tokenize,
-                          seed=shingle.seed)
+    prose = ShingleOptions(kind=shingle.kind, size=shingle.size, hash_bits=shingle.hash_bits,
+                           normalize=prep.normalize, tokenize=shingle.tokenize,
+                           seed=shingle.seed)
+    return char_fallback_options(prose) if route == "chars" else prose
+
+
+def unspaced(texts: Sequence[str]) -> np.ndarray:
+    """bool[n]: the texts mostly in scripts without spaces (share of such characters over
+    :data:`~neardup.text.cleaning.UNSPACED_THRESHOLD`), which word shingles would not cut
+    into words: they take the character route."""
+    return unspaced_shares(texts) > UNSPACED_THRESHOLD
+
+
+def char_fallback_options(prose: ShingleOptions) -> ShingleOptions:
+    """The character route of a prose route's options: :data:`CHAR_FALLBACK_SIZE`-character
+    shingles, the same normalizer, hash width and seed."""
+    return ShingleOptions(kind="char", size=CHAR_FALLBACK_SIZE, hash_bits=prose.hash_bits,
+                          normalize=prose.normalize, seed=prose.seed)
+
+
+def shingle_prose(texts: Sequence[str], prose: ShingleOptions, timer=None
+                  ) -> tuple[ShingleSets, np.ndarray]:
+    """Word shingles with the character fallback, as every engine shingles prose: each text
+    of :func:`unspaced` on :func:`char_fallback_options`, the others on ``prose`` (word
+    kind; another kind has no fallback). Returns (the sets in input order, bool[n]: the
+    texts shingled by characters, counted as ``char_fallback``)."""
+    chars = unspaced(texts) if prose.kind == "word" else np.zeros(len(texts), dtype=bool)
+    routes = [prose, char_fallback_options(prose)] if chars.any() else [prose]
+    return shingle_routes(texts, chars.astype(np.int64), routes, timer), chars
+
+
+def shingle_routes(texts: Sequence[str], route_of: np.ndarray,
+                   route_options: Sequence[ShingleOptions], timer=None) -> ShingleSets:
+    """Each text shingled on its route (``route_of``: an index into ``route_options``),
+    each route in bulk, the CSR put back in input order with one gather."""
+    if len(route_options) <= 1:
+        return shingle_in_batches(texts, route_options[0], timer)
+    members = [np.flatnonzero(route_of == r) for r in range(len(route_options))]
+    parts = [shingle_in_batches([texts[d] for d in m], route_options[r], timer)
+             for r, m in enumerate(members)]
+    order = np.concatenate(members)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return ShingleSets.concat(parts).subset(inverse)
+
+
+def warn_char_fallback(fallback: int) -> None:
+    """The warning a run gives when ``fallback`` documents were shingled by characters."""
+    if fallback:
+        warnings.warn(f"{fallback} document(s) mostly in scripts without spaces "
+                      f"(Chinese, Japanese, Thai, ...): shingled as "
+                      f"{CHAR_FALLBACK_SIZE}-character shingles instead of words",
+                      stacklevel=3)
 
 
 def shingle_documents(texts: Sequence[str], ids: Sequence[str], shingle: ShingleOptions,
                       prep: PrepareOptions, timer=None) -> Prepared:
     """Shingle every document on its route; see the module docstring."""
     routes, route_of, route_options = document_routes(texts, ids, shingle, prep)
-    if len(routes) <= 1:
-        options = route_options[0] if routes else shingle
-        sets = shingle_in_batches(texts, options, timer)
-    else:
-        members = [np.flatnonzero(route_of == r) for r in range(len(routes))]
-        parts = [shingle_in_batches([texts[d] for d in m], route_options[r], timer)
-                 for r, m in enumerate(members)]
-        order = np.concatenate(members)
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(order.size)
-        sets = ShingleSets.concat(parts).subset(inverse)
+    sets = shingle_routes(texts, route_of, route_options or [shingle], timer)
     per_route = np.bincount(route_of, minlength=len(routes))
     counts = {}
     if prep.code is not None:
@@ -191,11 +226,7 @@ def shingle_documents(texts: Sequence[str], ids: Sequence[str], shingle: Shingle
     if shingle.kind == "word" and prep.code is None:
         fallback = int(per_route[routes.index("chars")]) if "chars" in routes else 0
         counts["char_fallback"] = fallback
-        if fallback:
-            warnings.warn(f"{fallback} document(s) mostly in scripts without spaces "
-                          f"(Chinese, Japanese, Thai, ...): shingled as "
-                          f"{CHAR_FALLBACK_SIZE}-character shingles instead of words",
-                          stacklevel=2)
+        warn_char_fallback(fallback)
     generated = np.zeros(len(texts), dtype=bool)
     if prep.generated != "keep":
         generated = np.fromiter(map(_code().is_generated, texts), dtype=bool,

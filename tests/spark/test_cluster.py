@@ -282,8 +282,5 @@ def test_a_standalone_cluster_of_two_workers_finds_the_local_pairs(
     # exact copies and planted near-duplicates (word 2-grams at 0.7: 60 of the 150)
     assert local.counts["identical_pairs"] >= 15 and local.counts["near_duplicate_pairs"] >= 50
     assert got["pairs"] == expected
-    # the local engine counts documents shingled by characters (scripts without spaces);
-    # the Spark engine has no such route, and none of these documents would take it
-    counts = {k: v for k, v in local.counts.items() if k != "char_fallback"}
-    assert local.counts["char_fallback"] == 0
-    assert got["counts"] == json.loads(json.dumps(counts))
+    assert local.counts["char_fallback"] == 0  # no text here without spaces
+    assert got["counts"] == json.loads(json.dumps(local.counts))

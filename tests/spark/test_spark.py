@@ -403,10 +403,67 @@ def test_jsonl_with_malformed_lines_same_documents_and_read_report_as_local(spar
                                     "not a JSON object": 2}
     assert local_read["skipped"] == {"empty text": 1, "not UTF-8": 1}
     assert spark_read == local_read  # counts, reasons, problems, inputs; nothing to note
-    local_counts = dict(local_json["counts"])
-    assert local_counts.pop("char_fallback") == 0  # the local prepare step's (no CJK here)
-    assert spark_json["counts"] == local_counts
+    assert local_json["counts"]["char_fallback"] == 0  # no text here without spaces
+    assert spark_json["counts"] == local_json["counts"]
+    assert list(spark_json["counts"]) == list(local_json["counts"])
     for name in ("documents.csv", "pairs.csv"):  # same ids, same numbering
+        assert ((tmp_path / "spark" / name).read_bytes()
+                == (tmp_path / "local" / name).read_bytes()), name
+
+
+def _cjk_corpus():
+    """English documents and Chinese ones (no spaces): each Chinese text has a near
+    duplicate (three characters changed of 90) and the first an exact copy too, mixed
+    among English near-duplicates, so both routes have pairs."""
+    rng = np.random.default_rng(21)
+    hanzi = np.array([chr(c) for c in range(0x4E00, 0x4E00 + 600)])
+    vocabulary = [f"w{k}" for k in range(300)]
+    texts, ids = [], []
+    for k in range(6):
+        chars = rng.choice(hanzi, size=90)
+        near = chars.copy()
+        near[rng.choice(90, size=3, replace=False)] = rng.choice(hanzi, size=3)
+        texts += ["".join(chars[:45]) + "，" + "".join(chars[45:]), "".join(near)]
+        ids += [f"zh{k}", f"zh{k}-near"]
+    texts.append(texts[0])
+    ids.append("zh0-copy")
+    for k in range(30):
+        words = list(rng.choice(vocabulary, size=40))
+        texts.append(" ".join(words))
+        ids.append(f"en{k}")
+        if k % 3 == 0:
+            words[int(rng.integers(40))] = "changed"
+            texts.append(" ".join(words))
+            ids.append(f"en{k}-near")
+    order = rng.permutation(len(texts))
+    return [texts[k] for k in order], [ids[k] for k in order]
+
+
+def test_texts_without_spaces_shingled_by_characters_as_local(spark, tmp_path, write_jsonl,
+                                                              capsys):
+    """Word shingles: a text mostly in a script without spaces takes the character route
+    on both engines (text.prepare.shingle_prose); same pairs, clusters, counts, files."""
+    texts, ids = _cjk_corpus()
+    path = write_jsonl(tmp_path / "mixed.jsonl", texts, ids)
+    options = ["--id-field", "id", "--shingle", "word", "--ngram", "3", "-t", "0.6",
+               "--method", "lsh", "-q", "--top", "0", "--layout", "single"]
+    for engine in ("local", "spark"):
+        assert cli.main(["find", str(path), "--out", str(tmp_path / engine),
+                         "--engine", engine, *options]) == 0
+        assert "13 document(s) mostly in scripts without spaces" in capsys.readouterr().err
+    local_json, spark_json = (json.loads((tmp_path / e / "summary.json").read_text())
+                              for e in ("local", "spark"))
+    chinese = sum(i.startswith("zh") for i in ids)
+    assert local_json["counts"]["char_fallback"] == chinese == 13
+    assert spark_json["counts"] == local_json["counts"]
+    assert list(spark_json["counts"]) == list(local_json["counts"])
+    pairs = neardup.read_results(tmp_path / "local", tables=["pairs"])["pairs"]
+    found = set(zip(pairs["id_a"].to_pylist(), pairs["id_b"].to_pylist()))
+    # the Chinese near-duplicates are found through their character shingles
+    assert sum(a.startswith("zh") for a, _ in found) >= 6
+    assert {("zh0", "zh0-copy"), ("zh0-copy", "zh0")} & found
+    for name in ("pairs.csv", "identical.csv", "clusters.csv", "documents.csv",
+                 "candidates.csv"):
         assert ((tmp_path / "spark" / name).read_bytes()
                 == (tmp_path / "local" / name).read_bytes()), name
 
@@ -539,8 +596,7 @@ def test_cli_find_engine_spark_sketch_simhash_same_files_as_local(spark, tmp_pat
                          engine, *options]) == 0
     local_read, spark_read = (neardup.read_results(tmp_path / e) for e in ("local", "spark"))
     assert (local_read.layout, spark_read.layout) == ("single", "parts")
-    local_counts = dict(local_read.summary["counts"])
-    local_counts.pop("char_fallback", None)  # the local prepare step's (no CJK here)
+    local_counts = local_read.summary["counts"]  # character shingles: no char_fallback
     assert spark_read.summary["counts"] == local_counts
     assert local_counts["method"] == "simhash" and local_counts["near_duplicate_pairs"] >= 2
     assert spark_read.summary["config"] == local_read.summary["config"]
