@@ -563,7 +563,7 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
     config = FindConfig.from_options(**options)  # checked before any reading
     if spark is None:
         spark = _session(quiet=quiet)
-    signer = _signer(config, config.band_plan(), normalize, tokenize)
+    signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     read = _read(spark, inputs, signer=signer, text_fields=text_fields, id_field=id_field,
                  fmt=fmt, delimiter=delimiter, include=include, exclude=exclude,
                  encoding=encoding, respect_ignore=respect_ignore, follow_links=follow_links)
