@@ -143,7 +143,7 @@ def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: Sta
     chunks, report, sources = read_document_chunks(
         paths, chunk_chars=READ_CHUNK_CHARS, progress=not quiet, extra_fields=extra_fields,
         **groups.source.given())
-    chunk_timer = StageTimer(quiet=True)  # one "shingle" stage, added over the chunks
+    chunk_timer = StageTimer(quiet)  # one "shingle" stage, added over the chunks
     sets = ShingleSetsBuilder()
     ids, texts, source, record, lengths, generated = [], [], [], [], [], []
     fields: dict[str, list] = {name: [] for name in extra_fields}
@@ -151,11 +151,12 @@ def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: Sta
     counts: dict = {}
     kernels = None
     with contextlib.ExitStack() as stack:
-        for chunk in chunks:
+        for k, chunk in enumerate(chunks):
             if kernels is None:  # the first chunk
                 kernels = kernels_for(chunk.texts)
                 stack.enter_context(kernels_for(chunk.texts))
-            with chunk_timer.stage("shingle"):
+            with chunk_timer.stage("shingle", f"{len(chunk.texts):,} documents (chunk "
+                                              f"{k + 1} of the input)"):
                 prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
                                                      config.shingle_options(), prep,
                                                      chunk_timer)
