@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 import neardup  # noqa: E402
 from neardup import cli  # noqa: E402
 from neardup.synthetic import planted_corpus  # noqa: E402
+from tests.spark.settings import split_inputs  # noqa: E402
 
 OPTIONS = dict(threshold=0.7, shingle_kind="char", shingle_size=5)
 
@@ -22,14 +23,8 @@ OPTIONS = dict(threshold=0.7, shingle_kind="char", shingle_size=5)
 def small_partitions(spark):
     """Inputs split into several partitions (several tasks query the index) and tables
     written as several parts."""
-    settings = {"spark.sql.files.maxPartitionBytes": "65536",
-                "spark.sql.adaptive.coalescePartitions.enabled": "false"}
-    before = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    yield
-    for key, value in before.items():
-        spark.conf.set(key, value)
+    with split_inputs(spark, 65536):
+        yield
 
 
 def _lines(texts, ids):

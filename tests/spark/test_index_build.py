@@ -14,6 +14,7 @@ import neardup  # noqa: E402
 from neardup import cli  # noqa: E402
 from neardup.index.store import SEGMENT_FILES, read_manifest  # noqa: E402
 from neardup.synthetic import planted_corpus  # noqa: E402
+from tests.spark.settings import split_inputs  # noqa: E402
 
 OPTIONS = dict(threshold=0.7, shingle_kind="char", shingle_size=5)
 
@@ -21,14 +22,8 @@ OPTIONS = dict(threshold=0.7, shingle_kind="char", shingle_size=5)
 @pytest.fixture
 def small_partitions(spark):
     """Inputs read in several partitions, so the index gets several segments."""
-    settings = {"spark.sql.files.maxPartitionBytes": "32768",
-                "spark.sql.adaptive.coalescePartitions.enabled": "false"}
-    before = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    yield
-    for key, value in before.items():
-        spark.conf.set(key, value)
+    with split_inputs(spark, 32768):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from neardup.shingling import normalize_light  # noqa: E402
 from neardup.spark.units import dedup_units_sources  # noqa: E402
 from neardup.units import UnitOptions  # noqa: E402
 from neardup.units import hashing as unit_hashing  # noqa: E402
+from tests.spark.settings import split_inputs  # noqa: E402
 
 BOILERPLATE = ["Accept cookies to continue.", "ACCEPT   cookies to continue.",
                "Impressum © 2024 Ünïcode GmbH.", "日本語のナビゲーション。",
@@ -72,14 +73,8 @@ def _corpus(tmp_path, texts=None) -> os.PathLike:
 def small_splits(spark):
     """Input files split into several partitions (and kept so), so first occurrences and
     removed copies lie in different partitions and the copy is several parts."""
-    keys = {"spark.sql.files.maxPartitionBytes": "8192",
-            "spark.sql.adaptive.coalescePartitions.enabled": "false"}
-    before = {key: spark.conf.get(key) for key in keys}
-    for key, value in keys.items():
-        spark.conf.set(key, value)
-    yield
-    for key, value in before.items():
-        spark.conf.set(key, value)
+    with split_inputs(spark, 8192):
+        yield
 
 
 def _parts(folder) -> list:
