@@ -184,8 +184,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
-    line, paragraph and sentences:N (:func:`neardup.spark.dedup_units_sources`: the
-    layout of a Spark dedup copy, the local copy's bytes and counts); span is local only.
+    every unit (:func:`neardup.spark.dedup_units_sources`: the layout of a Spark dedup
+    copy, the local copy's bytes and counts).
     ``memory_limit`` (bytes, or a size such as "4G"; line, paragraph and sentences:N, on
     the local engine): read in chunks, the units' hashes sorted in runs on disk under
     ``work_dir`` (default: the system's temporary directory; removed after the run) and
@@ -329,8 +329,7 @@ def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | Non
 def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, refused: dict,
                  memory_limit: int | None = None, work_dir=None, **options):
     """dedup with a unit inside documents (see :func:`dedup`): files to files, on the
-    local engine (in memory or under ``memory_limit``) or (line, paragraph, sentences:N)
-    on Spark."""
+    local engine (in memory or under ``memory_limit``) or on Spark."""
     named = [name for name, given in refused.items() if given]
     if named:
         raise ValueError(f"--unit {units.unit} runs on files; "

@@ -1,4 +1,4 @@
-"""``neardup dedup --unit line|paragraph|sentences:N --engine spark``: repeated units
+"""``neardup dedup --unit line|paragraph|sentences:N|span --engine spark``: repeated units
 removed inside documents, with the local engine's outputs and counts
 (:mod:`neardup.units`), found by shuffles and sorts.
 
@@ -33,7 +33,9 @@ The steps, each a DataFrame step or a ``mapInArrow`` body that calls the local c
    concatenated in name order, are the local copy byte for byte); inputs read on the
    driver get the local writer's copy.
 
-The span unit (token windows, :mod:`neardup.units.spans`) is the local engine's only.
+The span unit (token windows, :mod:`neardup.units.spans`) takes steps 1-4 of its own
+(:mod:`neardup.spark.spans`: window hashes shuffled, candidates verified by their bytes)
+and shares step 5.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ try:  # pyspark is an optional dependency (extra "spark")
 except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = Window = F = None
 
-SPARK_UNITS = ("line", "paragraph", "sentences")  # the kinds this module runs
+SPARK_UNITS = ("line", "paragraph", "sentences", "span")  # the kinds this module runs
 _UNIT_ROW = "doc long, ts long, te long, cs long, ce long, hash long, norm binary"
 _APPLIED_ROW = "doc long, bytes long, keep boolean, text string"
 _CUTTERS = {"line": unit_split.split_lines, "paragraph": unit_split.split_paragraphs,
@@ -68,7 +70,7 @@ def check_spark_unit(options: UnitOptions) -> None:
     """ValueError, naming the unit, for a unit the Spark engine does not run."""
     if options.kind not in SPARK_UNITS:
         raise ValueError(f"--unit {options.unit} runs on the local engine only; --engine "
-                         f"spark takes --unit line, paragraph or sentences:N")
+                         f"spark takes --unit line, paragraph, sentences:N or span")
 
 
 def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normalize=None,
@@ -79,7 +81,7 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     :func:`~neardup.units.run.dedup_units` gives (its counts, but ``dedup``'s outputs
     name the folder of parts). ``source_options``: those of
     :func:`neardup.spark.read_documents`; ``normalize``: the run's normalization.
-    ``hashes``: (values, offsets) -> uint64 a piece (default:
+    ``hashes``: (values, offsets) -> uint64 a piece, a unit or (span) a token (default:
     :func:`neardup.units.hashing.piece_hashes`; any function of the bytes gives the same
     result, a weak one forces collisions)."""
     from .. import sources
@@ -103,13 +105,25 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     try:
         started = time.perf_counter()
         documents = read.documents.select("doc", "text")
-        pieces = documents.mapInArrow(_unit_rows(options.kind, normalize, hashes), _UNIT_ROW)
-        removed, unit_counts, persisted = _removed_units(pieces, options)
+        if options.kind == "span":
+            from .spans import span_removals
+
+            applied, unit_counts, persisted = span_removals(documents, options, normalize,
+                                                            hashes)
+        else:
+            pieces = documents.mapInArrow(_unit_rows(options.kind, normalize, hashes),
+                                          _UNIT_ROW)
+            removed, unit_counts, persisted = _removed_units(pieces, options)
+            applied = _removals_applied(documents, removed, options.min_chars)
         cached += persisted
-        applied = _removals_applied(documents, removed, options.min_chars).persist()
+        applied = applied.persist()
         cached.append(applied)
+        removed_tokens = [F.sum("tokens").alias("tokens")] if options.kind == "span" else []
         totals = applied.agg(F.count("*").alias("changed"), F.sum("bytes").alias("bytes"),
-                             F.sum((~F.col("keep")).cast("long")).alias("dropped")).first()
+                             F.sum((~F.col("keep")).cast("long")).alias("dropped"),
+                             *removed_tokens).first()
+        if options.kind == "span":
+            unit_counts["tokens_removed"] = int(totals["tokens"] or 0)
         unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
         unit_counts["documents_changed"] = int(totals["changed"])
         n_documents = report["processed"]
