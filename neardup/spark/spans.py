@@ -72,9 +72,28 @@ def span_removals(documents: DataFrame, options: UnitOptions, normalize,
     the frames persisted on the way). ``documents``: (doc, text); ``hashes``: (values,
     offsets) -> uint64 a token (default :func:`neardup.units.hashing.piece_hashes`)."""
     length = options.min_tokens
-    rows = documents.mapInArrow(_window_rows(length, normalize, hashes), _WINDOW_ROW).persist()
+    rows, repeated = repeated_windows(documents, length, normalize, hashes)
     totals = rows.agg(F.sum("tokens").alias("tokens"),
                       F.sum((F.col("pos") >= 0).cast("long")).alias("windows")).first()
+    gone = repeated.where((F.col("doc") != F.col("rep_doc")) | (F.col("pos") != F.col("rep_pos"))) \
+        if options.keep == "first" else repeated
+    n_windows, n_removed = int(totals["windows"] or 0), gone.count()
+    linked = class_links(repeated).agg(F.count("*").alias("classes"),
+                                       F.sum("linked").alias("linked")).first()
+    counts = {"tokens": int(totals["tokens"] or 0),
+              "spans_repeated": int(linked["classes"]) - int(linked["linked"] or 0),
+              "units": n_windows, "units_removed": n_removed, "units_kept": n_windows - n_removed}
+    removed = gone.groupBy("doc").agg(F.sort_array(F.collect_list("pos")).alias("positions"))
+    applied = documents.join(removed, "doc").mapInArrow(
+        _span_applied(length, normalize, options.min_chars), _SPAN_APPLIED_ROW)
+    return applied, counts, [rows, repeated]
+
+
+def repeated_windows(documents: DataFrame, length: int, normalize, hashes: Callable | None):
+    """(rows: ``_WINDOW_ROW`` of every window and document, persisted; repeated: doc, pos,
+    rep_doc, rep_pos (its class's representative), size of every window of a class of two
+    or more, persisted), steps 1-3 of the module docstring."""
+    rows = documents.mapInArrow(_window_rows(length, normalize, hashes), _WINDOW_ROW).persist()
     windows = rows.where(F.col("pos") >= 0)
     candidates = (windows.withColumn("n", F.count(F.lit(1)).over(Window.partitionBy("hash")))
                   .where(F.col("n") >= 2).select("doc", "pos"))
@@ -86,27 +105,48 @@ def span_removals(documents: DataFrame, options: UnitOptions, normalize,
                 .where(F.col("size") >= 2)
                 .select("doc", "pos", F.col("rep.doc").alias("rep_doc"),
                         F.col("rep.pos").alias("rep_pos"), "size").persist())
-    gone = repeated.where((F.col("doc") != F.col("rep_doc")) | (F.col("pos") != F.col("rep_pos"))) \
-        if options.keep == "first" else repeated
-    n_windows, n_removed = int(totals["windows"] or 0), gone.count()
-    counts = {"tokens": int(totals["tokens"] or 0), "spans_repeated": _chains(repeated),
-              "units": n_windows, "units_removed": n_removed, "units_kept": n_windows - n_removed}
-    removed = gone.groupBy("doc").agg(F.sort_array(F.collect_list("pos")).alias("positions"))
-    applied = documents.join(removed, "doc").mapInArrow(
-        _span_applied(length, normalize, options.min_chars), _SPAN_APPLIED_ROW)
-    return applied, counts, [rows, repeated]
+    return rows, repeated
 
 
-def _chains(repeated: DataFrame) -> int:
-    """The maximal chains of repeated classes (module docstring, step 5)."""
+def class_links(repeated: DataFrame) -> DataFrame:
+    """One row a repeated class: rep_doc, rep_pos, size, ``documents`` (distinct ones its
+    windows lie in) and ``linked`` (1 iff it continues into the class one token later;
+    module docstring, step 5)."""
     following = Window.partitionBy("doc").orderBy("pos")
     after = {name: F.lead(name).over(following) for name in ("pos", "rep_doc", "rep_pos", "size")}
     extends = ((after["pos"] == F.col("pos") + 1) & (after["rep_doc"] == F.col("rep_doc"))
                & (after["rep_pos"] == F.col("rep_pos") + 1) & (after["size"] == F.col("size")))
-    classes = (repeated.withColumn("extends", F.coalesce(extends, F.lit(False)).cast("int"))
-               .groupBy("rep_doc", "rep_pos").agg(F.min("extends").alias("linked")))
-    row = classes.agg(F.count("*").alias("classes"), F.sum("linked").alias("linked")).first()
-    return int(row["classes"]) - int(row["linked"] or 0)
+    return (repeated.withColumn("extends", F.coalesce(extends, F.lit(False)).cast("int"))
+            .groupBy("rep_doc", "rep_pos")
+            .agg(F.min("extends").alias("linked"), F.first("size").alias("size"),
+                 F.countDistinct("doc").alias("documents")))
+
+
+def span_chains(repeated: DataFrame, length: int) -> DataFrame:
+    """The repeated spans (the listing's rows): doc, ``first`` and ``last`` token of the
+    span in that document, count, documents; one row a maximal chain of classes. A
+    chain's classes have consecutive representatives in one document, each linked but
+    its last: a head is a class not preceded by a linked one, and its chain ends at the
+    first class at or after it that is not linked."""
+    in_doc = Window.partitionBy("rep_doc").orderBy("rep_pos")
+    ahead = in_doc.rowsBetween(Window.currentRow, Window.unboundedFollowing)
+    preceded = ((F.lag("rep_pos").over(in_doc) == F.col("rep_pos") - 1)
+                & (F.lag("linked").over(in_doc) == 1))
+    return (class_links(repeated)
+            .withColumn("head", ~F.coalesce(preceded, F.lit(False)))
+            .withColumn("end", F.min(F.when(F.col("linked") == 0, F.col("rep_pos"))).over(ahead))
+            .where(F.col("head"))
+            .select(F.col("rep_doc").alias("doc"), F.col("rep_pos").alias("first"),
+                    (F.col("end") + length - 1).alias("last"), F.col("size").alias("count"),
+                    "documents"))
+
+
+def token_bytes(batch: pa.RecordBatch, normalize, row: np.ndarray, first: np.ndarray,
+                last: np.ndarray):
+    """(start, end) bytes of the token runs ``first[i]..last[i]`` (token positions, as the
+    span unit counts tokens) of the batch's document ``row[i]``."""
+    offsets, starts, ends, _, _ = _tokens(batch, normalize)
+    return starts[offsets[row] + first], ends[offsets[row] + last]
 
 
 def _tokens(batch: pa.RecordBatch, normalize):
