@@ -184,8 +184,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
-    line, paragraph and sentences:N (:func:`neardup.spark.dedup_units_sources`: the
-    layout of a Spark dedup copy, the local copy's bytes and counts); span is local only.
+    every unit (:func:`neardup.spark.dedup_units_sources`: the layout of a Spark dedup
+    copy, the local copy's bytes and counts).
     ``memory_limit`` (bytes, or a size such as "4G"; line, paragraph and sentences:N, on
     the local engine): read in chunks, the units' hashes sorted in runs on disk under
     ``work_dir`` (default: the system's temporary directory; removed after the run) and
@@ -329,8 +329,7 @@ def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | Non
 def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, refused: dict,
                  memory_limit: int | None = None, work_dir=None, **options):
     """dedup with a unit inside documents (see :func:`dedup`): files to files, on the
-    local engine (in memory or under ``memory_limit``) or (line, paragraph, sentences:N)
-    on Spark."""
+    local engine (in memory or under ``memory_limit``) or on Spark."""
     named = [name for name, given in refused.items() if given]
     if named:
         raise ValueError(f"--unit {units.unit} runs on files; "
@@ -368,7 +367,8 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
             top: int | None = None, max_chars: int = 200, output_format: str | None = None,
             quiet: bool = True, escape_formulas: bool = True,
             text: str | Sequence[str] | None = None, id: str | None = None,
-            memory_limit=None, work_dir=None, **options: Unpack[FindOptions]):
+            memory_limit=None, work_dir=None, engine: str = "local",
+            **options: Unpack[FindOptions]):
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
     as a pyarrow Table: ``text`` (its first occurrence, at most ``max_chars``
     characters), ``count``, ``documents`` (how many hold it), ``first_id``,
@@ -378,7 +378,14 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
     ``escape_formulas``: as :func:`find`'s, for CSV). The source
     and text options are those of :func:`find`; the similarity options do not apply.
     ``memory_limit``, ``work_dir``: as :func:`dedup`'s (the same table).
+    ``engine="spark"``: :func:`neardup.spark.repeats_sources`, the same table (the
+    driver collects the listing only; with ``top``, its first N rows).
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "spark" and memory_limit is not None:
+        raise ValueError("--memory-limit bounds the local engine; Spark spills by itself: "
+                         "drop --memory-limit with --engine spark")
     units = UnitOptions(unit, min_tokens=min_tokens)
     if units.kind == "document":
         raise ValueError("repeats lists units inside documents: give unit= line, "
@@ -399,11 +406,18 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
         raise ValueError("repeats reads files; data in memory is not supported yet")
     paths = as_paths(inputs)
     refuse_touching_inputs(paths, {"--out": None if out == STDOUT else out})
-    from .units.run import analysed, repeats_of
+    from .units.run import analysed, check_unit_groups, repeats_of
 
-    with analysed(paths, groups, units, quiet=quiet, memory_limit=limit,
-                  work_dir=work_dir) as (documents, _, analysis, _):
-        table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+    if engine == "spark":
+        from .spark.repeats import repeats_sources
+
+        check_unit_groups(groups)
+        table = repeats_sources(paths, units, normalize=groups.prepare.normalize, top=top,
+                                max_chars=max_chars, quiet=quiet, **groups.source.given())
+    else:
+        with analysed(paths, groups, units, quiet=quiet, memory_limit=limit,
+                      work_dir=work_dir) as (documents, _, analysis, _):
+            table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
     if out == STDOUT:
         sinks.write_table_to(sys.stdout.buffer, table, output_format or "csv",
                              escape_formulas=escape_formulas)

@@ -94,7 +94,7 @@ def _run(args) -> int:
                                 max_chars=args.max_chars, output_format=args.output_format,
                                 quiet=args.quiet, escape_formulas=args.escape_formulas,
                                 memory_limit=args.memory_limit, work_dir=args.work_dir,
-                                **repeats_options(args))
+                                engine=args.engine, **repeats_options(args))
             if not to_stdout:
                 print(f"{table.num_rows:,} repeated {args.unit} units written to {args.out}")
         elif args.command == "report":

@@ -356,6 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     _input_arguments(p)
     _unit_arguments(p, "line")
     _units_memory_arguments(p)
+    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
+                   help="local (this process) or spark: the same table, found by Spark's "
+                        "shuffles; the driver collects the listing only (default: local)")
     p.add_argument("--top", type=int, metavar="N", help="only the N most repeated")
     p.add_argument("--max-chars", type=int, default=200, metavar="N",
                    help="the text column holds at most N characters (default: 200)")

@@ -35,9 +35,13 @@ module          holds
                 (default), or the local engine's files, byte for byte
 ``dedup``       the dedup copy: the inputs read again by the executors,
                 the removed records left out by a join, written as parts
-``units``       dedup --unit (line, paragraph, sentences:N): units cut and
-                hashed per partition, first occurrences by windows, the
+``units``       dedup --unit (line, paragraph, sentences:N, span): units cut
+                and hashed per partition, first occurrences by windows, the
                 removals cut out per document, the copy as ``dedup``'s
+``spans``       dedup --unit span: token windows' hashes shuffled, candidate
+                windows verified by their bytes, chains counted by windows
+``repeats``     ``repeats --engine spark``: the repeated units' listing, the
+                local table row for row
 ``against``     a run against an on-disk index: the executors search its
                 memory-mapped segments (through a probe the door hands in)
 ``segments``    ``index build --engine spark``: the executors write the index's
@@ -66,6 +70,7 @@ from ..sinks import resolve_layout
 from ..text import prepare
 from .components import center_clusters, connected_components
 from .read import _read, read_documents, read_sources
+from .repeats import repeats_sources
 from .session import _require_spark, _session
 from .stages import (
     _checked,
@@ -89,7 +94,7 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
 
 __all__ = ["SparkFindResult", "connected_components", "dedup_sources", "dedup_units_sources",
            "evaluate", "evaluate_sources", "find", "find_sources", "index_sources",
-           "read_documents", "read_sources", "write_result"]
+           "read_documents", "read_sources", "repeats_sources", "write_result"]
 
 
 @dataclass

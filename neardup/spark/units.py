@@ -1,10 +1,10 @@
-"""``neardup dedup --unit line|paragraph|sentences:N --engine spark``: repeated units
+"""``neardup dedup --unit line|paragraph|sentences:N|span --engine spark``: repeated units
 removed inside documents, with the local engine's outputs and counts
 (:mod:`neardup.units`), found by shuffles and sorts.
 
 The steps, each a DataFrame step or a ``mapInArrow`` body that calls the local code:
 
-1. **Cut and hash** (:func:`_unit_rows`, per partition): the local cutter
+1. **Cut and hash** (:func:`unit_rows`, per partition): the local cutter
    (:mod:`neardup.units.split`) and normalization and hash (:mod:`neardup.units.hashing`)
    give one row per unit: ``doc``, its compared text ``[ts, te)`` and removed bytes
    ``[cs, ce)`` (byte offsets in the document's UTF-8 text), its 64-bit ``hash`` and its
@@ -33,7 +33,9 @@ The steps, each a DataFrame step or a ``mapInArrow`` body that calls the local c
    concatenated in name order, are the local copy byte for byte); inputs read on the
    driver get the local writer's copy.
 
-The span unit (token windows, :mod:`neardup.units.spans`) is the local engine's only.
+The span unit (token windows, :mod:`neardup.units.spans`) takes steps 1-4 of its own
+(:mod:`neardup.spark.spans`: window hashes shuffled, candidates verified by their bytes)
+and shares step 5.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ try:  # pyspark is an optional dependency (extra "spark")
 except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = Window = F = None
 
-SPARK_UNITS = ("line", "paragraph", "sentences")  # the kinds this module runs
+SPARK_UNITS = ("line", "paragraph", "sentences", "span")  # the kinds this module runs
 _UNIT_ROW = "doc long, ts long, te long, cs long, ce long, hash long, norm binary"
 _APPLIED_ROW = "doc long, bytes long, keep boolean, text string"
 _CUTTERS = {"line": unit_split.split_lines, "paragraph": unit_split.split_paragraphs,
@@ -68,7 +70,7 @@ def check_spark_unit(options: UnitOptions) -> None:
     """ValueError, naming the unit, for a unit the Spark engine does not run."""
     if options.kind not in SPARK_UNITS:
         raise ValueError(f"--unit {options.unit} runs on the local engine only; --engine "
-                         f"spark takes --unit line, paragraph or sentences:N")
+                         f"spark takes --unit line, paragraph, sentences:N or span")
 
 
 def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normalize=None,
@@ -79,7 +81,7 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     :func:`~neardup.units.run.dedup_units` gives (its counts, but ``dedup``'s outputs
     name the folder of parts). ``source_options``: those of
     :func:`neardup.spark.read_documents`; ``normalize``: the run's normalization.
-    ``hashes``: (values, offsets) -> uint64 a piece (default:
+    ``hashes``: (values, offsets) -> uint64 a piece, a unit or (span) a token (default:
     :func:`neardup.units.hashing.piece_hashes`; any function of the bytes gives the same
     result, a weak one forces collisions)."""
     from .. import sources
@@ -103,13 +105,25 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     try:
         started = time.perf_counter()
         documents = read.documents.select("doc", "text")
-        pieces = documents.mapInArrow(_unit_rows(options.kind, normalize, hashes), _UNIT_ROW)
-        removed, unit_counts, persisted = _removed_units(pieces, options)
+        if options.kind == "span":
+            from .spans import span_removals
+
+            applied, unit_counts, persisted = span_removals(documents, options, normalize,
+                                                            hashes)
+        else:
+            pieces = documents.mapInArrow(unit_rows(options.kind, normalize, hashes),
+                                          _UNIT_ROW)
+            removed, unit_counts, persisted = _removed_units(pieces, options)
+            applied = _removals_applied(documents, removed, options.min_chars)
         cached += persisted
-        applied = _removals_applied(documents, removed, options.min_chars).persist()
+        applied = applied.persist()
         cached.append(applied)
+        removed_tokens = [F.sum("tokens").alias("tokens")] if options.kind == "span" else []
         totals = applied.agg(F.count("*").alias("changed"), F.sum("bytes").alias("bytes"),
-                             F.sum((~F.col("keep")).cast("long")).alias("dropped")).first()
+                             F.sum((~F.col("keep")).cast("long")).alias("dropped"),
+                             *removed_tokens).first()
+        if options.kind == "span":
+            unit_counts["tokens_removed"] = int(totals["tokens"] or 0)
         unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
         unit_counts["documents_changed"] = int(totals["changed"])
         n_documents = report["processed"]
@@ -132,7 +146,7 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     return UnitResult(counts, local_report, seconds=seconds)
 
 
-def _unit_rows(kind: str, normalize, hashes: Callable | None):
+def unit_rows(kind: str, normalize, hashes: Callable | None):
     """mapInArrow body: (doc, text) -> one row a unit (``_UNIT_ROW``), by the local cutter,
     normalization and hash; a unit that normalizes to nothing is kept here (hashes and
     collisions count it, as locally) and left out of the units later."""
@@ -165,13 +179,7 @@ def _unit_rows(kind: str, normalize, hashes: Callable | None):
 def _removed_units(pieces: DataFrame, options: UnitOptions):
     """(removed: doc, cs, ce of every unit that goes; the unit counts, keys as the local
     engine's; the frames persisted on the way, for the caller to release)."""
-    by_text = Window.partitionBy("hash", "norm")
-    at = F.struct("doc", "ts")
-    classed = (pieces.withColumn("first", F.min(at).over(by_text))
-               .withColumn("size", F.count(F.lit(1)).over(by_text))
-               .withColumn("is_first", F.col("first") == at)
-               .withColumn("is_unit", F.length("norm") > 0)
-               .drop("norm").persist())
+    classed = unit_classes(pieces).persist()
     units = classed.where(F.col("is_unit"))
     if options.kind == "sentences":
         removed, counts, cached = _windows_removed(units, options)
@@ -183,6 +191,19 @@ def _removed_units(pieces: DataFrame, options: UnitOptions):
         counts, cached = _counted(row), []
     counts["hash_collisions"] = int(row["texts"] or 0) - int(row["hashes"])
     return removed, counts, [classed, *cached]
+
+
+def unit_classes(pieces: DataFrame) -> DataFrame:
+    """The rows of :func:`unit_rows` (but ``norm``) with each unit's class: ``first`` (its
+    first occurrence, a struct of doc and ts), ``size``, ``is_first``, ``is_unit`` (its
+    text normalizes to something)."""
+    by_text = Window.partitionBy("hash", "norm")
+    at = F.struct("doc", "ts")
+    return (pieces.withColumn("first", F.min(at).over(by_text))
+            .withColumn("size", F.count(F.lit(1)).over(by_text))
+            .withColumn("is_first", F.col("first") == at)
+            .withColumn("is_unit", F.length("norm") > 0)
+            .drop("norm"))
 
 
 def _texts_and_hashes():
@@ -230,10 +251,7 @@ def _windows_removed(sentences: DataFrame, options: UnitOptions):
     window covers go. (removed: doc, cs, ce; counts; the frames persisted)."""
     width = options.sentences
     in_doc = Window.partitionBy("doc").orderBy("ts")
-    key = F.array(*[F.col("first") if k == 0 else F.lead("first", k).over(in_doc)
-                    for k in range(width)])
-    windows = (sentences.select("doc", "ts", key.alias("key"))
-               .where(F.col("key")[width - 1].isNotNull()))
+    windows = sentence_windows(sentences, width).drop("te")
     by_key = Window.partitionBy("key")
     at = F.struct("doc", "ts")
     classed = (windows.withColumn("first", F.min(at).over(by_key))
@@ -250,6 +268,18 @@ def _windows_removed(sentences: DataFrame, options: UnitOptions):
     counts["sentences_removed"] = int(row["removed"])
     removed = covered.where(F.col("covered").isNotNull()).select("doc", "cs", "ce")
     return removed, counts, [classed, covered]
+
+
+def sentence_windows(sentences: DataFrame, width: int) -> DataFrame:
+    """(doc, ts, te, key) of every window of ``width`` consecutive sentences of a document
+    (rows of :func:`unit_classes` that are units): its first sentence's start, its last
+    one's end, and ``key`` the array of their classes' first occurrences."""
+    in_doc = Window.partitionBy("doc").orderBy("ts")
+    key = F.array(*[F.col("first") if k == 0 else F.lead("first", k).over(in_doc)
+                    for k in range(width)])
+    return (sentences.select("doc", "ts", F.lead("te", width - 1).over(in_doc).alias("te"),
+                             key.alias("key"))
+            .where(F.col("key")[width - 1].isNotNull()))
 
 
 def _removals_applied(documents: DataFrame, removed: DataFrame, min_chars: int) -> DataFrame:

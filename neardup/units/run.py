@@ -1,5 +1,5 @@
 """Units on files: read the inputs, find the repeated units, write the copy without them
-(:func:`dedup_units`) or list them (:func:`repeats_table`).
+(:func:`dedup_units`) or list them (:func:`repeats_of`, :func:`repeats_table`).
 
 The copy is the input's format with the units removed in place
 (:func:`neardup.sources.write_deduplicated` with ``edits``); a document that units were
@@ -159,17 +159,29 @@ def repeats_of(analysis: UnitAnalysis, ids, *, top: int | None = None,
     order = np.lexsort((np.arange(r.count.size), -r.count))
     if top is not None:
         order = order[:top]
-    doc, start, end = r.doc[order], r.start[order], r.end[order]
-    base = analysis.doc_offsets[doc]
-    values, offsets = gather(analysis.data, base + start, base + end, np.empty(0, np.uint8))
-    text = pa.LargeStringArray.from_buffers(order.size, pa.py_buffer(offsets),
+    doc = r.doc[order]
+    ids = np.asarray(ids, dtype=object)
+    return repeats_table(analysis.data, analysis.doc_offsets, doc, r.start[order],
+                         r.end[order], r.count[order], r.documents[order],
+                         ids[doc].tolist() if doc.size else [], max_chars)
+
+
+def repeats_table(data, doc_offsets, doc, start, end, count, documents, first_ids,
+                  max_chars: int) -> pa.Table:
+    """The rows of :func:`repeats_of`'s table, in the order given: repeated text i lies at
+    bytes [start[i], end[i]) of document ``doc[i]`` of the UTF-8 buffer (``data``,
+    ``doc_offsets``), occurs ``count[i]`` times in ``documents[i]`` documents; its
+    document's id is ``first_ids[i]`` (the engines call this one function)."""
+    base = doc_offsets[doc]
+    values, offsets = gather(data, base + start, base + end, np.empty(0, np.uint8))
+    text = pa.LargeStringArray.from_buffers(len(doc), pa.py_buffer(offsets),
                                             pa.py_buffer(values))
     text = pc.utf8_slice_codeunits(text, 0, max_chars).cast(pa.string())
-    first_offset = _char_offsets(analysis.data, base, base + start)
-    ids = np.asarray(ids, dtype=object)
-    return pa.table({"text": text, "count": r.count[order], "documents": r.documents[order],
-                     "first_id": pa.array(ids[doc].tolist() if doc.size else [], pa.string()),
-                     "first_offset": first_offset, "bytes": end - start})
+    first_offset = _char_offsets(data, base, base + start)
+    return pa.table({"text": text, "count": np.asarray(count, np.int64),
+                     "documents": np.asarray(documents, np.int64),
+                     "first_id": pa.array(list(first_ids), pa.string()),
+                     "first_offset": first_offset, "bytes": np.asarray(end - start, np.int64)})
 
 
 @njit(cache=True)

@@ -147,16 +147,66 @@ def repeated_spans(token_starts, token_ends, token_ids, min_tokens: int, keep: s
         removed_windows = positions[reps != positions]
     else:
         removed_windows = positions
-    removed = _covered(removed_windows, n_tokens, length)
-    run_offsets, run_first, run_last = _runs(removed, offsets)
-    remove_starts = starts.values[run_first].astype(np.int64)
-    remove_ends = ends.values[run_last].astype(np.int64)
+    run_offsets, remove_starts, remove_ends, covered = removed_ranges(
+        offsets, starts.values, ends.values, removed_windows, length)
     spans = _chains(positions, reps, counts, offsets, length, starts.values, ends.values)
     return RepeatedSpans(run_offsets, remove_starts, remove_ends, *spans,
-                         tokens_removed=int(np.count_nonzero(removed)),
+                         tokens_removed=int(covered.sum()),
                          bytes_removed=int((remove_ends - remove_starts).sum()),
                          windows=int(np.maximum(np.diff(offsets) - length + 1, 0).sum()),
                          windows_removed=int(removed_windows.size))
+
+
+def removed_ranges(offsets, token_starts, token_ends, removed_windows, min_tokens: int):
+    """The removal ranges of the removed windows (module docstring): per document (CSR
+    ``offsets`` over the tokens), each maximal run of covered tokens as the bytes [start
+    of its first token, end of its last). ``removed_windows``: the windows' first tokens
+    (indices into the token arrays), ascending. (run offsets int64[n + 1], starts, ends,
+    tokens covered per document int64[n])."""
+    offsets = np.asarray(offsets, np.int64)
+    removed = _covered(np.asarray(removed_windows, np.int64), offsets[-1], int(min_tokens))
+    run_offsets, run_first, run_last = _runs(removed, offsets)
+    covered = np.zeros(offsets[-1] + 1, np.int64)
+    np.cumsum(removed, out=covered[1:])
+    return (run_offsets, np.asarray(token_starts)[run_first].astype(np.int64),
+            np.asarray(token_ends)[run_last].astype(np.int64),
+            covered[offsets[1:]] - covered[offsets[:-1]])
+
+
+def window_hashes(offsets, ids, min_tokens: int):
+    """Every window of ``min_tokens`` tokens inside a document (CSR ``offsets`` over the
+    uint64 token ``ids``): (its document, its first token's position in that document,
+    its 64-bit rolling hash), in document then position order. The hash is the one the
+    sort above keys on; equal windows have equal hashes, and a hash only proposes."""
+    length = int(min_tokens)
+    power = np.uint64(pow(int(_BASE), length, 1 << 64))
+    return _window_hashes(np.asarray(offsets, np.int64),
+                          np.ascontiguousarray(ids).view(np.uint64), length, power)
+
+
+@njit(cache=True)
+def _window_hashes(offsets, ids, length, power):
+    n = offsets.size - 1
+    total = 0
+    for d in range(n):
+        total += max(offsets[d + 1] - offsets[d] - length + 1, 0)
+    doc = np.empty(total, np.int64)
+    position = np.empty(total, np.int64)
+    hashes = np.empty(total, np.uint64)
+    k = 0
+    for d in range(n):
+        first = offsets[d]
+        h = np.uint64(0)
+        for t in range(first, offsets[d + 1]):
+            h = h * _BASE + mix64(ids[t])
+            if t - length >= first:
+                h -= power * mix64(ids[t - length])
+            if t - first + 1 >= length:
+                doc[k] = d
+                position[k] = t - length + 1 - first
+                hashes[k] = h
+                k += 1
+    return doc, position, hashes
 
 
 def _check(starts: Ragged, ends: Ragged, ids: Ragged, min_tokens, keep, passes) -> None:

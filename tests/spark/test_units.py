@@ -162,10 +162,8 @@ def test_parquet_rows_and_driver_read_inputs_as_local(spark, tmp_path, small_spl
     assert f"{local.counts['units_removed']:,} removed" in capsys.readouterr().out
 
 
-def test_units_spark_does_not_run_are_refused_by_name(spark, tmp_path):
+def test_a_copy_with_several_text_fields_is_refused_by_name(spark, tmp_path):
     path = _corpus(tmp_path, ["a b c"])
-    with pytest.raises(ValueError, match="--unit span runs on the local engine only"):
-        neardup.dedup(path, tmp_path / "out", unit="span", engine="spark")
     with pytest.raises(ValueError, match="one --text-field"):
         neardup.dedup(path, tmp_path / "out", unit="line", engine="spark",
                       text_fields=("text", "id"))

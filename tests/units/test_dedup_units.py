@@ -180,8 +180,6 @@ def test_dedup_on_the_command_line_matches_the_library(tmp_path, capsys):
     (lambda s, o: neardup.dedup(s, o, unit="sentences:0"), "sentences:N"),
     (lambda s, o: neardup.dedup(s, o, unit="line", keep="last"), "keep must be one of"),
     (lambda s, o: neardup.dedup(s, o, keep="none"), "give unit="),
-    (lambda s, o: neardup.dedup(s, o, unit="span", engine="spark"),
-     "--unit span runs on the local engine only"),
     (lambda s, o: neardup.dedup(s, o, unit="line", engine="spark", explain=o), "explain="),
     (lambda s, o: neardup.dedup(s, o, unit="line", code="python"), "--code"),
     (lambda s, o: neardup.dedup(s, o, unit="line", text_fields=("text", "id")),

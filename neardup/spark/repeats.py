@@ -1,0 +1,139 @@
+"""``neardup repeats --engine spark``: the listing of repeated units, the local engine's
+table row for row (:func:`neardup.units.run.repeats_of`), found by shuffles and sorts.
+
+The repeated texts come from the steps of ``dedup --unit`` on Spark: a unit's class
+(:func:`neardup.spark.units.unit_classes`, verified by its bytes), a window of
+sentences (:func:`neardup.spark.units.sentence_windows`), or a chain of repeated token
+windows (:func:`neardup.spark.spans.span_chains`). One row each: its first occurrence
+(doc, start, end), count, distinct documents. The rows are ordered as the local table
+(most repeated first, then first occurrence first; ``top``: Spark's ordered limit keeps
+only the first N), grouped by document and joined to the texts once, where the local
+:func:`~neardup.units.run.repeats_table` cuts each one's text and first offset. The
+driver collects the listing only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..units import UnitOptions
+from ..units.run import DEFAULT_MAX_CHARS, REPEAT_COLUMNS
+from .read import _read
+from .session import _require_spark, _session
+from .units import _UNIT_ROW, check_spark_unit, sentence_windows, unit_classes, unit_rows
+from .write import _to_arrow
+
+try:  # pyspark is an optional dependency (extra "spark")
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    DataFrame = F = None
+
+_LISTING_ROW = ("text string, count long, documents long, first_id string, "
+                "first_offset long, bytes long, doc long, at long")
+
+
+def repeats_sources(inputs, options: UnitOptions, *, spark=None, normalize=None,
+                    top: int | None = None, max_chars: int = DEFAULT_MAX_CHARS,
+                    quiet: bool = True, hashes: Callable | None = None,
+                    **source_options) -> pa.Table:
+    """The table :func:`neardup.repeats` gives on the local engine (same rows, order and
+    columns), for ``inputs`` read by Spark. ``source_options``: those of
+    :func:`neardup.spark.read_documents`; ``normalize``: the run's normalization;
+    ``hashes``: as :func:`neardup.spark.dedup_units_sources`'."""
+    _require_spark()
+    check_spark_unit(options)
+    paths = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike))
+                                    else inputs)]
+    if spark is None:
+        spark = _session(quiet=quiet)
+    read = _read(spark, paths, **source_options)
+    cached: list[DataFrame] = []
+    try:
+        documents = read.documents.select("doc", "text")
+        if options.kind == "span":
+            from .spans import repeated_windows, span_chains
+
+            rows, repeated = repeated_windows(documents, options.min_tokens, normalize, hashes)
+            cached += [rows, repeated]
+            found = span_chains(repeated, options.min_tokens).select(
+                "doc", F.col("first").alias("at"), F.col("last").alias("end"), "count",
+                "documents")
+        else:
+            found, persisted = _repeated_units(documents, options, normalize, hashes)
+            cached += persisted
+        ordered = found.orderBy(F.desc("count"), "doc", "at")
+        if top is not None:
+            ordered = ordered.limit(top)
+        asked = ordered.groupBy("doc").agg(F.collect_list(
+            F.struct("at", "end", "count", "documents")).alias("repeats"))
+        listing = (read.documents.select("doc", "id", "text").join(asked, "doc")
+                   .mapInArrow(_listing(options, normalize, max_chars), _LISTING_ROW)
+                   .orderBy(F.desc("count"), "doc", "at"))
+        table = _to_arrow(listing)
+    finally:
+        for frame in cached:
+            frame.unpersist()
+        read.release()
+    types = {"text": pa.string(), "first_id": pa.string()}
+    return pa.table({name: table.column(name).combine_chunks().cast(types.get(name, pa.int64()))
+                     for name in REPEAT_COLUMNS})
+
+
+def _repeated_units(documents: DataFrame, options: UnitOptions, normalize, hashes):
+    """(doc, at (its first byte), end, count, documents) of each repeated line, paragraph
+    or window of sentences, at its first occurrence; the frames persisted."""
+    pieces = documents.mapInArrow(unit_rows(options.kind, normalize, hashes), _UNIT_ROW)
+    units = unit_classes(pieces).where(F.col("is_unit")).persist()
+    if options.kind == "sentences":
+        windows = sentence_windows(units, options.sentences)
+        key = "key"
+    else:
+        windows, key = units.select("doc", "ts", "te", "first"), "first"
+    found = (windows.groupBy(key)
+             .agg(F.min(F.struct("doc", "ts", "te")).alias("at"), F.count("*").alias("count"),
+                  F.countDistinct("doc").alias("documents"))
+             .where(F.col("count") >= 2)
+             .select(F.col("at.doc").alias("doc"), F.col("at.ts").alias("at"),
+                     F.col("at.te").alias("end"), "count", "documents"))
+    return found, [units]
+
+
+def _listing(options: UnitOptions, normalize, max_chars: int):
+    """mapInArrow body: (doc, id, text, repeats: its repeated texts) -> ``_LISTING_ROW``,
+    by the local :func:`~neardup.units.run.repeats_table` (span: token positions turned
+    into bytes first)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from neardup.units.hashing import texts_buffer
+        from neardup.units.run import repeats_table
+
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            repeats = batch.column("repeats")
+            lengths = np.diff(repeats.offsets.to_numpy())
+            row = np.repeat(np.arange(batch.num_rows), lengths)
+            flat = repeats.flatten()
+            at, end = (flat.field(name).to_numpy().astype(np.int64) for name in ("at", "end"))
+            if options.kind == "span":
+                from neardup.spark.spans import token_bytes
+
+                start, end = token_bytes(batch, normalize, row, at, end)
+            else:
+                start = at
+            data, doc_offsets = texts_buffer(batch.column("text"))
+            table = repeats_table(data, doc_offsets, row, start, end,
+                                  flat.field("count").to_numpy(),
+                                  flat.field("documents").to_numpy(),
+                                  batch.column("id").take(pa.array(row)).to_pylist(), max_chars)
+            yield pa.RecordBatch.from_arrays(
+                [*(column.combine_chunks() for column in table.columns),
+                 pa.array(batch.column("doc").to_numpy()[row], pa.int64()),
+                 pa.array(at, pa.int64())],
+                names=[*REPEAT_COLUMNS, "doc", "at"])
+    return run
