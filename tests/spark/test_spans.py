@@ -23,8 +23,8 @@ from neardup.cli import main  # noqa: E402
 from neardup.shingling import normalize_light  # noqa: E402
 from neardup.spark.units import dedup_units_sources  # noqa: E402
 from neardup.units import UnitOptions  # noqa: E402
+from tests.spark.copies import joined, same_copy, same_counts  # noqa: E402
 from tests.spark.settings import split_inputs  # noqa: E402
-from tests.spark.test_units import _parts, _same_counts  # noqa: E402
 
 WORDS = ["river", "Rose", "nobody", "came", "late", "prices", "fell", "Ça", "très", "bien",
          "Zug", "fährt", "日本語", "ナビ", "東京", "—", "...", "again", "home", "news"]
@@ -86,13 +86,8 @@ def small_splits(spark):
 def test_spark_span_copy_is_the_local_copy_byte_for_byte(spark, tmp_path, small_splits,
                                                           min_tokens, keep, min_chars):
     path = _corpus(tmp_path)
-    options = dict(unit="span", min_tokens=min_tokens, keep=keep, min_chars=min_chars, id="id")
-    local = neardup.dedup(path, tmp_path / "local.jsonl", **options)
-    result = neardup.dedup(path, tmp_path / "spark", engine="spark", **options)
-    parts = _parts(tmp_path / "spark")
-    assert len(parts) >= 3  # first occurrences and their copies in different partitions
-    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
-    _same_counts(result, local, tmp_path / "spark")
+    local = same_copy(path, tmp_path, unit="span", min_tokens=min_tokens, keep=keep,
+                      min_chars=min_chars, id="id")
     assert local.counts["units_removed"] > 10 and local.counts["spans_repeated"] > 3
     if min_chars > 1:
         assert local.counts["documents_dropped"] > 0
@@ -110,9 +105,8 @@ def test_small_planted_corpora_are_the_local_result(spark, tmp_path, texts, keep
     options = dict(unit="span", min_tokens=2, keep=keep, id="id")
     local = neardup.dedup(path, tmp_path / "local.jsonl", **options)
     result = neardup.dedup(path, tmp_path / "spark", engine="spark", **options)
-    parts = _parts(tmp_path / "spark")
-    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
-    _same_counts(result, local, tmp_path / "spark")
+    assert joined(tmp_path / "spark") == (tmp_path / "local.jsonl").read_bytes()
+    same_counts(result, local, tmp_path / "spark")
     assert local.counts["spans_repeated"] >= 1
 
 
@@ -131,9 +125,8 @@ def test_forced_token_hash_collisions_never_remove_a_different_text(spark, tmp_p
                                  normalize=normalize_light, hashes=weak)
     # 4 token ids of 1 bit: at most 16 window hashes for the corpus's distinct windows
     assert local.counts["units_kept"] > 16
-    parts = _parts(tmp_path / "spark")
-    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
-    _same_counts(result, local, tmp_path / "spark")
+    assert joined(tmp_path / "spark") == (tmp_path / "local.jsonl").read_bytes()
+    same_counts(result, local, tmp_path / "spark")
 
 
 def test_cli_dedup_unit_span_engine_spark(spark, tmp_path, small_splits, capsys):
@@ -141,7 +134,6 @@ def test_cli_dedup_unit_span_engine_spark(spark, tmp_path, small_splits, capsys)
     local = neardup.dedup(path, tmp_path / "local.jsonl", unit="span", min_tokens=8)
     assert main(["dedup", str(path), "--unit", "span", "--min-tokens", "8", "--engine",
                  "spark", "-o", str(tmp_path / "spark")]) == 0
-    parts = _parts(tmp_path / "spark")
-    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
+    assert joined(tmp_path / "spark") == (tmp_path / "local.jsonl").read_bytes()
     out = capsys.readouterr().out
     assert f"{local.counts['bytes_removed']:,} bytes removed" in out

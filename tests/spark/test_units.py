@@ -24,6 +24,7 @@ from neardup.shingling import normalize_light  # noqa: E402
 from neardup.spark.units import dedup_units_sources  # noqa: E402
 from neardup.units import UnitOptions  # noqa: E402
 from neardup.units import hashing as unit_hashing  # noqa: E402
+from tests.spark.copies import joined, parts, same_copy, same_counts  # noqa: E402
 from tests.spark.settings import split_inputs  # noqa: E402
 
 BOILERPLATE = ["Accept cookies to continue.", "ACCEPT   cookies to continue.",
@@ -77,34 +78,13 @@ def small_splits(spark):
         yield
 
 
-def _parts(folder) -> list:
-    manifest = json.loads((folder / "manifest.json").read_text())
-    return [folder / f["name"] for f in manifest["files"]]
-
-
-def _same_counts(spark_result, local_result, out) -> None:
-    want = dict(local_result.counts)
-    got = dict(spark_result.counts)
-    local_dedup, spark_dedup = want.pop("dedup"), got.pop("dedup")
-    assert got == want
-    assert spark_dedup == local_dedup | {"outputs": [dict(local_dedup["outputs"][0],
-                                                          output=str(out) + os.sep)]}
-    assert spark_result.read_report == local_result.read_report
-
-
 @pytest.mark.parametrize(("unit", "keep", "min_chars"), [
     ("line", "first", 1), ("line", "none", 30), ("paragraph", "none", 1),
     ("sentences:3", "first", 1), ("sentences:2", "none", 40)])
 def test_spark_copy_is_the_local_copy_byte_for_byte(spark, tmp_path, small_splits, unit,
                                                      keep, min_chars):
     path = _corpus(tmp_path)
-    options = dict(unit=unit, keep=keep, min_chars=min_chars, id="id")
-    local = neardup.dedup(path, tmp_path / "local.jsonl", **options)
-    result = neardup.dedup(path, tmp_path / "spark", engine="spark", **options)
-    parts = _parts(tmp_path / "spark")
-    assert len(parts) >= 3  # first occurrences and their copies in different partitions
-    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
-    _same_counts(result, local, tmp_path / "spark")
+    local = same_copy(path, tmp_path, unit=unit, keep=keep, min_chars=min_chars, id="id")
     assert local.counts["units_removed"] > 10 and local.counts["bytes_removed"] > 0
     if min_chars > 1:
         assert local.counts["documents_dropped"] > 0
@@ -125,9 +105,8 @@ def test_forced_hash_collisions_never_remove_a_different_text(spark, tmp_path, s
                                  spark=spark, normalize=normalize_light, hashes=weak)
     monkeypatch.undo()
     assert local.counts["hash_collisions"] > 20
-    parts = _parts(tmp_path / "spark")
-    assert b"".join(p.read_bytes() for p in parts) == (tmp_path / "local.jsonl").read_bytes()
-    _same_counts(result, local, tmp_path / "spark")
+    assert joined(tmp_path / "spark") == (tmp_path / "local.jsonl").read_bytes()
+    same_counts(result, local, tmp_path / "spark")
     truth = neardup.dedup(path, tmp_path / "truth.jsonl", unit="line")  # the real hash
     assert (tmp_path / "truth.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     assert {k: v for k, v in truth.counts.items() if k not in ("hash_collisions", "dedup")} \
@@ -147,10 +126,10 @@ def test_parquet_rows_and_driver_read_inputs_as_local(spark, tmp_path, small_spl
     result = neardup.dedup(tmp_path / "pages.parquet", tmp_path / "spark", engine="spark",
                            **options)
     rows = pq.read_table(tmp_path / "local.parquet").to_pylist()
-    spark_rows = [row for part in _parts(tmp_path / "spark")
+    spark_rows = [row for part in parts(tmp_path / "spark")
                   for row in pq.read_table(part).to_pylist()]
     assert spark_rows == rows and local.counts["units_removed"] > 0
-    _same_counts(result, local, tmp_path / "spark")
+    same_counts(result, local, tmp_path / "spark")
 
     path = _corpus(tmp_path)  # compressed: read and copied on the driver, the local layout
     with open(path, "rb") as f, gzip.open(tmp_path / "pages.jsonl.gz", "wb") as g:
