@@ -77,9 +77,9 @@ BYTES_PER_CHAR = 32  # a chunk's text as Python str and UTF-8, normalized, joine
 MIN_CHUNK_CHARS = 1 << 20
 _SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs,
               "sentences": split.split_sentences}
-__all__ = ["BYTES_PER_CHAR", "FIXED_BYTES", "EditedTexts", "SpilledCorpus",
+__all__ = ["BYTES_PER_CHAR", "FIXED_BYTES", "Appender", "EditedTexts", "SpilledCorpus",
            "chunk_chars_for", "find_repeated_units_bounded", "kept_documents", "mapped",
-           "merge_runs", "refuse_span", "window_hashes"]
+           "merge_runs", "window_hashes"]
 
 
 def chunk_chars_for(limit: int) -> int:
@@ -95,7 +95,7 @@ def chunk_chars_for(limit: int) -> int:
     return int(chars)
 
 
-class _Appender:
+class Appender:
     """An array appended chunk by chunk to a file, mapped back when finished."""
 
     def __init__(self, path: Path, dtype):
@@ -143,7 +143,7 @@ def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directo
     """Pass one: each chunk cut, normalized, hashed and written (see the module
     docstring). Returns the files and the documents' columns (ids, source, record) the
     copy needs."""
-    files = {name: _Appender(directory / name, dtype) for name, dtype in (
+    files = {name: Appender(directory / name, dtype) for name, dtype in (
         ("text.u8", np.uint8), ("units.i64", np.int64), ("runs.u64", np.uint64),
         ("runs.i64", np.int64), ("normalized.u8", np.uint8), ("normalized.i64", np.int64))}
     files["normalized.i64"].write(np.zeros(1, np.int64))
@@ -349,15 +349,6 @@ def window_hashes(classes, starts, width):
 # ---------------------------------------------------------------- the analysis
 
 
-def refuse_span(options: UnitOptions) -> None:
-    """The span unit is not bounded (see the module docstring): refused, saying so."""
-    if options.kind not in _SPLITTERS:
-        raise ValueError(f"--unit {options.unit} does not run under --memory-limit: the "
-                         f"span unit's kernel holds every token of the corpus at once; "
-                         f"run it without --memory-limit (line, paragraph and "
-                         f"sentences:N run under it)")
-
-
 def find_repeated_units_bounded(inputs, source_options: dict, options: UnitOptions, normalize,
                                 directory: Path, *, chunk_chars: int, progress: bool = False,
                                 hash_pieces: Callable = piece_hashes
@@ -367,12 +358,33 @@ def find_repeated_units_bounded(inputs, source_options: dict, options: UnitOptio
     (documents without their texts in memory, the read report, the analysis, the
     spilled corpus). ``hash_pieces``: (values, offsets) -> uint64 per unit, a test's
     hook (any function of the bytes gives the same result)."""
-    refuse_span(options)
     chunks, report, sources = read_document_chunks(inputs, chunk_chars=chunk_chars,
                                                    progress=progress, **source_options)
-    spilled, columns = _spill(chunks, options, normalize, directory, hash_pieces)
+    if options.kind == "span":
+        from .span_runs import find_repeated_spans_bounded  # numba kernels: on demand
+
+        spilled, columns, removals, repeats, counts = find_repeated_spans_bounded(
+            chunks, options, normalize, directory, chunk_chars=chunk_chars,
+            hash_pieces=hash_pieces)
+    else:
+        spilled, columns = _spill(chunks, options, normalize, directory, hash_pieces)
+        removals, repeats, counts = _analysis(directory, spilled, options)
     columns["inputs"] = sources  # filled as the inputs were opened, chunks or none
     n_docs = spilled.doc_offsets.size - 1
+    counts.update(removal_counts(removals))
+    texts = _TextsOnDisk(spilled)
+    kept_docs = Documents(ids=columns["ids"], texts=texts, source=columns["source"],
+                          record=columns["record"], inputs=columns["inputs"])
+    analysis = UnitAnalysis(spilled.data, spilled.doc_offsets, removals, repeats, counts)
+    if kept_docs.source.size != n_docs:
+        raise AssertionError(f"{n_docs} documents spilled but {kept_docs.source.size} read")
+    return kept_docs, report, analysis, spilled
+
+
+def _analysis(directory: Path, spilled: SpilledCorpus, options: UnitOptions
+              ) -> tuple[RemovalRanges, Repeats, dict]:
+    """line, paragraph, sentences:N: the units' classes merged from the runs, then what
+    each unit removes (``hash_collisions`` among the counts)."""
     units = spilled.units
     doc = np.ascontiguousarray(units[:, 0]) if units.size else np.empty(0, np.int64)
     class_of, size, documents, collisions = _merged(
@@ -383,14 +395,7 @@ def find_repeated_units_bounded(inputs, source_options: dict, options: UnitOptio
     else:
         removals, repeats, counts = _units(spilled, doc, class_of, size, documents, options)
     counts["hash_collisions"] = collisions
-    counts.update(removal_counts(removals))
-    texts = _TextsOnDisk(spilled)
-    kept_docs = Documents(ids=columns["ids"], texts=texts, source=columns["source"],
-                          record=columns["record"], inputs=columns["inputs"])
-    analysis = UnitAnalysis(spilled.data, spilled.doc_offsets, removals, repeats, counts)
-    if kept_docs.source.size != n_docs:
-        raise AssertionError(f"{n_docs} documents spilled but {kept_docs.source.size} read")
-    return kept_docs, report, analysis, spilled
+    return removals, repeats, counts
 
 
 def _chunk_slices(spilled: SpilledCorpus) -> Iterator[tuple[int, int]]:
@@ -461,8 +466,8 @@ def _windows(directory, spilled, doc, sentence_class, options):
     """sentences:N: windows hashed from their sentence classes, sorted in runs, merged
     and verified on those classes; a removed window removes its N sentences."""
     width = options.sentences
-    hashes = _Appender(directory / "windows.u64", np.uint64)
-    numbers = _Appender(directory / "windows.i64", np.int64)
+    hashes = Appender(directory / "windows.u64", np.uint64)
+    numbers = Appender(directory / "windows.i64", np.int64)
     bounds = [0]
     classes = sentence_class if sentence_class.size else np.zeros(0, np.int64)
     for lo, hi in _chunk_slices(spilled):
