@@ -321,7 +321,7 @@ def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | Non
                          "memory (find --memory-limit finds the pairs of a larger corpus)")
     from .units.sorted_runs import chunk_chars_for
 
-    chunk_chars_for(limit)  # a limit below the floor, named before any reading
+    chunk_chars_for(limit, units.kind)  # a limit below the floor, named before any reading
     return limit
 
 

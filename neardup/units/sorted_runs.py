@@ -44,9 +44,9 @@ texts at once, as its writer does in memory.
 
 Same cuts, classes and first occurrences as in memory, so the same ranges, counts and
 repeats, and the same copy byte for byte (``tests/units/test_sorted_runs.py``, with
-chunks forcing many runs and a hash that collides everywhere). The ``span`` unit is not
-bounded: its token-span kernel (:mod:`~neardup.units.spans`) holds every token of the
-corpus at once, and it is refused under a memory limit.
+chunks forcing many runs and a hash that collides everywhere). The ``span`` unit runs
+the same machinery with tokens as its pieces, then its windows in hash partitions
+(:mod:`~neardup.units.span_runs`); the copy is written as here.
 """
 
 from __future__ import annotations
@@ -74,21 +74,31 @@ from .ranges import remove_ranges
 
 FIXED_BYTES = 256 << 20  # interpreter, numpy, pyarrow, numba and the compiled kernels
 BYTES_PER_CHAR = 32  # a chunk's text as Python str and UTF-8, normalized, joined, its units
+# span: about 128 bytes a token while a chunk is cut, normalized and numbered, and a token
+# is at least 2 bytes (one byte and a space)
+SPAN_BYTES_PER_CHAR = 64
 MIN_CHUNK_CHARS = 1 << 20
 _SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs,
               "sentences": split.split_sentences}
-__all__ = ["BYTES_PER_CHAR", "FIXED_BYTES", "Appender", "EditedTexts", "SpilledCorpus",
-           "chunk_chars_for", "find_repeated_units_bounded", "kept_documents", "mapped",
-           "merge_runs", "window_hashes"]
+__all__ = ["BYTES_PER_CHAR", "FIXED_BYTES", "SPAN_BYTES_PER_CHAR", "Appender", "EditedTexts",
+           "SpilledCorpus", "bytes_per_char", "chunk_chars_for", "find_repeated_units_bounded",
+           "kept_documents", "mapped", "merge_runs", "window_hashes"]
 
 
-def chunk_chars_for(limit: int) -> int:
+def bytes_per_char(kind: str) -> int:
+    """What a chunk's character costs for unit ``kind`` (``UnitOptions.kind``)."""
+    return SPAN_BYTES_PER_CHAR if kind == "span" else BYTES_PER_CHAR
+
+
+def chunk_chars_for(limit: int, kind: str = "line") -> int:
     """Characters of text a chunk may hold under ``limit`` bytes: half of what the fixed
     part leaves (the other half for the per-document columns and the merge's pages), at
-    :data:`BYTES_PER_CHAR` a character. A limit below the floor is refused, naming it."""
-    chars = (limit - FIXED_BYTES) // 2 // BYTES_PER_CHAR
+    :func:`bytes_per_char` a character for unit ``kind``. A limit below the floor is
+    refused, naming it."""
+    per_char = bytes_per_char(kind)
+    chars = (limit - FIXED_BYTES) // 2 // per_char
     if chars < MIN_CHUNK_CHARS:
-        floor = FIXED_BYTES + 2 * BYTES_PER_CHAR * MIN_CHUNK_CHARS
+        floor = FIXED_BYTES + 2 * per_char * MIN_CHUNK_CHARS
         raise ValueError(f"--memory-limit {limit:,} bytes is below what --unit needs: at "
                          f"least {-(-floor // (1 << 20))}M (the interpreter and kernels, "
                          f"and one chunk of text)")

@@ -38,16 +38,18 @@ document a chunk and with a hash that collides everywhere).
 
 Memory, besides what :mod:`~neardup.units.sorted_runs` holds for every unit (the
 documents' columns, the removal ranges): step 1 holds one chunk, as the in-memory path
-would for it; step 2 holds 24 bytes for each distinct token of each chunk (the merge's
-three columns, memory-mapped); step 3 holds 8 bytes for each window of the partition
-being sorted (``passes`` is chosen so that :data:`BYTES_PER_WINDOW` a window of one
-partition fits in a chunk's share of the limit, :func:`passes_for`) and 24 bytes for
-each of its repeated windows; step 4 holds one chunk's repeated windows and tokens. For
-the whole run: 8 bytes a document (where its tokens start) and about 40 bytes for each
-repeated class (representative, size, documents, link; the listing's rows). The token
-ids (8 bytes a token) are memory-mapped and read where windows are hashed and compared:
-file-backed pages, in the resident set while the kernel keeps them, dropped under
-pressure.
+would for it (about 128 bytes a token, charged as
+:data:`~neardup.units.sorted_runs.SPAN_BYTES_PER_CHAR` a character: a token and the
+space after it are 2 bytes at least); step 2 holds 24 bytes for each distinct token of
+each chunk (the merge's three columns, memory-mapped); step 3 holds 8 bytes for each
+window of the partition being sorted (``passes`` is chosen so that
+:data:`BYTES_PER_WINDOW` a window of one partition fits in a chunk's share of the limit,
+:func:`passes_for`) and 24 bytes for each of its repeated windows; step 4 holds one
+chunk's repeated windows and tokens. For the whole run: 8 bytes a document (where its
+tokens start) and about 40 bytes for each repeated class (representative, size,
+documents, link; the listing's rows). The token ids (8 bytes a token) are memory-mapped
+and read where windows are hashed and compared: file-backed pages, in the resident set
+while the kernel keeps them, dropped under pressure.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ import numpy as np
 from ..sources import Documents
 from . import RemovalRanges, Repeats, UnitOptions, spans, split
 from .hashing import exact_classes, gather, normalized_pieces, texts_buffer
-from .sorted_runs import BYTES_PER_CHAR, Appender, SpilledCorpus, mapped, merge_runs
+from .sorted_runs import SPAN_BYTES_PER_CHAR, Appender, SpilledCorpus, mapped, merge_runs
 
 BYTES_PER_WINDOW = 16  # a partition's sort key (8) and its share of the hash groups
 __all__ = ["BYTES_PER_WINDOW", "find_repeated_spans_bounded", "passes_for"]
@@ -105,7 +107,7 @@ def find_repeated_spans_bounded(chunks: Iterator[Documents], options: UnitOption
     ids = _token_ids(tokens, directory)
     length = options.min_tokens
     windows = int(np.maximum(np.diff(tokens.token_offsets) - length + 1, 0).sum())
-    passes = passes_for(windows, chunk_chars * BYTES_PER_CHAR)
+    passes = passes_for(windows, chunk_chars * SPAN_BYTES_PER_CHAR)  # a chunk's share
     _spill_windows(tokens, ids, length, passes)
     removals, repeats, windows_removed, tokens_removed = _analysis(tokens, options)
     counts = {"tokens": int(tokens.token_offsets[-1]), "spans_repeated": int(repeats.doc.size),

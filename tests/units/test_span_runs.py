@@ -20,6 +20,7 @@ from neardup.cli import main
 from neardup.options import split_options
 from neardup.units import UnitOptions
 from neardup.units.run import analysed, dedup_units, repeats_of
+from neardup.units.sorted_runs import SPAN_BYTES_PER_CHAR, chunk_chars_for
 from neardup.units.span_runs import BYTES_PER_WINDOW, passes_for
 from neardup.units.spans import Ragged
 
@@ -187,3 +188,11 @@ def test_the_windows_sort_in_as_many_passes_as_the_budget_needs():
     assert passes_for(1000, 1000 * BYTES_PER_WINDOW) == 1
     assert passes_for(1001, 1000 * BYTES_PER_WINDOW) == 2
     assert passes_for(10**8, 1 << 30) * (1 << 30) >= 10**8 * BYTES_PER_WINDOW
+
+
+def test_a_span_chunk_is_charged_for_its_tokens():
+    # a token and its space are two bytes at least, at about 128 bytes a token
+    assert chunk_chars_for(4 << 30, "span") * SPAN_BYTES_PER_CHAR * 2 <= 4 << 30
+    assert chunk_chars_for(4 << 30, "span") < chunk_chars_for(4 << 30, "line")
+    with pytest.raises(ValueError, match="below what --unit needs: at least 384M"):
+        chunk_chars_for(300 << 20, "span")
