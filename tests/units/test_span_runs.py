@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import neardup
 from neardup.cli import main
 from neardup.options import split_options
-from neardup.units import UnitOptions
+from neardup.units import UnitOptions, spans
 from neardup.units.run import analysed, dedup_units, repeats_of
 from neardup.units.sorted_runs import SPAN_BYTES_PER_CHAR, chunk_chars_for
 from neardup.units.span_runs import BYTES_PER_WINDOW, passes_for
@@ -196,3 +196,24 @@ def test_a_span_chunk_is_charged_for_its_tokens():
     assert chunk_chars_for(4 << 30, "span") < chunk_chars_for(4 << 30, "line")
     with pytest.raises(ValueError, match="below what --unit needs: at least 384M"):
         chunk_chars_for(300 << 20, "span")
+
+
+@pytest.mark.parametrize("keep", ["first", "none"])
+def test_windows_that_share_a_hash_are_split_by_their_ids(tmp_path, monkeypatch, keep):
+    # every window's key keeps one hash bit: only comparing the ids on disk splits classes
+    keys, passes = spans._partition_keys, []
+
+    def two_hashes(offsets, ids, length, power, shift, n_passes, part):
+        passes.append(int(n_passes))
+        found = keys(offsets, ids, length, power, shift, n_passes, part)
+        position = (np.uint64(1) << shift) - np.uint64(1)
+        return (found & position) | (found >> np.uint64(63) << np.uint64(63))
+
+    monkeypatch.setattr(spans, "_partition_keys", two_hashes)
+    got, ranges, rows, texts, normalize = bounded_analysis(tmp_path, CORPUS, 3, keep,
+                                                           chunk_chars=5)
+    assert len(passes) == passes[0] > 1  # every partition's keys, several partitions
+    want = reference(texts, 3, keep, normalize)
+    assert ranges == want["ranges"]
+    assert rows == [(d, s, e, c, n) for d, s, e, _, c, n in want["rows"]]
+    assert got["units_removed"] == want["windows_removed"]
