@@ -65,7 +65,9 @@ from . import RemovalRanges, Repeats, UnitOptions, spans, split
 from .hashing import exact_classes, gather, normalized_pieces, texts_buffer
 from .sorted_runs import SPAN_BYTES_PER_CHAR, Appender, SpilledCorpus, mapped, merge_runs
 
-BYTES_PER_WINDOW = 16  # a partition's sort key (8) and its share of the hash groups
+# a partition's sort key (8) and its share of the hash groups and repeated windows (about
+# 100 bytes each: positions, classes, sizes, the kernel's and the spill's copies)
+BYTES_PER_WINDOW = 32
 __all__ = ["BYTES_PER_WINDOW", "find_repeated_spans_bounded", "passes_for"]
 
 
@@ -197,18 +199,17 @@ def _spill_windows(tokens: _Tokens, ids: np.ndarray, length: int, passes: int) -
     """Step 3: each hash partition's repeated windows, appended to their chunk's file
     as rows of (position, representative, class size)."""
     bounds = tokens.spilled.chunk_units
-    n_chunks = bounds.size - 1
     for part in range(passes):
         positions, reps, counts = spans.repeated_windows(tokens.token_offsets,
                                                          ids.view(np.uint64), length,
                                                          passes, part)
-        chunk = np.searchsorted(bounds, positions, side="right") - 1
-        order = np.argsort(chunk, kind="stable")
-        rows = np.stack([positions, reps, counts], axis=1)[order]
-        at = np.searchsorted(chunk[order], np.arange(n_chunks + 1))
+        order = np.argsort(positions)  # by position, so by chunk: no row is copied twice
+        at = np.searchsorted(positions[order], bounds)
         for c in np.flatnonzero(np.diff(at)).tolist():
+            rows = order[at[c]:at[c + 1]]
             with open(tokens.directory / f"windows.{c}.i64", "ab") as f:
-                f.write(rows[at[c]:at[c + 1]].tobytes())
+                f.write(np.stack([positions[rows], reps[rows], counts[rows]], axis=1).tobytes())
+        del positions, reps, counts, order
 
 
 def _chunk_windows(tokens: _Tokens, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
