@@ -146,6 +146,7 @@ class SpilledCorpus:
     run_units: np.ndarray
     normalized: np.ndarray
     normalized_offsets: np.ndarray
+    text_path: Path  # ``data``'s file, read a chunk at a time by the copy
 
 
 def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directory: Path,
@@ -191,7 +192,7 @@ def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directo
         units=files["units.i64"].finish(5), chunk_docs=np.asarray(chunk_docs, np.int64),
         chunk_units=np.asarray(chunk_units, np.int64), run_hashes=files["runs.u64"].finish(),
         run_units=files["runs.i64"].finish(), normalized=files["normalized.u8"].finish(),
-        normalized_offsets=files["normalized.i64"].finish())
+        normalized_offsets=files["normalized.i64"].finish(), text_path=directory / "text.u8")
     columns = {"ids": ids,
                "source": np.concatenate(source) if source else np.empty(0, np.int32),
                "record": np.concatenate(record) if record else np.empty(0, np.int64)}
@@ -515,13 +516,17 @@ def _windows(directory, spilled, doc, sentence_class, options):
 # ---------------------------------------------------------------- the copy
 
 
-def _remaining(data, doc_offsets, removals: RemovalRanges, lo: int, hi: int
+def _remaining(spilled: SpilledCorpus, removals: RemovalRanges, lo: int, hi: int
                ) -> pa.LargeStringArray:
-    """Documents [lo, hi) minus their ranges, as one Arrow array."""
+    """Documents [lo, hi) minus their ranges, as one Arrow array. Their bytes are read
+    from the file, not through the mapping, so that no page of the text stays in the
+    resident set after the chunk."""
     r = removals
     a, b = int(r.offsets[lo]), int(r.offsets[hi])
-    values, offsets = remove_ranges(data, doc_offsets[lo:hi + 1], r.offsets[lo:hi + 1] - a,
-                                    r.starts[a:b], r.ends[a:b])
+    first, end = int(spilled.doc_offsets[lo]), int(spilled.doc_offsets[hi])
+    data = np.fromfile(spilled.text_path, np.uint8, count=end - first, offset=first)
+    values, offsets = remove_ranges(data, spilled.doc_offsets[lo:hi + 1] - first,
+                                    r.offsets[lo:hi + 1] - a, r.starts[a:b], r.ends[a:b])
     return pa.LargeStringArray.from_buffers(hi - lo, pa.py_buffer(offsets),
                                             pa.py_buffer(values))
 
@@ -540,8 +545,7 @@ def kept_documents(analysis: UnitAnalysis, spilled: SpilledCorpus, min_chars: in
     keep = np.ones(touched.size, bool)
     for lo, hi in _chunk_documents(spilled):
         if touched[lo:hi].any():
-            left = characters_left(_remaining(analysis.data, analysis.doc_offsets,
-                                              analysis.removals, lo, hi))
+            left = characters_left(_remaining(spilled, analysis.removals, lo, hi))
             keep[lo:hi] = ~touched[lo:hi] | (left >= min_chars)
     return keep
 
@@ -570,8 +574,7 @@ class EditedTexts(LazyEdits):
         if not lo <= d < hi:
             chunk = int(np.searchsorted(self.spilled.chunk_docs, d, side="right")) - 1
             lo, hi = int(self.spilled.chunk_docs[chunk]), int(self.spilled.chunk_docs[chunk + 1])
-            texts = _remaining(self.analysis.data, self.analysis.doc_offsets,
-                               self.analysis.removals, lo, hi).to_pylist()
+            texts = _remaining(self.spilled, self.analysis.removals, lo, hi).to_pylist()
             self.block = (lo, hi, texts)
         return texts[d - lo]
 

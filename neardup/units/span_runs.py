@@ -169,7 +169,7 @@ def _spill_tokens(chunks, normalize, directory: Path, hash_pieces) -> _Tokens:
         units=np.empty((0, 5), np.int64), chunk_docs=np.asarray(chunk_docs, np.int64),
         chunk_units=np.asarray(chunk_tokens, np.int64), run_hashes=files["runs.u64"].finish(),
         run_units=files["runs.i64"].finish(), normalized=files["normalized.u8"].finish(),
-        normalized_offsets=files["normalized.i64"].finish())
+        normalized_offsets=files["normalized.i64"].finish(), text_path=directory / "text.u8")
     columns = {"ids": ids,
                "source": np.concatenate(source) if source else np.empty(0, np.int32),
                "record": np.concatenate(record) if record else np.empty(0, np.int64)}
