@@ -317,12 +317,11 @@ def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | Non
     limit = outofcore.parse_size(memory_limit)
     if units.kind == "document":
         raise ValueError("memory_limit (--memory-limit) applies to dedup --unit line, "
-                         "paragraph or sentences:N; whole-document dedup runs in memory "
-                         "(find --memory-limit finds the pairs of a larger corpus)")
-    from .units.sorted_runs import chunk_chars_for, refuse_span
+                         "paragraph, sentences:N or span; whole-document dedup runs in "
+                         "memory (find --memory-limit finds the pairs of a larger corpus)")
+    from .units.sorted_runs import chunk_chars_for
 
-    refuse_span(units)
-    chunk_chars_for(limit)  # a limit below the floor, named before any reading
+    chunk_chars_for(limit, units.kind)  # a limit below the floor, named before any reading
     return limit
 
 

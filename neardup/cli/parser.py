@@ -271,9 +271,10 @@ def _work_dir_argument(p: argparse.ArgumentParser) -> None:
 def _units_memory_arguments(p: argparse.ArgumentParser) -> None:
     """--memory-limit and --work-dir of units inside documents (dedup --unit, repeats)."""
     p.add_argument("--memory-limit", type=_size, metavar="SIZE",
-                   help="--unit line, paragraph or sentences:N: read in chunks sized for "
-                        "SIZE (4G, 512M, bytes), the units' hashes sorted in runs on disk "
-                        "and merged; same result (not for --unit span or document)")
+                   help="--unit line, paragraph, sentences:N or span: read in chunks "
+                        "sized for SIZE (4G, 512M, bytes), the units' (or the token "
+                        "windows') hashes sorted in runs on disk and merged; same result "
+                        "(not for --unit document)")
     _work_dir_argument(p)
 
 

@@ -76,8 +76,7 @@ def analysed(inputs, groups, options: UnitOptions, *, quiet: bool = True,
     from ..pipeline.outofcore import WorkDirectory
     from . import sorted_runs
 
-    sorted_runs.refuse_span(options)
-    chars = chunk_chars or sorted_runs.chunk_chars_for(memory_limit)
+    chars = chunk_chars or sorted_runs.chunk_chars_for(memory_limit, options.kind)
     with WorkDirectory(work_dir) as directory:
         extra = {} if hash_pieces is None else {"hash_pieces": hash_pieces}
         yield sorted_runs.find_repeated_units_bounded(

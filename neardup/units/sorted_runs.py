@@ -44,9 +44,9 @@ texts at once, as its writer does in memory.
 
 Same cuts, classes and first occurrences as in memory, so the same ranges, counts and
 repeats, and the same copy byte for byte (``tests/units/test_sorted_runs.py``, with
-chunks forcing many runs and a hash that collides everywhere). The ``span`` unit is not
-bounded: its token-span kernel (:mod:`~neardup.units.spans`) holds every token of the
-corpus at once, and it is refused under a memory limit.
+chunks forcing many runs and a hash that collides everywhere). The ``span`` unit runs
+the same machinery with tokens as its pieces, then its windows in hash partitions
+(:mod:`~neardup.units.span_runs`); the copy is written as here.
 """
 
 from __future__ import annotations
@@ -74,28 +74,38 @@ from .ranges import remove_ranges
 
 FIXED_BYTES = 256 << 20  # interpreter, numpy, pyarrow, numba and the compiled kernels
 BYTES_PER_CHAR = 32  # a chunk's text as Python str and UTF-8, normalized, joined, its units
+# span: about 128 bytes a token while a chunk is cut, normalized and numbered, and a token
+# is at least 2 bytes (one byte and a space)
+SPAN_BYTES_PER_CHAR = 64
 MIN_CHUNK_CHARS = 1 << 20
 _SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs,
               "sentences": split.split_sentences}
-__all__ = ["BYTES_PER_CHAR", "FIXED_BYTES", "EditedTexts", "SpilledCorpus",
-           "chunk_chars_for", "find_repeated_units_bounded", "kept_documents", "mapped",
-           "merge_runs", "refuse_span", "window_hashes"]
+__all__ = ["BYTES_PER_CHAR", "FIXED_BYTES", "SPAN_BYTES_PER_CHAR", "Appender", "EditedTexts",
+           "SpilledCorpus", "bytes_per_char", "chunk_chars_for", "find_repeated_units_bounded",
+           "kept_documents", "mapped", "merge_runs", "window_hashes"]
 
 
-def chunk_chars_for(limit: int) -> int:
+def bytes_per_char(kind: str) -> int:
+    """What a chunk's character costs for unit ``kind`` (``UnitOptions.kind``)."""
+    return SPAN_BYTES_PER_CHAR if kind == "span" else BYTES_PER_CHAR
+
+
+def chunk_chars_for(limit: int, kind: str = "line") -> int:
     """Characters of text a chunk may hold under ``limit`` bytes: half of what the fixed
     part leaves (the other half for the per-document columns and the merge's pages), at
-    :data:`BYTES_PER_CHAR` a character. A limit below the floor is refused, naming it."""
-    chars = (limit - FIXED_BYTES) // 2 // BYTES_PER_CHAR
+    :func:`bytes_per_char` a character for unit ``kind``. A limit below the floor is
+    refused, naming it."""
+    per_char = bytes_per_char(kind)
+    chars = (limit - FIXED_BYTES) // 2 // per_char
     if chars < MIN_CHUNK_CHARS:
-        floor = FIXED_BYTES + 2 * BYTES_PER_CHAR * MIN_CHUNK_CHARS
+        floor = FIXED_BYTES + 2 * per_char * MIN_CHUNK_CHARS
         raise ValueError(f"--memory-limit {limit:,} bytes is below what --unit needs: at "
                          f"least {-(-floor // (1 << 20))}M (the interpreter and kernels, "
                          f"and one chunk of text)")
     return int(chars)
 
 
-class _Appender:
+class Appender:
     """An array appended chunk by chunk to a file, mapped back when finished."""
 
     def __init__(self, path: Path, dtype):
@@ -136,6 +146,7 @@ class SpilledCorpus:
     run_units: np.ndarray
     normalized: np.ndarray
     normalized_offsets: np.ndarray
+    text_path: Path  # ``data``'s file, read a chunk at a time by the copy
 
 
 def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directory: Path,
@@ -143,7 +154,7 @@ def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directo
     """Pass one: each chunk cut, normalized, hashed and written (see the module
     docstring). Returns the files and the documents' columns (ids, source, record) the
     copy needs."""
-    files = {name: _Appender(directory / name, dtype) for name, dtype in (
+    files = {name: Appender(directory / name, dtype) for name, dtype in (
         ("text.u8", np.uint8), ("units.i64", np.int64), ("runs.u64", np.uint64),
         ("runs.i64", np.int64), ("normalized.u8", np.uint8), ("normalized.i64", np.int64))}
     files["normalized.i64"].write(np.zeros(1, np.int64))
@@ -181,7 +192,7 @@ def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directo
         units=files["units.i64"].finish(5), chunk_docs=np.asarray(chunk_docs, np.int64),
         chunk_units=np.asarray(chunk_units, np.int64), run_hashes=files["runs.u64"].finish(),
         run_units=files["runs.i64"].finish(), normalized=files["normalized.u8"].finish(),
-        normalized_offsets=files["normalized.i64"].finish())
+        normalized_offsets=files["normalized.i64"].finish(), text_path=directory / "text.u8")
     columns = {"ids": ids,
                "source": np.concatenate(source) if source else np.empty(0, np.int32),
                "record": np.concatenate(record) if record else np.empty(0, np.int64)}
@@ -349,15 +360,6 @@ def window_hashes(classes, starts, width):
 # ---------------------------------------------------------------- the analysis
 
 
-def refuse_span(options: UnitOptions) -> None:
-    """The span unit is not bounded (see the module docstring): refused, saying so."""
-    if options.kind not in _SPLITTERS:
-        raise ValueError(f"--unit {options.unit} does not run under --memory-limit: the "
-                         f"span unit's kernel holds every token of the corpus at once; "
-                         f"run it without --memory-limit (line, paragraph and "
-                         f"sentences:N run under it)")
-
-
 def find_repeated_units_bounded(inputs, source_options: dict, options: UnitOptions, normalize,
                                 directory: Path, *, chunk_chars: int, progress: bool = False,
                                 hash_pieces: Callable = piece_hashes
@@ -367,12 +369,33 @@ def find_repeated_units_bounded(inputs, source_options: dict, options: UnitOptio
     (documents without their texts in memory, the read report, the analysis, the
     spilled corpus). ``hash_pieces``: (values, offsets) -> uint64 per unit, a test's
     hook (any function of the bytes gives the same result)."""
-    refuse_span(options)
     chunks, report, sources = read_document_chunks(inputs, chunk_chars=chunk_chars,
                                                    progress=progress, **source_options)
-    spilled, columns = _spill(chunks, options, normalize, directory, hash_pieces)
+    if options.kind == "span":
+        from .span_runs import find_repeated_spans_bounded  # numba kernels: on demand
+
+        spilled, columns, removals, repeats, counts = find_repeated_spans_bounded(
+            chunks, options, normalize, directory, chunk_chars=chunk_chars,
+            hash_pieces=hash_pieces)
+    else:
+        spilled, columns = _spill(chunks, options, normalize, directory, hash_pieces)
+        removals, repeats, counts = _analysis(directory, spilled, options)
     columns["inputs"] = sources  # filled as the inputs were opened, chunks or none
     n_docs = spilled.doc_offsets.size - 1
+    counts.update(removal_counts(removals))
+    texts = _TextsOnDisk(spilled)
+    kept_docs = Documents(ids=columns["ids"], texts=texts, source=columns["source"],
+                          record=columns["record"], inputs=columns["inputs"])
+    analysis = UnitAnalysis(spilled.data, spilled.doc_offsets, removals, repeats, counts)
+    if kept_docs.source.size != n_docs:
+        raise AssertionError(f"{n_docs} documents spilled but {kept_docs.source.size} read")
+    return kept_docs, report, analysis, spilled
+
+
+def _analysis(directory: Path, spilled: SpilledCorpus, options: UnitOptions
+              ) -> tuple[RemovalRanges, Repeats, dict]:
+    """line, paragraph, sentences:N: the units' classes merged from the runs, then what
+    each unit removes (``hash_collisions`` among the counts)."""
     units = spilled.units
     doc = np.ascontiguousarray(units[:, 0]) if units.size else np.empty(0, np.int64)
     class_of, size, documents, collisions = _merged(
@@ -383,14 +406,7 @@ def find_repeated_units_bounded(inputs, source_options: dict, options: UnitOptio
     else:
         removals, repeats, counts = _units(spilled, doc, class_of, size, documents, options)
     counts["hash_collisions"] = collisions
-    counts.update(removal_counts(removals))
-    texts = _TextsOnDisk(spilled)
-    kept_docs = Documents(ids=columns["ids"], texts=texts, source=columns["source"],
-                          record=columns["record"], inputs=columns["inputs"])
-    analysis = UnitAnalysis(spilled.data, spilled.doc_offsets, removals, repeats, counts)
-    if kept_docs.source.size != n_docs:
-        raise AssertionError(f"{n_docs} documents spilled but {kept_docs.source.size} read")
-    return kept_docs, report, analysis, spilled
+    return removals, repeats, counts
 
 
 def _chunk_slices(spilled: SpilledCorpus) -> Iterator[tuple[int, int]]:
@@ -461,8 +477,8 @@ def _windows(directory, spilled, doc, sentence_class, options):
     """sentences:N: windows hashed from their sentence classes, sorted in runs, merged
     and verified on those classes; a removed window removes its N sentences."""
     width = options.sentences
-    hashes = _Appender(directory / "windows.u64", np.uint64)
-    numbers = _Appender(directory / "windows.i64", np.int64)
+    hashes = Appender(directory / "windows.u64", np.uint64)
+    numbers = Appender(directory / "windows.i64", np.int64)
     bounds = [0]
     classes = sentence_class if sentence_class.size else np.zeros(0, np.int64)
     for lo, hi in _chunk_slices(spilled):
@@ -500,13 +516,17 @@ def _windows(directory, spilled, doc, sentence_class, options):
 # ---------------------------------------------------------------- the copy
 
 
-def _remaining(data, doc_offsets, removals: RemovalRanges, lo: int, hi: int
+def _remaining(spilled: SpilledCorpus, removals: RemovalRanges, lo: int, hi: int
                ) -> pa.LargeStringArray:
-    """Documents [lo, hi) minus their ranges, as one Arrow array."""
+    """Documents [lo, hi) minus their ranges, as one Arrow array. Their bytes are read
+    from the file, not through the mapping, so that no page of the text stays in the
+    resident set after the chunk."""
     r = removals
     a, b = int(r.offsets[lo]), int(r.offsets[hi])
-    values, offsets = remove_ranges(data, doc_offsets[lo:hi + 1], r.offsets[lo:hi + 1] - a,
-                                    r.starts[a:b], r.ends[a:b])
+    first, end = int(spilled.doc_offsets[lo]), int(spilled.doc_offsets[hi])
+    data = np.fromfile(spilled.text_path, np.uint8, count=end - first, offset=first)
+    values, offsets = remove_ranges(data, spilled.doc_offsets[lo:hi + 1] - first,
+                                    r.offsets[lo:hi + 1] - a, r.starts[a:b], r.ends[a:b])
     return pa.LargeStringArray.from_buffers(hi - lo, pa.py_buffer(offsets),
                                             pa.py_buffer(values))
 
@@ -525,8 +545,7 @@ def kept_documents(analysis: UnitAnalysis, spilled: SpilledCorpus, min_chars: in
     keep = np.ones(touched.size, bool)
     for lo, hi in _chunk_documents(spilled):
         if touched[lo:hi].any():
-            left = characters_left(_remaining(analysis.data, analysis.doc_offsets,
-                                              analysis.removals, lo, hi))
+            left = characters_left(_remaining(spilled, analysis.removals, lo, hi))
             keep[lo:hi] = ~touched[lo:hi] | (left >= min_chars)
     return keep
 
@@ -555,8 +574,7 @@ class EditedTexts(LazyEdits):
         if not lo <= d < hi:
             chunk = int(np.searchsorted(self.spilled.chunk_docs, d, side="right")) - 1
             lo, hi = int(self.spilled.chunk_docs[chunk]), int(self.spilled.chunk_docs[chunk + 1])
-            texts = _remaining(self.analysis.data, self.analysis.doc_offsets,
-                               self.analysis.removals, lo, hi).to_pylist()
+            texts = _remaining(self.spilled, self.analysis.removals, lo, hi).to_pylist()
             self.block = (lo, hi, texts)
         return texts[d - lo]
 

@@ -44,9 +44,11 @@ Memory: besides the caller's columns, a call holds one flag a token (removed or 
 one 8-byte key a window of the hash partition being sorted (``passes`` partitions,
 hashed again each pass, sorted one after the other: the windows' share is 8 / passes
 bytes a token) and 24 bytes for each window of a repeated class (position,
-representative, class size), which only boilerplate-heavy corpora make large. Chunking
-over documents with sorted runs on disk is not done: the token ids stay in memory, as
-they are compared.
+representative, class size), which only boilerplate-heavy corpora make large. Under a
+memory limit (:mod:`neardup.units.span_runs`) the same steps run over columns on disk:
+:func:`repeated_windows` per hash partition over memory-mapped token ids, and
+:func:`covered_tokens`, :func:`token_runs` and :func:`chain_heads` a chunk of documents
+(or the repeated classes) at a time.
 """
 
 from __future__ import annotations
@@ -135,10 +137,7 @@ def repeated_spans(token_starts, token_ends, token_ids, min_tokens: int, keep: s
     length = int(min_tokens)
     values = ids.values if ids.values.dtype.itemsize == 8 else ids.values.astype(np.int64)
     ids_u64 = np.ascontiguousarray(values).view(np.uint64)
-    n_tokens = ids_u64.size
-    power = np.uint64(pow(int(_BASE), length, 1 << 64))
-    shift = np.uint64(max(n_tokens.bit_length(), 1))  # bits a window position needs
-    found = [_repeated_windows(offsets, ids_u64, length, power, shift, passes, part)
+    found = [repeated_windows(offsets, ids_u64, length, passes, part)
              for part in range(passes)]
     positions, reps, counts = (np.concatenate(column) for column in zip(*found, strict=True))
     order = np.argsort(positions)  # positions are unique: any sort gives one order
@@ -164,8 +163,8 @@ def removed_ranges(offsets, token_starts, token_ends, removed_windows, min_token
     (indices into the token arrays), ascending. (run offsets int64[n + 1], starts, ends,
     tokens covered per document int64[n])."""
     offsets = np.asarray(offsets, np.int64)
-    removed = _covered(np.asarray(removed_windows, np.int64), offsets[-1], int(min_tokens))
-    run_offsets, run_first, run_last = _runs(removed, offsets)
+    removed = covered_tokens(np.asarray(removed_windows, np.int64), offsets[-1], int(min_tokens))
+    run_offsets, run_first, run_last = token_runs(removed, offsets)
     covered = np.zeros(offsets[-1] + 1, np.int64)
     np.cumsum(removed, out=covered[1:])
     return (run_offsets, np.asarray(token_starts)[run_first].astype(np.int64),
@@ -244,9 +243,14 @@ def _token_order(offsets, starts, ends):
     return 0
 
 
-def _repeated_windows(offsets, ids, length, power, shift, passes, part):
-    """The windows of one hash partition whose class has two windows or more: their
-    positions, their classes' representatives and sizes (each int64, by hash)."""
+def repeated_windows(offsets, ids, length: int, passes: int, part: int):
+    """The windows of hash partition ``part`` of ``passes`` whose class has two windows
+    or more: their positions, their classes' representatives and sizes (each int64, by
+    hash). ``offsets``: int64[n_docs + 1] into ``ids`` (uint64, one a token; a
+    memory-mapped column will do: it is read, never copied). Memory: 8 bytes a window of
+    the partition, and 32 for each of its windows that shares a hash."""
+    power = np.uint64(pow(int(_BASE), length, 1 << 64))
+    shift = np.uint64(max(ids.size.bit_length(), 1))  # bits a window position needs
     keys = _partition_keys(offsets, ids, length, power, shift, np.uint64(passes),
                            np.uint64(part))
     keys.sort()
@@ -378,8 +382,9 @@ def _exact_classes(bounds, members, ids, length):
 
 
 @njit(cache=True)
-def _covered(removed_windows, n_tokens, length):
-    """Tokens covered by a removed window (windows end inside their document)."""
+def covered_tokens(removed_windows, n_tokens, length):
+    """bool per token: covered by a removed window (``removed_windows``: their first
+    tokens, ascending; windows end inside their document)."""
     removed = np.zeros(n_tokens, dtype=np.bool_)
     reach = 0  # tokens before this one are covered as far as the windows seen reach
     for k in range(removed_windows.size):
@@ -391,7 +396,7 @@ def _covered(removed_windows, n_tokens, length):
 
 
 @njit(cache=True)
-def _runs(removed, offsets):
+def token_runs(removed, offsets):
     """Per document (CSR), the first and last token of each maximal run of removed ones."""
     n = offsets.size - 1
     run_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -433,16 +438,26 @@ def _chains(positions, reps, counts, offsets, length, token_starts, token_ends):
                & (reps[at] == reps + 1) & (counts[at] == counts))
     linked = np.ones(classes.size, dtype=bool)
     linked[slot[~extends]] = False
-    has_predecessor = np.zeros(classes.size, dtype=bool)
-    has_predecessor[np.searchsorted(classes, classes[linked] + 1)] = True
-    heads = classes[~has_predecessor]
-    chain_ends = classes[~linked]
-    last = chain_ends[np.searchsorted(chain_ends, heads)]  # the chain's last representative
+    heads, last = chain_heads(classes, linked)
     at_head = np.searchsorted(positions, heads)
     documents = _documents_per_class(slot, member_doc, classes.size)
     return (member_doc[at_head], token_starts[heads].astype(np.int64),
             token_ends[last + length - 1].astype(np.int64), last - heads + length,
             counts[at_head], documents[np.searchsorted(classes, heads)])
+
+
+def chain_heads(classes: np.ndarray, linked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(heads, last): the maximal chains of repeated classes, by representative.
+
+    ``classes``: the repeated classes' representatives, ascending; ``linked``: bool per
+    class, every window of it extends into the class of the next representative (then
+    that class is ``classes + 1``). A head is a class no linked class precedes; ``last``
+    is its chain's last class (the first one not linked, from the head on)."""
+    has_predecessor = np.zeros(classes.size, dtype=bool)
+    has_predecessor[np.searchsorted(classes, classes[linked] + 1)] = True
+    heads = classes[~has_predecessor]
+    chain_ends = classes[~linked]
+    return heads, chain_ends[np.searchsorted(chain_ends, heads)]
 
 
 @njit(cache=True)
