@@ -35,6 +35,9 @@ STDOUT = "-"
 __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evaluate", "explain",
            "field_ranks", "find", "find_items", "repeats", "tune"]
 
+_SPARK_SPILLS = ("--memory-limit bounds the local engine; Spark spills by itself: drop "
+                "--memory-limit with --engine spark")
+
 
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
@@ -349,8 +352,7 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
             raise ValueError("dedup --engine spark copies files into out= (a folder of "
                              "part files); standard output is the local engine's")
         if memory_limit is not None:
-            raise ValueError("--memory-limit bounds the local engine; Spark spills by "
-                             "itself: drop --memory-limit with --engine spark")
+            raise ValueError(_SPARK_SPILLS)
         from .spark.units import check_spark_unit, dedup_units_sources
 
         check_spark_unit(units)
@@ -383,8 +385,7 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if engine == "spark" and memory_limit is not None:
-        raise ValueError("--memory-limit bounds the local engine; Spark spills by itself: "
-                         "drop --memory-limit with --engine spark")
+        raise ValueError(_SPARK_SPILLS)
     units = UnitOptions(unit, min_tokens=min_tokens)
     if units.kind == "document":
         raise ValueError("repeats lists units inside documents: give unit= line, "
