@@ -36,7 +36,7 @@ __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evalu
            "field_ranks", "find", "find_items", "repeats", "tune"]
 
 _SPARK_SPILLS = ("--memory-limit bounds the local engine; Spark spills by itself: drop "
-                "--memory-limit with --engine spark")
+                 "--memory-limit with --engine spark")
 
 
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
