@@ -82,8 +82,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from .. import lsh
+from .._core import columns
+from .._core.columns import IdColumn
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
 from ..sources import compression_of
@@ -95,6 +98,7 @@ MIN_CHUNK_CHARS = 1024
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SCAN_BLOCK = 1 << 23
+ID_PIECE_BYTES = 2**31 - 1  # an Arrow string array's int32 offsets: ids past it, a new piece
 READ_BLOCK_CHARS = 1 << 16  # a line file is read a block of lines (LINE_BLOCK_BYTES) at a time
 
 
@@ -456,14 +460,15 @@ def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurv
 class Spilled:
     """What the chunks produced, for :func:`~neardup.pipeline.find_sets`.
 
-    ``sets`` and ``signatures`` (row d: document d) are mapped from disk;
-    ``fingerprints`` are in memory (8 bytes per document).
+    ``sets`` (values and offsets), ``signatures`` (row d: document d), ``fingerprints``
+    and ``ids`` are mapped from disk: file-backed pages, not the heap.
     """
 
     sets: ShingleSets
     signatures: Signatures
     fingerprints: np.ndarray
     band_paths: list[Path]
+    ids: IdColumn | None = None  # mapped too (see SpillWriter.append_ids)
 
     def band_columns(self, rows: np.ndarray):
         """Each band's keys of the documents ``rows`` (uint64[rows.size]), one band at a time."""
@@ -480,16 +485,70 @@ class SpillWriter:
         self.directory = directory
         self.bands, self.rows = bands, rows
         self.values_path = directory / "shingle_values.bin"
+        self.offsets_path = directory / "shingle_offsets.bin"
+        self.prints_path = directory / "fingerprints.bin"
         self.signatures_path = directory / "signatures.bin"
         self.band_paths = [directory / f"band_{band:03d}.bin" for band in range(bands)]
         self._values = open(self.values_path, "wb")
+        self._offsets = open(self.offsets_path, "wb")
+        self._prints = open(self.prints_path, "wb")
         self._signatures = open(self.signatures_path, "wb")
         self._bands = [open(path, "wb") for path in self.band_paths]
-        self.sizes: list[np.ndarray] = []
-        self.prints: list[np.ndarray] = []
+        self.documents = 0
+        self.shingles = 0  # values written: the next chunk's offsets start there
+        np.zeros(1, dtype=np.int64).tofile(self._offsets)
         self.values_dtype = None
         self.signature_dtype = None
         self.signature_params: dict | None = None
+        self.id_pieces: list[tuple[Path, Path, int]] = []  # (offsets, bytes, ids) files
+        self._id_files = None
+        self._id_bytes = 0  # of the open piece: its int32 offsets end there
+
+    def append_ids(self, ids: Sequence[str]) -> None:
+        """Append a chunk's ids as Arrow string buffers (int32 offsets, UTF-8 bytes); a
+        new piece of files starts where the bytes would outgrow int32 offsets."""
+        array = columns.strings(ids)
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        offsets_buf, data_buf = array.buffers()[1:3]
+        offsets = np.frombuffer(offsets_buf, dtype=np.int32, count=len(array) + 1)
+        offsets = offsets[array.offset:]
+        size = int(offsets[-1] - offsets[0])
+        if self._id_files is None or self._id_bytes + size > ID_PIECE_BYTES:
+            self._close_ids()
+            piece = len(self.id_pieces)
+            paths = (self.directory / f"id_offsets_{piece:03d}.bin",
+                     self.directory / f"id_bytes_{piece:03d}.bin")
+            self._id_files = [open(path, "wb") for path in paths]
+            np.zeros(1, dtype=np.int32).tofile(self._id_files[0])
+            self.id_pieces.append((*paths, 0))
+            self._id_bytes = 0
+        (offsets[1:] - offsets[0] + self._id_bytes).astype(np.int32).tofile(self._id_files[0])
+        if data_buf is not None:
+            self._id_files[1].write(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])])
+        self._id_bytes += size
+        last = self.id_pieces[-1]
+        self.id_pieces[-1] = (last[0], last[1], last[2] + len(array))
+
+    def _close_ids(self) -> None:
+        for f in self._id_files or ():
+            f.close()
+        self._id_files = None
+
+    def mapped_ids(self) -> IdColumn:
+        """The ids appended, mapped from their files (file-backed pages, not the heap)."""
+        self._close_ids()
+        arrays = []
+        for offsets_path, bytes_path, count in self.id_pieces:
+            offsets = _mapped(offsets_path, np.int32, (count + 1,))
+            size = int(offsets[-1])
+            data = _mapped(bytes_path, np.uint8, (size,)) if size else np.empty(0, np.uint8)
+            arrays.append(pa.Array.from_buffers(pa.string(), count,
+                                                [None, pa.py_buffer(offsets),
+                                                 pa.py_buffer(data)]))
+        if not arrays:
+            return IdColumn(columns.strings([]))
+        return IdColumn(arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays))
 
     def append(self, sets: ShingleSets, signatures: Signatures, prints: np.ndarray) -> None:
         keys = lsh.band_keys(signatures.matrix, self.bands, self.rows)
@@ -500,23 +559,28 @@ class SpillWriter:
         np.ascontiguousarray(signatures.matrix).tofile(self._signatures)
         for band, f in enumerate(self._bands):
             np.ascontiguousarray(keys[:, band]).tofile(f)
-        self.sizes.append(sets.sizes)
-        self.prints.append(prints)
+        (sets.offsets[1:] - sets.offsets[0] + self.shingles).astype(np.int64).tofile(
+            self._offsets)
+        np.ascontiguousarray(prints, dtype=np.uint64).tofile(self._prints)
+        self.documents += sets.n
+        self.shingles += int(sets.offsets[-1] - sets.offsets[0])
 
     def finish(self) -> Spilled:
-        for f in (self._values, self._signatures, *self._bands):
+        for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands):
             f.close()
-        sizes = np.concatenate(self.sizes) if self.sizes else np.empty(0, dtype=np.int64)
-        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        values = _mapped(self.values_path, self.values_dtype or np.uint32, (int(offsets[-1]),))
+        n = self.documents
+        # offsets and fingerprints mapped too: a document holds no heap for them
+        offsets = (_mapped(self.offsets_path, np.int64, (n + 1,)) if n
+                   else np.zeros(1, dtype=np.int64))
+        values = _mapped(self.values_path, self.values_dtype or np.uint32, (self.shingles,))
         params = self.signature_params or {"family": DEFAULT_FAMILY, "num_perm": 0, "seed": 0,
                                            "bits": 32}
         matrix = _mapped(self.signatures_path, self.signature_dtype or np.uint32,
-                         (sizes.size, params["num_perm"]))
-        prints = np.concatenate(self.prints) if self.prints else np.empty(0, dtype=np.uint64)
+                         (n, params["num_perm"]))
+        prints = _mapped(self.prints_path, np.uint64, (n,))
+        ids = self.mapped_ids() if self.id_pieces else None
         return Spilled(ShingleSets(offsets, values), Signatures(matrix, **params), prints,
-                       self.band_paths)
+                       self.band_paths, ids)
 
 
 def _mapped(path: Path, dtype, shape: tuple) -> np.ndarray:
