@@ -297,8 +297,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         "method_choice": method_choice,
     }
     return FindResult(
-        ids=ids if isinstance(ids, columns.IdColumn) else list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
-        pair_set=pair_set, labels=labels,
+        ids=ids if isinstance(ids, columns.IdColumn) else list(ids), config=config, plan=plan,
+        shingle_counts=sizes, status=status, pair_set=pair_set, labels=labels,
         representative=representative, candidates=candidates, counts=counts,
         seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
