@@ -103,10 +103,8 @@ class SeenIds:
         self.recent = {}
         # runs merged while the last is at least half the one before: O(log n) runs
         while len(self.runs) > 1 and 2 * self.runs[-1][0].size >= self.runs[-2][0].size:
-            (h1, g1), (h2, g2) = self.runs[-2], self.runs.pop()
-            hashes, numbers = np.concatenate([h1, h2]), np.concatenate([g1, g2])
-            order = np.argsort(hashes, kind="stable")
-            self.runs[-1] = (hashes[order], numbers[order])
+            later = self.runs.pop()
+            self.runs[-1] = _merged(self.runs[-1], later)
 
     def _stored(self, doc_id: str) -> bool:
         if not self.runs:
@@ -127,6 +125,20 @@ class SeenIds:
         offsets, data = self.blocks[block]
         k = number - self.starts[block]
         return data[offsets[k]:offsets[k + 1]]
+
+
+def _merged(run: tuple[np.ndarray, np.ndarray], later: tuple[np.ndarray, np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Two sorted runs as one: each of ``later``'s entries put where it goes (no sort of
+    the whole, so the merge holds the two runs, the result and ``later``'s positions)."""
+    (h1, g1), (h2, g2) = run, later
+    at = np.searchsorted(h1, h2, side="right") + np.arange(h2.size)
+    earlier = np.ones(h1.size + h2.size, dtype=bool)
+    earlier[at] = False
+    hashes, numbers = np.empty_like(earlier, dtype=np.int64), np.empty_like(earlier, np.int64)
+    hashes[at], numbers[at] = h2, g2
+    hashes[earlier], numbers[earlier] = h1, g1
+    return hashes, numbers
 
 
 def first_uses(ids: Iterable[str]) -> dict[str, None]:
