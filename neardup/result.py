@@ -17,6 +17,8 @@ from .config import FindConfig
 from .pairs import PAIR_SCHEMA, PairSet, identical_table, pair_table, too_many_pairs
 from .shingling import ShingleSets
 
+DOCUMENT_ROWS = 1 << 16  # rows of the documents table built at a time (a few MB)
+
 
 @dataclass
 class FindResult:
@@ -149,9 +151,9 @@ class FindResult:
         return self._documents_rows(0, self.n)
 
     def iter_documents_tables(self, max_rows: int | None = None):
-        """The rows of :meth:`documents_table` in batches of ``max_rows`` (default 2^20),
+        """The rows of :meth:`documents_table` in batches of ``max_rows`` (default 2^16),
         so that the table is never held whole (the same rows, the same files)."""
-        step = max_rows or (1 << 20)
+        step = max_rows or DOCUMENT_ROWS
         for lo in range(0, self.n, step):
             yield self._documents_rows(lo, min(self.n, lo + step))
         if self.n == 0:
