@@ -28,13 +28,18 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
 - fixed: the interpreter with numpy, pyarrow, numba and the compiled kernels loaded,
   about 100 MB after a small run (``fixed`` = 128 MiB, lemmatizers included). The first
   run after an install also compiles the kernels (about 210 MB, once: they are cached);
-- per document, for the whole run: its id (a Python string in a list and in the dict
-  that renames repeated ids), fingerprint, size, text length, the result columns, and
-  at the end the documents table as it is written, the peak of the run. Measured
-  (20-word documents, ids of 9 characters): 400k documents 265 MB (CSV) to 377 MB
-  (JSON Lines), 800k 468 to 584 MB; 38-character ids add 12 bytes a character. So
-  ``per_document`` + ``per_id_char`` × id length = 560 + 12 × c bytes (about 750 with
-  the 16 characters assumed until ids are read);
+- per document, for the whole run: while reading, its id's bytes, offset, hash and
+  number in :class:`~neardup.sources.seen_ids.SeenIds` (which renames repeated ids);
+  its id, shingle offsets and fingerprint are spilled with the rest and mapped
+  (file-backed, outside the limit), so what stays on the heap is its shingle count,
+  status, flags, cluster label and the group and stage temporaries of the find (about
+  40 bytes per document each, the largest held at once); the documents table is
+  written 2^16 rows at a time. Measured (200-word documents, ids of 9 characters,
+  word 5-grams, limit 400M at 200k and 1G at 1M): the peak after reading grows 90 bytes
+  a document (109 to 178 MiB), the anonymous memory at the end of reading 44 bytes a
+  document. So ``per_document`` + ``per_id_char`` × id length = 100 + c bytes (about
+  116 with the 16 characters assumed until ids are read): 10M documents fit under 4G
+  with ~2.8 GiB for the chunks, 100M under 16G;
 - per chunk: its texts and the shingling temporaries, ``per_char`` bytes per character
   of text: measured 14 for character 5-grams (32-bit hashes; 21 with 64-bit), 4.6 for
   word shingles of ASCII text, 11 for Cyrillic, 15 for code tokens, 9 with cleaning
@@ -57,9 +62,8 @@ skipped by the readers unread, and an input kept whole (a stream, a JSON file) m
 what the chunks leave (``stream_bytes``; past it the run ends saying so); compressed
 inputs are not counted (their lines are the stream's).
 Below ``fixed + per document × records + min_chunk`` (or when the longest line cannot
-even be read) it refuses with that floor named, before reading: 400k documents of 200
-words need ~423 MiB (at 512M the run peaked at 294 MiB, at 1G at 492 MiB with larger
-chunks; BENCHMARKS.md, "memory").
+even be read) it refuses with that floor named, before reading: 400k documents need
+~180 MiB, 10M ~1.2 GiB (BENCHMARKS.md, "memory" and "scale").
 :meth:`ChunkPlan.admit` checks every chunk before it is shingled: a chunk whose text
 exceeds the chunk's text budget, or more documents (or longer ids) than the limit
 holds, end the run with a message naming the document or the floor, instead of
@@ -107,8 +111,8 @@ class MemoryCosts:
     """What a run costs in anonymous memory, in bytes (see the module docstring)."""
 
     fixed: int = 128 << 20
-    per_document: int = 560
-    per_id_char: int = 12
+    per_document: int = 100
+    per_id_char: int = 1
     assumed_id_chars: int = 16
     per_char: int = WORK_BYTES_PER_CHAR
     per_char_64: int = 24  # character shingles kept as 64-bit hashes
