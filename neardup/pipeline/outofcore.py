@@ -435,7 +435,7 @@ def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurv
                    read: int, per_char: int) -> str:
     parts = [f"the interpreter and its kernels take ~{format_size(costs.fixed)}"]
     documents = costs.document() * survey.counted
-    if documents >= 1 << 20:
+    if survey.counted:
         counted = f"~{survey.counted:,} documents ({survey.how} in the input"
         counted += "s that could be counted)" if survey.records is None else ")"
         parts.append(f"each of the {counted} costs ~{costs.document():,} bytes for the whole "
