@@ -195,6 +195,10 @@ def run_out_of_core(path: Path, out: Path, limit: str, work: Path) -> dict:
 
 
 def out_of_core(args) -> int:
+    if args.write_from:  # the section from an earlier run's results file, not run again
+        saved = json.loads(args.write_from.read_text())
+        write_out_of_core(saved["results"], saved.get("command") or _command_of(saved))
+        return 0
     results = []
     for n in args.out_of_core:
         path = args.corpora / f"scale_{n}.jsonl" if args.corpora else None
@@ -209,29 +213,41 @@ def out_of_core(args) -> int:
                        **recall_5grams(out, path, planted))
         results.append(row)
         print(json.dumps(row), flush=True)
+    command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"results": results}, indent=2))
-    text = out_of_core_table(results)
+    args.out.write_text(json.dumps({"command": command, "results": results}, indent=2))
     print()
-    print(text)
+    print(out_of_core_table(results))
     if not args.no_write:
-        sys.path.insert(0, str(HERE))
-        from sections import sections, update_section
-
-        command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
-        kept = sections().get("scale", "").split(OUT_OF_CORE_HEADING)[0].rstrip()
-        update_section("scale", kept + "\n\n" + OUT_OF_CORE_HEADING + "\n\n"
-                       f"`{command}`: `neardup find FILE {' '.join(OUT_OF_CORE_OPTIONS)} "
-                       f"--memory-limit {args.memory_limit}` under `/usr/bin/time -v`, a fresh "
-                       "process each, on the scale corpus (200-word JSON Lines documents, 1 % "
-                       "planted near-duplicates; a smaller N is the larger corpus's first N "
-                       "lines); peak RssAnon (anonymous memory, what the limit bounds, "
-                       "sampled every 20 ms) and the kernel's peak RSS (which also counts the "
-                       "mapped spill files' pages); recall: planted pairs with exact word "
-                       f"5-gram Jaccard ≥ 0.8 found. {platform.machine()}, "
-                       f"{os.cpu_count()} cores, shared with other work (load at the start "
-                       "in its column): the seconds are noisy, the peaks are not.\n\n" + text)
+        write_out_of_core(results, command)
     return 0
+
+
+def _command_of(saved: dict) -> str:
+    """The command of a results file written before it held one (its sizes and limit)."""
+    rows = saved["results"]
+    return (f"python bench/bench_scale.py --out-of-core {' '.join(str(r['n']) for r in rows)} "
+            f"--memory-limit {rows[0]['memory_limit']}")
+
+
+def write_out_of_core(results: list[dict], command: str) -> None:
+    """The "out of core" subsection of the scale section (the rest kept as it is)."""
+    sys.path.insert(0, str(HERE))
+    from sections import sections, update_section
+
+    text = out_of_core_table(results)
+    kept = sections().get("scale", "").split(OUT_OF_CORE_HEADING)[0].rstrip()
+    update_section("scale", kept + "\n\n" + OUT_OF_CORE_HEADING + "\n\n"
+                   f"`{command}`: `neardup find FILE {' '.join(OUT_OF_CORE_OPTIONS)} "
+                   "--memory-limit L` under `/usr/bin/time -v`, a fresh "
+                   "process each, on the scale corpus (200-word JSON Lines documents, 1 % "
+                   "planted near-duplicates; a smaller N is the larger corpus's first N "
+                   "lines); peak RssAnon (anonymous memory, what the limit bounds, "
+                   "sampled every 20 ms) and the kernel's peak RSS (which also counts the "
+                   "mapped spill files' pages); recall: planted pairs with exact word "
+                   f"5-gram Jaccard ≥ 0.8 found. {platform.machine()}, "
+                   f"{os.cpu_count()} cores, shared with other work (load at the start "
+                   "in its column): the seconds are noisy, the peaks are not.\n\n" + text)
 
 
 def recall_5grams(out: Path, path: Path, planted: dict) -> dict:
@@ -276,6 +292,9 @@ def main() -> int:
                         help="the word 5-gram run under --memory-limit at these sizes instead")
     parser.add_argument("--corpora", type=Path,
                         help="a folder holding scale_N.jsonl and scale_N.planted.json")
+    parser.add_argument("--write-from", type=Path, metavar="RESULTS",
+                        help="with --out-of-core: write the subsection from the results file "
+                             "(--out) of an earlier run instead of running")
     parser.add_argument("--work", type=Path, default=None,
                         help="where the outputs and spill files go (default: the temp folder)")
     args = parser.parse_args()
@@ -303,16 +322,19 @@ def main() -> int:
     print(table(results))
     if not args.no_write:
         sys.path.insert(0, str(HERE))
-        from sections import update_section
+        from sections import sections, update_section
 
         command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
+        current = sections().get("scale", "")
+        kept = (OUT_OF_CORE_HEADING + current.split(OUT_OF_CORE_HEADING, 1)[1]
+                if OUT_OF_CORE_HEADING in current else "")
         update_section("scale", "## Scale: time and peak memory from 10k to 1M documents\n\n"
                        f"`{command}`: `neardup find` in a subprocess under `/usr/bin/time -v` "
                        f"on generated JSONL (≈190 word shingles a document, 1 % planted "
                        f"near-duplicates), t = {args.threshold}, K = 128, `--method lsh`; "
                        f"{platform.machine()}, {os.cpu_count()} cores, 24 GiB, shared with other "
                        "work while measuring. Stage columns are seconds.\n\n"
-                       + table(results))
+                       + table(results) + ("\n\n" + kept if kept else ""))
     return 0
 
 
