@@ -5,8 +5,9 @@ A reader renames the second ``x`` it meets to ``x#2`` (see
 of the whole run must be looked up, not only the chunk's. A dict of Python strings
 costs ~150 bytes an id (the string object and its slot) for the whole run; here the
 ids of the chunks already handed out are kept as bytes (UTF-8, offsets and data: about
-8 + length bytes an id) with a 64-bit hash each, sorted, in a few runs merged as they
-grow (16 bytes an id). Only the chunk being read is a Python set.
+8 + length bytes an id) with a 64-bit hash and number each, sorted (16 bytes an id;
+each chunk's are merged in when it is handed out). Only the chunk being read is a
+Python dict. A block of ids read is one vectorized search of the sorted hashes.
 
 Exact: a hash only proposes; an id is "seen" when its bytes equal a stored id's. The
 hashes are Python's own ``hash(str)`` (randomised per process, which changes nothing:
@@ -76,14 +77,13 @@ class SeenIds:
             return False
         keys = list(ids)
         hashes = _hashes(keys)
-        for run_hashes, _ in self.runs:
-            at = np.searchsorted(run_hashes, hashes)
-            hit = at < run_hashes.size
-            hit[hit] = run_hashes[at[hit]] == hashes[hit]
-            for k in np.flatnonzero(hit).tolist():  # a repeat, or (rarely) a collision
-                if self._stored(keys[k]):
-                    return True
-        return False
+        run_hashes = self.runs[0][0]  # one run (see seal)
+        at = np.searchsorted(run_hashes, hashes)
+        np.minimum(at, run_hashes.size - 1, out=at)
+        hit = run_hashes[at] == hashes
+        if not hit.any():  # the usual case: one search for the block
+            return False
+        return any(self._stored(keys[k]) for k in np.flatnonzero(hit).tolist())
 
     def seal(self) -> None:
         """Store the ids given since the last seal as bytes, hashed and sorted."""
@@ -98,13 +98,12 @@ class SeenIds:
         self.blocks.append((offsets, b"".join(encoded)))
         hashes = _hashes(keys)
         order = np.argsort(hashes, kind="stable")
-        self.runs.append((hashes[order], order.astype(np.int64) + self.stored))
+        run = (hashes[order], order.astype(np.int64) + self.stored)
+        # one run, merged into at every seal (a chunk): a block of ids read is then one
+        # search, where several runs made the lookups cost more than the dict did
+        self.runs = [_merged(self.runs[0], run) if self.runs else run]
         self.stored += len(keys)
         self.recent = {}
-        # runs merged while the last is at least half the one before: O(log n) runs
-        while len(self.runs) > 1 and 2 * self.runs[-1][0].size >= self.runs[-2][0].size:
-            later = self.runs.pop()
-            self.runs[-1] = _merged(self.runs[-1], later)
 
     def _stored(self, doc_id: str) -> bool:
         if not self.runs:
