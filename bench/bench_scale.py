@@ -18,6 +18,14 @@ the limit, for the comparison.
 
 Run: ``python bench/bench_scale.py --sizes 10000 100000 1000000``. Figures go to
 stdout (a Markdown table) and to ``--out`` (JSON).
+
+``--out-of-core N ...`` runs the issue-23 case instead: ``neardup find FILE --id-field id
+--shingle word --ngram 5 --threshold 0.8 --memory-limit L`` on the scale corpus of N
+documents (``--corpora DIR`` holding ``scale_N.jsonl``, else generated into ``--cache``),
+under ``/usr/bin/time -v`` with the child's anonymous memory (``RssAnon``, what the
+limit bounds) sampled every 20 ms beside it: wall, CPU seconds, peak RSS, peak RssAnon,
+bytes a document, recall of the planted pairs. Its table is the "out of core" subsection
+of the same section (the rest of the section is kept as it is).
 """
 
 from __future__ import annotations
@@ -26,7 +34,11 @@ import argparse
 import json
 import os
 import platform
+import re
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -121,6 +133,150 @@ def recall(out: Path, planted: dict, threshold: float) -> dict:
             "recall": round(hit / len(truth), 4) if truth else None}
 
 
+OUT_OF_CORE_HEADING = "### Out of core: word 5-grams under `--memory-limit`"
+OUT_OF_CORE_OPTIONS = ["--id-field", "id", "--shingle", "word", "--ngram", "5",
+                       "--threshold", "0.8", "--top", "0", "-q"]
+
+
+def anonymous_memory(pid: int) -> int:
+    """RssAnon of process ``pid`` in bytes (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) << 10
+    except OSError:
+        pass
+    return 0
+
+
+def run_out_of_core(path: Path, out: Path, limit: str, work: Path) -> dict:
+    """One ``neardup find`` under ``/usr/bin/time -v``, RssAnon of the child sampled."""
+    command = ["/usr/bin/time", "-v", sys.executable, "-m", "neardup.cli", "find", str(path),
+               *OUT_OF_CORE_OPTIONS, "--memory-limit", limit, "--out", str(out),
+               "--work-dir", str(work)]
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryFile() as log:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=log, stderr=log)
+        peak, done = [0], threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                try:
+                    with open(f"/proc/{process.pid}/task/{process.pid}/children") as f:
+                        children = [int(c) for c in f.read().split()]
+                except OSError:
+                    children = []
+                peak[0] = max(peak[0], sum(map(anonymous_memory, children)))
+                time.sleep(0.02)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        process.wait()
+        done.set()
+        sampler.join()
+        wall = time.perf_counter() - start
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+    if process.returncode != 0:
+        raise RuntimeError(f"neardup find failed ({process.returncode}):\n{text[-3000:]}")
+
+    def figure(name: str) -> float:
+        found = re.search(rf"{re.escape(name)}: ([\d.]+)", text)
+        return float(found.group(1)) if found else float("nan")
+
+    summary = json.loads((out / "summary.json").read_text())
+    return {"wall_s": round(wall, 1),
+            "cpu_s": round(figure("User time (seconds)") + figure("System time (seconds)"), 1),
+            "peak_rss_mib": round(figure("Maximum resident set size (kbytes)") / 1024, 1),
+            "peak_anon_mib": round(peak[0] / (1 << 20), 1), "load_at_start": round(load, 1),
+            "counts": summary["counts"]}
+
+
+def out_of_core(args) -> int:
+    if args.write_from:  # the section from an earlier run's results file, not run again
+        saved = json.loads(args.write_from.read_text())
+        write_out_of_core(saved["results"], saved.get("command") or _command_of(saved))
+        return 0
+    results = []
+    for n in args.out_of_core:
+        path = args.corpora / f"scale_{n}.jsonl" if args.corpora else None
+        if path is not None and path.exists() and path.with_suffix(".planted.json").exists():
+            planted = json.loads(path.with_suffix(".planted.json").read_text())
+        else:
+            path, planted, _ = corpus(args.cache, n)
+        with tempfile.TemporaryDirectory(prefix="bench-scale-", dir=args.work) as tmp:
+            out = Path(tmp) / "out"
+            row = run_out_of_core(path, out, args.memory_limit, Path(tmp) / "work")
+            row.update(n=n, memory_limit=args.memory_limit, corpus_bytes=path.stat().st_size,
+                       **recall_5grams(out, path, planted))
+        results.append(row)
+        print(json.dumps(row), flush=True)
+    command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"command": command, "results": results}, indent=2))
+    print()
+    print(out_of_core_table(results))
+    if not args.no_write:
+        write_out_of_core(results, command)
+    return 0
+
+
+def _command_of(saved: dict) -> str:
+    """The command of a results file written before it held one (its sizes and limit)."""
+    rows = saved["results"]
+    return (f"python bench/bench_scale.py --out-of-core {' '.join(str(r['n']) for r in rows)} "
+            f"--memory-limit {rows[0]['memory_limit']}")
+
+
+def write_out_of_core(results: list[dict], command: str) -> None:
+    """The "out of core" subsection of the scale section (the rest kept as it is)."""
+    sys.path.insert(0, str(HERE))
+    from sections import sections, update_section
+
+    text = out_of_core_table(results)
+    kept = sections().get("scale", "").split(OUT_OF_CORE_HEADING)[0].rstrip()
+    update_section("scale", kept + "\n\n" + OUT_OF_CORE_HEADING + "\n\n"
+                   f"`{command}`: `neardup find FILE {' '.join(OUT_OF_CORE_OPTIONS)} "
+                   "--memory-limit L` under `/usr/bin/time -v`, a fresh "
+                   "process each, on the scale corpus (200-word JSON Lines documents, 1 % "
+                   "planted near-duplicates; a smaller N is the larger corpus's first N "
+                   "lines); peak RssAnon (anonymous memory, what the limit bounds, "
+                   "sampled every 20 ms) and the kernel's peak RSS (which also counts the "
+                   "mapped spill files' pages); recall: planted pairs with exact word "
+                   f"5-gram Jaccard ≥ 0.8 found. {platform.machine()}, "
+                   f"{os.cpu_count()} cores, shared with other work (load at the start "
+                   "in its column): the seconds are noisy, the peaks are not.\n\n" + text)
+
+
+def recall_5grams(out: Path, path: Path, planted: dict) -> dict:
+    """Planted pairs with exact word 5-gram Jaccard >= 0.8 (bench/bench_floor.py's truth)
+    found in the run's pairs.csv."""
+    from bench_floor import read_pairs, truth
+
+    wanted, found = truth(path, planted), read_pairs("neardup", out)
+    hit = len(wanted & found)
+    return {"planted_above_t": len(wanted), "found": hit,
+            "recall": round(hit / len(wanted), 4) if wanted else None}
+
+
+def out_of_core_table(results: list[dict]) -> str:
+    lines = ["| N | JSONL GB | limit | wall s | CPU s | peak RssAnon MiB | RssAnon bytes a "
+             "document | peak RSS MiB | pairs | planted recall | load |",
+             "|" + "---|" * 11]
+    for r in results:
+        lines.append(
+            f"| {r['n']:,} | {r['corpus_bytes'] / 1e9:.2f} | {r['memory_limit']} | "
+            f"{r['wall_s']:.0f} | {r['cpu_s']:.0f} | {r['peak_anon_mib']:,.0f} | "
+            f"{r['peak_anon_mib'] * (1 << 20) / r['n']:,.0f} | {r['peak_rss_mib']:,.0f} | "
+            f"{r['counts']['pairs']:,} | {r['found']:,}/{r['planted_above_t']:,} "
+            f"({r['recall']:.2%}) | {r['load_at_start']} |")
+    return "\n".join(lines + ["", "Bytes a document: the whole peak (interpreter, kernels "
+                               "and the chunk in hand included) over N: an upper bound on "
+                               "what a document holds."])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -132,7 +288,18 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / ".cache" / "scale" / "results.json")
     parser.add_argument("--no-write", action="store_true",
                         help="do not update the 'scale' section of BENCHMARKS.md")
+    parser.add_argument("--out-of-core", type=int, nargs="+", metavar="N",
+                        help="the word 5-gram run under --memory-limit at these sizes instead")
+    parser.add_argument("--corpora", type=Path,
+                        help="a folder holding scale_N.jsonl and scale_N.planted.json")
+    parser.add_argument("--write-from", type=Path, metavar="RESULTS",
+                        help="with --out-of-core: write the subsection from the results file "
+                             "(--out) of an earlier run instead of running")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="where the outputs and spill files go (default: the temp folder)")
     args = parser.parse_args()
+    if args.out_of_core:
+        return out_of_core(args)
 
     results = []
     for n in args.sizes:
@@ -155,16 +322,19 @@ def main() -> int:
     print(table(results))
     if not args.no_write:
         sys.path.insert(0, str(HERE))
-        from sections import update_section
+        from sections import sections, update_section
 
         command = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
+        current = sections().get("scale", "")
+        kept = (OUT_OF_CORE_HEADING + current.split(OUT_OF_CORE_HEADING, 1)[1]
+                if OUT_OF_CORE_HEADING in current else "")
         update_section("scale", "## Scale: time and peak memory from 10k to 1M documents\n\n"
                        f"`{command}`: `neardup find` in a subprocess under `/usr/bin/time -v` "
                        f"on generated JSONL (≈190 word shingles a document, 1 % planted "
                        f"near-duplicates), t = {args.threshold}, K = 128, `--method lsh`; "
                        f"{platform.machine()}, {os.cpu_count()} cores, 24 GiB, shared with other "
                        "work while measuring. Stage columns are seconds.\n\n"
-                       + table(results))
+                       + table(results) + ("\n\n" + kept if kept else ""))
     return 0
 
 

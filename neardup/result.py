@@ -17,6 +17,8 @@ from .config import FindConfig
 from .pairs import PAIR_SCHEMA, PairSet, identical_table, pair_table, too_many_pairs
 from .shingling import ShingleSets
 
+DOCUMENT_ROWS = 1 << 16  # rows of the documents table built at a time (a few MB)
+
 
 @dataclass
 class FindResult:
@@ -29,7 +31,7 @@ class FindResult:
     :meth:`iter_pairs_tables` streams them in bounded batches instead.
     """
 
-    ids: list[str]
+    ids: list[str]  # or a columns.IdColumn (the ids as Arrow bytes, under a memory limit)
     config: FindConfig
     plan: lsh.BandPlan
     shingle_counts: np.ndarray  # int64[n]
@@ -95,7 +97,7 @@ class FindResult:
     def id_array(self) -> pa.Array:
         """The ids as one Arrow string array (built once; tables take from it)."""
         if self._id_arrow is None:
-            self._id_arrow = columns.strings(self.ids)
+            self._id_arrow = columns.id_array(self.ids)
         return self._id_arrow
 
     def pairs_table(self) -> pa.Table:
@@ -146,14 +148,26 @@ class FindResult:
 
     def documents_table(self) -> pa.Table:
         """One row per document: id, shingle count, status, cluster, kept or removable."""
-        ids = np.asarray(self.ids, dtype=object)
+        return self._documents_rows(0, self.n)
+
+    def iter_documents_tables(self, max_rows: int | None = None):
+        """The rows of :meth:`documents_table` in batches of ``max_rows`` (default 2^16),
+        so that the table is never held whole (the same rows, the same files)."""
+        step = max_rows or DOCUMENT_ROWS
+        for lo in range(0, self.n, step):
+            yield self._documents_rows(lo, min(self.n, lo + step))
+        if self.n == 0:
+            yield self._documents_rows(0, 0)
+
+    def _documents_rows(self, lo: int, hi: int) -> pa.Table:
+        ids = self.id_array
         return columns.table({
-            "doc": np.arange(self.n),
-            "id": ids,
-            "shingles": self.shingle_counts,
-            "status": self.status,
-            "cluster": ids[self.labels],
-            "representative": self.representative,
+            "doc": np.arange(lo, hi),
+            "id": _contiguous(ids.slice(lo, hi - lo)),
+            "shingles": self.shingle_counts[lo:hi],
+            "status": self.status[lo:hi],
+            "cluster": _contiguous(ids.take(columns.numbers(self.labels[lo:hi]))),
+            "representative": self.representative[lo:hi],
         })
 
     def clusters_table(self, include_singletons: bool = False) -> pa.Table:
@@ -162,10 +176,10 @@ class FindResult:
         members = np.arange(self.n) if include_singletons else np.flatnonzero(sizes > 1)
         order = np.lexsort((members, self.labels[members], -sizes[members]))
         members = members[order]
-        ids = np.asarray(self.ids, dtype=object)
+        ids = self.id_array
         return columns.table({
-            "cluster": ids[self.labels[members]],
-            "id": ids[members],
+            "cluster": _contiguous(ids.take(columns.numbers(self.labels[members]))),
+            "id": _contiguous(ids.take(columns.numbers(members))),
             "cluster_size": sizes[members],
             "representative": self.representative[members],
             "shingles": self.shingle_counts[members],
@@ -176,3 +190,8 @@ class FindResult:
         """Counts, parameters and the band plan; deterministic (no timings)."""
         return {"counts": self.counts, "config": self.config.as_dict(),
                 "plan": self.plan.as_dict(), "read": self.read_report}
+
+
+def _contiguous(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One array (a chunked array of ids taken or sliced, combined)."""
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values

@@ -65,3 +65,45 @@ def table(columns: dict) -> pa.Table:
         else:
             arrays.append(strings(list(values)))
     return pa.Table.from_arrays(arrays, names=list(columns))
+
+
+class IdColumn(Sequence):
+    """Document ids held as one Arrow string array (offsets and UTF-8 bytes, possibly
+    memory-mapped), read as a sequence of str: ``ids[d]`` decodes one id, so n ids
+    cost their bytes and offsets instead of n Python strings. ``arrow``: the array, or
+    a chunked array where the ids' bytes outgrow one array's int32 offsets."""
+
+    def __init__(self, arrow: pa.Array | pa.ChunkedArray):
+        self.arrow = arrow
+
+    def __len__(self) -> int:
+        return len(self.arrow)
+
+    def __getitem__(self, d):
+        if isinstance(d, slice):
+            return self.arrow[d].to_pylist()
+        return self.arrow[int(d)].as_py()
+
+    def __iter__(self):
+        for lo in range(0, len(self.arrow), 1 << 16):  # a batch of strings at a time
+            yield from self.arrow.slice(lo, 1 << 16).to_pylist()
+
+    def to_list(self) -> list[str]:
+        return self.arrow.to_pylist()
+
+    def __eq__(self, other) -> bool:  # as a list of the same ids compares
+        if isinstance(other, IdColumn):
+            return self.arrow.equals(other.arrow)
+        if isinstance(other, list | tuple):
+            return len(other) == len(self) and self.to_list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # a mutable sequence's rule: equal to a list, so not hashable
+
+    def __repr__(self) -> str:
+        return f"IdColumn({len(self):,} ids)"
+
+
+def id_array(ids: Sequence[str]) -> pa.Array | pa.ChunkedArray:
+    """``ids`` as Arrow strings: an :class:`IdColumn`'s own array, else :func:`strings`."""
+    return ids.arrow if isinstance(ids, IdColumn) else strings(ids)

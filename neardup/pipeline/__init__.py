@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import allpairs, cluster, containment, lsh, minhash, planner, simhash, verify
-from .._core import jit, kernels
+from .._core import columns, jit, kernels
 from .._core.progress import StageTimer
 from ..config import CONTAINMENT_METHODS, SKETCHES, FindConfig  # noqa: F401 (re-exported)
 from ..pairs import PairSet
@@ -297,8 +297,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         "method_choice": method_choice,
     }
     return FindResult(
-        ids=list(ids), config=config, plan=plan, shingle_counts=sizes, status=status,
-        pair_set=pair_set, labels=labels,
+        ids=ids if isinstance(ids, columns.IdColumn) else list(ids), config=config, plan=plan,
+        shingle_counts=sizes, status=status, pair_set=pair_set, labels=labels,
         representative=representative, candidates=candidates, counts=counts,
         seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,

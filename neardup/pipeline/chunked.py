@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from .._core import columns
 from .._core.heap import release_freed_memory
 from .._core.progress import StageTimer
 from ..options import OptionGroups
@@ -52,7 +53,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
         progress=not quiet, **source_options)
     timer = StageTimer(quiet)
     chunk_timer = StageTimer(quiet=True)  # per-chunk stages add up without a line each
-    ids: list[str] = []
+    documents = chunks_read = 0
     lengths, generated, counts = [], [], {}
     with outofcore.WorkDirectory(work_dir) as directory:
         writer = outofcore.SpillWriter(directory, plan.bands, plan.rows)
@@ -73,21 +74,25 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
                 prints = set_fingerprints(prepared.sets, config.seed)
             with chunk_timer.stage("spill"):  # band keys, then appended to the files
                 writer.append(prepared.sets, signatures, prints)
-            ids.extend(chunk.ids)
-            lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
-                                       count=len(chunk.texts)))
+            writer.append_ids(chunk.ids)  # spilled: the ids' bytes are mapped, not held
+            documents += len(chunk)
+            if config.representative in ("longest", "shortest"):  # the key: text lengths
+                lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
+                                           count=len(chunk.texts)))
+            chunks_read += 1
             generated.append(prepared.generated)
             add_counts(counts, prepared.counts)
             if not quiet:
                 print(f"[neardup] chunk of {len(chunk):,} documents read, shingled and "
-                      f"signed ({len(ids):,} so far)", file=sys.stderr, flush=True)
+                      f"signed ({documents:,} so far)", file=sys.stderr, flush=True)
             del chunk, prepared, signatures, prints  # the texts go here
         spilled = writer.finish()
         release_freed_memory()  # the chunks' texts and temporaries, before the find
         timer.seconds.update(chunk_timer.seconds)
-        key = np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64)
+        ids = spilled.ids if spilled.ids is not None else columns.IdColumn(columns.strings([]))
+        key = np.concatenate(lengths) if lengths else None  # None: no policy ranks by it
         if representative_field == "id":
-            key = np.asarray(ids)
+            key = np.asarray(ids.to_list())
         generated = np.concatenate(generated) if generated else np.empty(0, dtype=bool)
         aside = {"generated": generated} if prep.generated == "exclude" else None
         result = find_sets(spilled.sets, ids, config, timer=timer, representative_key=key,
@@ -96,7 +101,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
     if prep.generated == "flag":
         result.status[generated & (result.status == "ok")] = "ok (generated)"
     result.counts.update(counts)
-    result.counts["chunks"] = {**chunking.as_dict(), "chunks_read": len(lengths)}
+    result.counts["chunks"] = {**chunking.as_dict(), "chunks_read": chunks_read}
     result.read_report = report.as_dict()
     result.read_report["inputs"] = [
         {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,

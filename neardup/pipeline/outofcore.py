@@ -28,13 +28,20 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
 - fixed: the interpreter with numpy, pyarrow, numba and the compiled kernels loaded,
   about 100 MB after a small run (``fixed`` = 128 MiB, lemmatizers included). The first
   run after an install also compiles the kernels (about 210 MB, once: they are cached);
-- per document, for the whole run: its id (a Python string in a list and in the dict
-  that renames repeated ids), fingerprint, size, text length, the result columns, and
-  at the end the documents table as it is written, the peak of the run. Measured
-  (20-word documents, ids of 9 characters): 400k documents 265 MB (CSV) to 377 MB
-  (JSON Lines), 800k 468 to 584 MB; 38-character ids add 12 bytes a character. So
-  ``per_document`` + ``per_id_char`` × id length = 560 + 12 × c bytes (about 750 with
-  the 16 characters assumed until ids are read);
+- per document, for the whole run: while reading, its id's bytes, offset, hash and
+  number in :class:`~neardup.sources.seen_ids.SeenIds` (which renames repeated ids);
+  its id, shingle offsets and fingerprint are spilled with the rest and mapped
+  (file-backed, outside the limit), so what stays on the heap is its shingle count,
+  status, flags, cluster label and the temporaries of one stage at a time; the
+  documents table is written 2^16 rows at a time. Measured (200-word documents, ids of
+  9 characters, word 5-grams, limit 400M at 200k and 1G at 1M): the anonymous memory at
+  the end of reading grows 44 bytes a document, the peak of the find (grouping, LSH,
+  verification, clusters) 90; the peak of the run is the writing, where
+  :attr:`~neardup.pairs.PairSet.groups` is built for every document (five int64
+  columns and the sort that makes them): 332 MiB at 1M documents, ~250 bytes a
+  document above the interpreter. So ``per_document`` + ``per_id_char`` × id length =
+  250 + c bytes (about 266 with the 16 characters assumed until ids are read): 10M
+  documents need ~2.6 GiB, 100M ~25 GiB;
 - per chunk: its texts and the shingling temporaries, ``per_char`` bytes per character
   of text: measured 14 for character 5-grams (32-bit hashes; 21 with 64-bit), 4.6 for
   word shingles of ASCII text, 11 for Cyrillic, 15 for code tokens, 9 with cleaning
@@ -57,9 +64,8 @@ skipped by the readers unread, and an input kept whole (a stream, a JSON file) m
 what the chunks leave (``stream_bytes``; past it the run ends saying so); compressed
 inputs are not counted (their lines are the stream's).
 Below ``fixed + per document × records + min_chunk`` (or when the longest line cannot
-even be read) it refuses with that floor named, before reading: 400k documents of 200
-words need ~423 MiB (at 512M the run peaked at 294 MiB, at 1G at 492 MiB with larger
-chunks; BENCHMARKS.md, "memory").
+even be read) it refuses with that floor named, before reading: 400k documents need
+~240 MiB, 10M ~2.6 GiB (BENCHMARKS.md, "memory" and "scale").
 :meth:`ChunkPlan.admit` checks every chunk before it is shingled: a chunk whose text
 exceeds the chunk's text budget, or more documents (or longer ids) than the limit
 holds, end the run with a message naming the document or the floor, instead of
@@ -82,8 +88,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from .. import lsh
+from .._core import columns
+from .._core.columns import IdColumn
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
 from ..sources import compression_of
@@ -95,6 +104,7 @@ MIN_CHUNK_CHARS = 1024
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SCAN_BLOCK = 1 << 23
+ID_PIECE_BYTES = 2**31 - 1  # an Arrow string array's int32 offsets: ids past it, a new piece
 READ_BLOCK_CHARS = 1 << 16  # a line file is read a block of lines (LINE_BLOCK_BYTES) at a time
 
 
@@ -103,8 +113,8 @@ class MemoryCosts:
     """What a run costs in anonymous memory, in bytes (see the module docstring)."""
 
     fixed: int = 128 << 20
-    per_document: int = 560
-    per_id_char: int = 12
+    per_document: int = 250
+    per_id_char: int = 1
     assumed_id_chars: int = 16
     per_char: int = WORK_BYTES_PER_CHAR
     per_char_64: int = 24  # character shingles kept as 64-bit hashes
@@ -427,7 +437,7 @@ def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurv
                    read: int, per_char: int) -> str:
     parts = [f"the interpreter and its kernels take ~{format_size(costs.fixed)}"]
     documents = costs.document() * survey.counted
-    if documents >= 1 << 20:
+    if survey.counted:
         counted = f"~{survey.counted:,} documents ({survey.how} in the input"
         counted += "s that could be counted)" if survey.records is None else ")"
         parts.append(f"each of the {counted} costs ~{costs.document():,} bytes for the whole "
@@ -456,14 +466,15 @@ def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurv
 class Spilled:
     """What the chunks produced, for :func:`~neardup.pipeline.find_sets`.
 
-    ``sets`` and ``signatures`` (row d: document d) are mapped from disk;
-    ``fingerprints`` are in memory (8 bytes per document).
+    ``sets`` (values and offsets), ``signatures`` (row d: document d), ``fingerprints``
+    and ``ids`` are mapped from disk: file-backed pages, not the heap.
     """
 
     sets: ShingleSets
     signatures: Signatures
     fingerprints: np.ndarray
     band_paths: list[Path]
+    ids: IdColumn | None = None  # mapped too (see SpillWriter.append_ids)
 
     def band_columns(self, rows: np.ndarray):
         """Each band's keys of the documents ``rows`` (uint64[rows.size]), one band at a time."""
@@ -480,16 +491,70 @@ class SpillWriter:
         self.directory = directory
         self.bands, self.rows = bands, rows
         self.values_path = directory / "shingle_values.bin"
+        self.offsets_path = directory / "shingle_offsets.bin"
+        self.prints_path = directory / "fingerprints.bin"
         self.signatures_path = directory / "signatures.bin"
         self.band_paths = [directory / f"band_{band:03d}.bin" for band in range(bands)]
         self._values = open(self.values_path, "wb")
+        self._offsets = open(self.offsets_path, "wb")
+        self._prints = open(self.prints_path, "wb")
         self._signatures = open(self.signatures_path, "wb")
         self._bands = [open(path, "wb") for path in self.band_paths]
-        self.sizes: list[np.ndarray] = []
-        self.prints: list[np.ndarray] = []
+        self.documents = 0
+        self.shingles = 0  # values written: the next chunk's offsets start there
+        np.zeros(1, dtype=np.int64).tofile(self._offsets)
         self.values_dtype = None
         self.signature_dtype = None
         self.signature_params: dict | None = None
+        self.id_pieces: list[tuple[Path, Path, int]] = []  # (offsets, bytes, ids) files
+        self._id_files = None
+        self._id_bytes = 0  # of the open piece: its int32 offsets end there
+
+    def append_ids(self, ids: Sequence[str]) -> None:
+        """Append a chunk's ids as Arrow string buffers (int32 offsets, UTF-8 bytes); a
+        new piece of files starts where the bytes would outgrow int32 offsets."""
+        array = columns.strings(ids)
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        offsets_buf, data_buf = array.buffers()[1:3]
+        offsets = np.frombuffer(offsets_buf, dtype=np.int32, count=len(array) + 1)
+        offsets = offsets[array.offset:]
+        size = int(offsets[-1] - offsets[0])
+        if self._id_files is None or self._id_bytes + size > ID_PIECE_BYTES:
+            self._close_ids()
+            piece = len(self.id_pieces)
+            paths = (self.directory / f"id_offsets_{piece:03d}.bin",
+                     self.directory / f"id_bytes_{piece:03d}.bin")
+            self._id_files = [open(path, "wb") for path in paths]
+            np.zeros(1, dtype=np.int32).tofile(self._id_files[0])
+            self.id_pieces.append((*paths, 0))
+            self._id_bytes = 0
+        (offsets[1:] - offsets[0] + self._id_bytes).astype(np.int32).tofile(self._id_files[0])
+        if data_buf is not None:
+            self._id_files[1].write(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])])
+        self._id_bytes += size
+        last = self.id_pieces[-1]
+        self.id_pieces[-1] = (last[0], last[1], last[2] + len(array))
+
+    def _close_ids(self) -> None:
+        for f in self._id_files or ():
+            f.close()
+        self._id_files = None
+
+    def mapped_ids(self) -> IdColumn:
+        """The ids appended, mapped from their files (file-backed pages, not the heap)."""
+        self._close_ids()
+        arrays = []
+        for offsets_path, bytes_path, count in self.id_pieces:
+            offsets = _mapped(offsets_path, np.int32, (count + 1,))
+            size = int(offsets[-1])
+            data = _mapped(bytes_path, np.uint8, (size,)) if size else np.empty(0, np.uint8)
+            arrays.append(pa.Array.from_buffers(pa.string(), count,
+                                                [None, pa.py_buffer(offsets),
+                                                 pa.py_buffer(data)]))
+        if not arrays:
+            return IdColumn(columns.strings([]))
+        return IdColumn(arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays))
 
     def append(self, sets: ShingleSets, signatures: Signatures, prints: np.ndarray) -> None:
         keys = lsh.band_keys(signatures.matrix, self.bands, self.rows)
@@ -500,23 +565,28 @@ class SpillWriter:
         np.ascontiguousarray(signatures.matrix).tofile(self._signatures)
         for band, f in enumerate(self._bands):
             np.ascontiguousarray(keys[:, band]).tofile(f)
-        self.sizes.append(sets.sizes)
-        self.prints.append(prints)
+        (sets.offsets[1:] - sets.offsets[0] + self.shingles).astype(np.int64).tofile(
+            self._offsets)
+        np.ascontiguousarray(prints, dtype=np.uint64).tofile(self._prints)
+        self.documents += sets.n
+        self.shingles += int(sets.offsets[-1] - sets.offsets[0])
 
     def finish(self) -> Spilled:
-        for f in (self._values, self._signatures, *self._bands):
+        for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands):
             f.close()
-        sizes = np.concatenate(self.sizes) if self.sizes else np.empty(0, dtype=np.int64)
-        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        values = _mapped(self.values_path, self.values_dtype or np.uint32, (int(offsets[-1]),))
+        n = self.documents
+        # offsets and fingerprints mapped too: a document holds no heap for them
+        offsets = (_mapped(self.offsets_path, np.int64, (n + 1,)) if n
+                   else np.zeros(1, dtype=np.int64))
+        values = _mapped(self.values_path, self.values_dtype or np.uint32, (self.shingles,))
         params = self.signature_params or {"family": DEFAULT_FAMILY, "num_perm": 0, "seed": 0,
                                            "bits": 32}
         matrix = _mapped(self.signatures_path, self.signature_dtype or np.uint32,
-                         (sizes.size, params["num_perm"]))
-        prints = np.concatenate(self.prints) if self.prints else np.empty(0, dtype=np.uint64)
+                         (n, params["num_perm"]))
+        prints = _mapped(self.prints_path, np.uint64, (n,))
+        ids = self.mapped_ids() if self.id_pieces else None
         return Spilled(ShingleSets(offsets, values), Signatures(matrix, **params), prints,
-                       self.band_paths)
+                       self.band_paths, ids)
 
 
 def _mapped(path: Path, dtype, shape: tuple) -> np.ndarray:

@@ -331,6 +331,10 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
         table = result.set_pairs_table()
         tables["set_pairs"] = ([table], table.schema, None)
     for name in ("identical", "clusters", "documents", "candidates"):
+        if name == "documents":  # a row per document: streamed, never held whole
+            first = next(result.iter_documents_tables(1))
+            tables[name] = (result.iter_documents_tables(), first.schema, result.n)
+            continue
         table = getattr(result, f"{name}_table")()
         tables[name] = ([table], table.schema, None)
     if layout == "parts":

@@ -14,7 +14,9 @@ format's reader is its own module: :mod:`~neardup.sources.directory`,
 * :class:`InputSource`: one input as read, enough to find its records again for the
   dedup copy;
 * ``_DocumentsBuilder``: gathers the documents; a repeated id is renamed (``x#2``) and
-  noted, never dropped; read in chunks, it says where a block's records fill a chunk;
+  noted, never dropped (every id so far is looked up in a
+  :class:`~neardup.sources.seen_ids.SeenIds`); read in chunks, it says where a block's
+  records fill a chunk;
 * ``_ReadContext``: what a format reader gets for one input (where to add documents,
   how to decode, which fields hold the text and the id).
 
@@ -32,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
+from .seen_ids import SeenIds, first_uses
 
 STDIN = "-"
 STDOUT = "-"  # write_deduplicated's out: the copy to standard output
@@ -149,7 +153,7 @@ class _DocumentsBuilder:
         self.source: list[int] = []
         self.record: list[int] = []
         self.fields: dict[str, list] = {name: [] for name in extra_fields}
-        self.id_uses: dict[str, int] = {}  # every id so far, chunks included: renames stay global
+        self.id_uses = SeenIds()  # every id so far, chunks included: renames stay global
         self.pending_chars = 0  # characters of text held since the last take()
         self.taken = 0  # documents handed out by take()
         self.chunk_chars: int | None = None  # read in chunks: a chunk closes at this size
@@ -172,14 +176,14 @@ class _DocumentsBuilder:
             display: str, unit: str, number: int, values: Sequence = ()) -> None:
         """Append one document; ``unit number`` ("line 3", "row 2") locates it for messages;
         ``values``: its extra fields' values, in the order asked (missing: None)."""
-        uses = self.id_uses.get(doc_id, 0)
-        self.id_uses[doc_id] = uses + 1
+        uses = self.id_uses.uses(doc_id)
+        self.id_uses.give(doc_id, uses + 1)
         if uses:
             renamed = doc_id
             while renamed in self.id_uses:
                 uses += 1
                 renamed = f"{doc_id}#{uses}"
-            self.id_uses[renamed] = 1
+            self.id_uses.give(renamed, 1)
             reason = f"duplicate id {doc_id!r} (renamed to {renamed!r})"
             self.report._note(display, f"{unit} {number}" if unit else "", reason)
             doc_id = renamed
@@ -197,13 +201,13 @@ class _DocumentsBuilder:
         """Append many documents; one set operation when no id repeats (the usual case).
         ``values``: each extra field's values (absent: every value missing)."""
         values = values or {}
-        new_ids = dict.fromkeys(ids, 1)
-        if len(new_ids) != len(ids) or not self.id_uses.keys().isdisjoint(new_ids):
+        new_ids = first_uses(ids)
+        if len(new_ids) != len(ids) or self.id_uses.any_given(new_ids):
             for k, (record, doc_id, text) in enumerate(zip(records, ids, texts, strict=True)):
                 self.add(source, record, doc_id, text, display, unit, record + 1,
                          [values[name][k] if name in values else None for name in self.fields])
             return
-        self.id_uses.update(new_ids)
+        self.id_uses.add_new(new_ids)
         self.ids.extend(ids)
         self.texts.extend(texts)
         self.source.extend([source] * len(ids))
@@ -228,6 +232,7 @@ class _DocumentsBuilder:
         """The documents added since the last take, as a chunk; the builder lets go of them."""
         chunk = self.build(inputs)
         self.taken += len(chunk)
+        self.id_uses.seal()  # the chunk's ids as bytes, off the Python heap
         self.ids, self.texts, self.source, self.record = [], [], [], []
         self.fields = {name: [] for name in self.fields}
         self.pending_chars = 0

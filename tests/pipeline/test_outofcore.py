@@ -192,3 +192,61 @@ def test_a_run_leaves_no_work_folder_it_created(tmp_path, monkeypatch, capsys):
                  "-q"]) == 2
     assert "after reading" in capsys.readouterr().err
     assert not (tmp_path / "nonexistent").exists()
+
+
+@pytest.mark.parametrize("output_format", ["csv", "jsonl", "parquet"])
+def test_memory_limited_output_files_are_the_same_bytes(corpus, tmp_path, monkeypatch,
+                                                        output_format):
+    """Every table file is the same bytes in memory and under a limit (the summary the
+    same but for the chunk plan), with ids repeated across chunks (renamed), the
+    spilled ids split into several mapped pieces and the documents table written in
+    small batches."""
+    from neardup import result as result_module
+
+    texts, ids = corpus
+    ids = list(ids)
+    ids[2000] = ids[3]  # a repeat in a later chunk: renamed "...#2" in both runs
+    ids[2001] = ids[3] + "#2"  # the name a rename takes: renamed again
+    ids[2002] = "é\u00a0spaced id"  # non-ASCII bytes in the mapped ids
+    path, _ = write_input(tmp_path, "jsonl", texts, ids)
+    monkeypatch.setattr(outofcore, "ID_PIECE_BYTES", 4096)  # a new piece every ~300 ids
+    monkeypatch.setattr(result_module, "DOCUMENT_ROWS", 700)
+    outputs = {}
+    for name, limit in (("whole", []), ("chunked", ["--memory-limit", LIMIT])):
+        out = tmp_path / name
+        assert main(["find", path, "--id-field", "id", "--shingle", "word", "--ngram", "1",
+                     "-t", "0.6", "--method", "lsh", "--quiet", "--top", "0",
+                     "--output-format", output_format, "--out", str(out), *limit]) == 0
+        outputs[name] = out
+    aside = ("timings.json", "manifest.json", "summary.json")
+    names = sorted(p.name for p in outputs["whole"].iterdir() if p.name not in aside)
+    assert names == sorted(p.name for p in outputs["chunked"].iterdir()
+                           if p.name not in aside)
+    assert len(names) == 5  # pairs, identical, clusters, documents, candidates
+    for name in names:
+        whole, chunked = (outputs[run] / name for run in ("whole", "chunked"))
+        assert whole.read_bytes() == chunked.read_bytes(), name
+    files = {name: [f for f in json.loads((outputs[name] / "manifest.json").read_text())
+                    ["files"] if f["name"] not in aside] for name in outputs}
+    assert files["whole"] == files["chunked"]  # rows, bytes and SHA-256 of every table
+    whole, summary = (json.loads((outputs[run] / "summary.json").read_text())
+                      for run in ("whole", "chunked"))
+    assert summary["counts"].pop("chunks")["chunks_read"] >= 5
+    assert summary == whole
+    problems = [p["reason"] for p in summary["read"]["problems"]]
+    assert f"duplicate id {ids[3]!r} (renamed to {ids[3] + '#2'!r})" in problems
+    assert f"duplicate id {ids[3] + '#2'!r} (renamed to {ids[3] + '#2#2'!r})" in problems
+
+
+def test_spilled_ids_read_back_as_given(tmp_path, monkeypatch):
+    """The ids appended a chunk at a time come back from their mapped files, in order,
+    across pieces, as the same strings."""
+    monkeypatch.setattr(outofcore, "ID_PIECE_BYTES", 50)
+    writer = outofcore.SpillWriter(tmp_path, bands=2, rows=2)
+    chunks = [["a", "bb", "é"], [], ["x" * 40], ["ccc", "\U0001f600", ""]]
+    for chunk in chunks:
+        writer.append_ids(chunk)
+    ids = writer.mapped_ids()
+    assert len(writer.id_pieces) >= 2
+    assert ids == [doc_id for chunk in chunks for doc_id in chunk]
+    assert ids[4] == "ccc" and list(ids) == ids.to_list()
