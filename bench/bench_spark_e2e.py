@@ -45,9 +45,9 @@ def run(path: Path, out: Path, engine: str, tree: str | None = None) -> dict:
     """``engine``: "local", "spark", or "exact" (the local engine's exact join: the truth);
     ``tree``: a checkout whose neardup runs (on ``PYTHONPATH``), else this one."""
     method = "exact" if engine == "exact" else "lsh"
-    command = [sys.executable, "-m", "neardup", "find", str(path), "--id-field", "id",
+    command = [sys.executable, "-m", "neardup", "find", str(path.resolve()), "--id-field", "id",
                "--shingle", "word", "--ngram", "5", "--threshold", str(THRESHOLD),
-               "--method", method, "--quiet", "--top", "0", "--out", str(out),
+               "--method", method, "--quiet", "--top", "0", "--out", str(out.resolve()),
                "--output-format", "parquet"]
     if engine == "spark":
         command += ["--engine", "spark"]
@@ -58,7 +58,9 @@ def run(path: Path, out: Path, engine: str, tree: str | None = None) -> dict:
     if engine == "spark" and EVENT_LOG[0] is not None:  # Spark's own record of every job
         env["PYSPARK_SUBMIT_ARGS"] = (f"--conf spark.eventLog.enabled=true --conf "
                                       f"spark.eventLog.dir=file://{EVENT_LOG[0]} pyspark-shell")
-    _, wall, peak_mib = run_timed(command, env=env)
+    # ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH: run
+    # in the tree whose neardup is meant (else a --before run imports this checkout's)
+    _, wall, peak_mib = run_timed(command, env=env, cwd=tree or HERE.parent)
     return {"wall_s": wall, "peak_gib": peak_mib / 1024, "load": load}
 
 
