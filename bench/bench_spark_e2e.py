@@ -10,7 +10,12 @@ document from a Zipf vocabulary, 1 % planted near-duplicates); word 5-grams, t =
 K = 128. Recall is against the exact join's pairs (``--method exact`` on the local
 engine: every pair with J >= t on the same 5-gram sets); the pair sets of both engines
 are compared (they must be equal). Per-core throughput is documents per second divided
-by the cores both engines use (the machine's). MLlib's join is bench_spark.py's.
+by the cores both engines use (the machine's). ``--mllib TABLES`` also runs MLlib's
+``MinHashLSH.approxSimilarityJoin`` (bench_spark.py's runner, ``numHashTables=TABLES``, local
+mode on the same cores) once per size in a fresh process, on the same word 5-gram sets
+(shingled by neardup, the distinct hashes as vector indices): its wall time includes the
+session and building its vectors on the driver, its join time does not; its recall is
+against the same exact join.
 ``neardup dedup`` on both engines: bench_spark_dedup.py.
 ``--before TREE`` also runs the Spark engine of another checkout (its neardup on
 ``PYTHONPATH``), in the same alternation, for a before/after column; the load average
@@ -40,9 +45,9 @@ def run(path: Path, out: Path, engine: str, tree: str | None = None) -> dict:
     """``engine``: "local", "spark", or "exact" (the local engine's exact join: the truth);
     ``tree``: a checkout whose neardup runs (on ``PYTHONPATH``), else this one."""
     method = "exact" if engine == "exact" else "lsh"
-    command = [sys.executable, "-m", "neardup", "find", str(path), "--id-field", "id",
+    command = [sys.executable, "-m", "neardup", "find", str(path.resolve()), "--id-field", "id",
                "--shingle", "word", "--ngram", "5", "--threshold", str(THRESHOLD),
-               "--method", method, "--quiet", "--top", "0", "--out", str(out),
+               "--method", method, "--quiet", "--top", "0", "--out", str(out.resolve()),
                "--output-format", "parquet"]
     if engine == "spark":
         command += ["--engine", "spark"]
@@ -53,8 +58,39 @@ def run(path: Path, out: Path, engine: str, tree: str | None = None) -> dict:
     if engine == "spark" and EVENT_LOG[0] is not None:  # Spark's own record of every job
         env["PYSPARK_SUBMIT_ARGS"] = (f"--conf spark.eventLog.enabled=true --conf "
                                       f"spark.eventLog.dir=file://{EVENT_LOG[0]} pyspark-shell")
-    _, wall, peak_mib = run_timed(command, env=env)
+    # ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH: run
+    # in the tree whose neardup is meant (else a --before run imports this checkout's)
+    _, wall, peak_mib = run_timed(command, env=env, cwd=tree or HERE.parent)
     return {"wall_s": wall, "peak_gib": peak_mib / 1024, "load": load}
+
+
+def run_mllib(path: Path, out: Path, tables: int) -> dict:
+    """MLlib's join on ``path`` in a fresh process (:func:`mllib_main`), timed as ``run``."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--mllib-run", str(path),
+               str(out), str(tables)]
+    load = os.getloadavg()[0]
+    _, wall, peak_mib = run_timed(command)
+    done = json.loads(out.read_text())
+    return {"wall_s": wall, "peak_gib": peak_mib / 1024, "load": load,
+            "join_s": done["join_s"], "pairs": {tuple(p) for p in done["pairs"]}}
+
+
+def mllib_main(path: str, out: str, tables: int) -> int:
+    """The body of ``--mllib-run``: the corpus's word 5-gram sets (documents numbered by line,
+    as neardup numbers them), MLlib's join at distance < 1 - t, its pairs written to ``out``."""
+    from bench_spark import run_mllib as mllib_join
+    from bench_spark import session
+
+    from neardup.shingling import ShingleOptions, shingle
+
+    with open(path, encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f if line.strip()]
+    sets = shingle(texts, ShingleOptions(kind="word", size=5))
+    spark = session(os.cpu_count() or 1)
+    found, seconds = mllib_join(spark, sets, THRESHOLD, tables, seed=1)
+    spark.stop()
+    Path(out).write_text(json.dumps({"join_s": seconds, "pairs": sorted(found)}))
+    return 0
 
 
 def pair_set(out: Path) -> set:
@@ -69,8 +105,12 @@ def recall(found: set, truth: set) -> float:
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--mllib-run"]:
+        return mllib_main(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     parser = engine_comparison_arguments(__doc__.split("\n\n")[0], "spark-e2e")
     parser.add_argument("--before", help="a checkout whose Spark engine runs too (before)")
+    parser.add_argument("--mllib", type=int, metavar="TABLES",
+                        help="also run MLlib's approxSimilarityJoin with this many hash tables")
     parser.add_argument("--event-log", type=Path,
                         help="write Spark's event logs (every job's times) into this folder")
     args = parser.parse_args()
@@ -92,6 +132,11 @@ def main() -> int:
                 times[variant].append(run(path, out, engine, tree))
                 print(json.dumps({"n": n, "variant": variant, "run": k,
                                   **times[variant][-1]}), flush=True)
+        mllib = None
+        if args.mllib:
+            mllib = run_mllib(path, args.cache / f"e2e_mllib_{n}.json", args.mllib)
+            print(json.dumps({"n": n, "variant": "mllib", **{k: v for k, v in mllib.items()
+                                                              if k != "pairs"}}), flush=True)
         local_pairs = pair_set(args.cache / f"e2e_local_{n}")
         spark_pairs = pair_set(args.cache / f"e2e_spark_{n}")
         wall = {e: statistics.median(t["wall_s"] for t in times[e]) for e in times}
@@ -109,6 +154,11 @@ def main() -> int:
             "spark_peak_gib": max(t["peak_gib"] for t in times["spark"]),
             "same_pairs": local_pairs == spark_pairs, "pairs": len(local_pairs),
             "recall": recall(spark_pairs, truth), "truth": len(truth),
+            "mllib": None if mllib is None else {
+                "wall_s": mllib["wall_s"], "join_s": mllib["join_s"], "load": mllib["load"],
+                "tables": args.mllib, "pairs": len(mllib["pairs"]),
+                "recall": recall(mllib["pairs"], truth),
+                "precision": len(mllib["pairs"] & truth) / max(1, len(mllib["pairs"]))},
         })
     before = None
     if args.before:  # named by its commit: the path is this machine's
@@ -140,6 +190,17 @@ def table(rows: list[dict], cores: int, before: str | None = None) -> str:
             f"{r['local_docs_per_core_s']:,.0f}, {r['spark_docs_per_core_s']:,.0f} | "
             f"{r['local_peak_gib']:.2f}, {r['spark_peak_gib']:.2f} | {r['pairs']:,} | "
             f"{'yes' if r['same_pairs'] else 'NO'} | {r['recall']:.4f} of {r['truth']:,} |")
+    mllib = [r for r in rows if r.get("mllib")]
+    if mllib:
+        lines += ["", "| documents | MLlib numHashTables | load | MLlib wall s (join s) | "
+                  "MLlib / local | pairs | recall | precision |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in mllib:
+            m = r["mllib"]
+            lines.append(f"| {r['n']:,} | {m['tables']} | {m['load']:.1f} | "
+                         f"{m['wall_s']:.1f} ({m['join_s']:.1f}) | "
+                         f"{m['wall_s'] / r['local_s']:.2f}x | {m['pairs']:,} | "
+                         f"{m['recall']:.4f} | {m['precision']:.4f} |")
     lines.append("")
     lines.append(f"Medians of {rows[0]['runs'] if rows else 0} alternating runs; {cores} cores "
                  "for both engines; load: the median 1-minute load average before a run "
@@ -147,7 +208,11 @@ def table(rows: list[dict], cores: int, before: str | None = None) -> str:
                  + (f"*Spark s before*: the Spark engine of {before} in the same "
                     "alternation. " if before else "")
                  + "Peak RSS is the largest process `/usr/bin/time` saw: on "
-                 "Spark the driver's Python process, not the JVM it starts (not counted).")
+                 "Spark the driver's Python process, not the JVM it starts (not counted)."
+                 + (" MLlib: one run a size, in a fresh process after the alternation; wall "
+                    "includes its session and building its vectors on the driver (a Python "
+                    "loop), join s only the fit, the join and collecting its pairs; recall "
+                    "and precision against the exact join." if mllib else ""))
     return "\n".join(lines)
 
 

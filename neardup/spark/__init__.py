@@ -163,12 +163,17 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
 
 def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize=None,
                    signed: DataFrame | None = None, char_fallback: bool = False,
-                   documents: int | None = None) -> SparkFindResult:
+                   documents: int | None = None, tally: dict | None = None
+                   ) -> SparkFindResult:
     """:func:`find` on numbered documents (doc, id, and text unless ``signed`` holds
     their sketches already, as :func:`~neardup.spark.read._read` gives them with a signer);
     ``char_fallback``: the documents were (or are) signed with it, and it is counted;
-    ``documents``: how many there are (numbered 0..documents-1), when known."""
+    ``documents``: how many there are (numbered 0..documents-1), when known; ``tally``:
+    the reader's (:attr:`neardup.spark.read._Read.tally`, with ``documents``), so that no
+    query counts the signed documents again."""
     plan = config.band_plan()
+    # the documents' counts when the reader made them (``documents`` is a table below)
+    known = None if tally is None or documents is None else {"n": documents, **tally}
     seconds: dict[str, float] = {}
     stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds, signed=signed,
                          char_fallback=char_fallback, documents=documents)
@@ -247,7 +252,7 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     started = time.perf_counter()
     counts = _counts(signed, copies, candidates,
                      lambda: _pair_counts(group_sizes, set_pair_docs),
-                     clustered, config, search_stats, char_fallback)
+                     clustered, config, search_stats, char_fallback, known)
     seconds["count"] = time.perf_counter() - started
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
                            clusters=clusters, documents=documents, candidates=candidate_table,
@@ -421,14 +426,16 @@ def _at_once(*queries):
 
 
 def _counts(signed, copies, candidates, pair_counts, clustered, config, search,
-            char_fallback: bool = False) -> dict:
+            char_fallback: bool = False, documents: dict | None = None) -> dict:
     """The local engine's counts, keys in its order (``pair_counts``: a callable giving
     :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`);
     ``char_fallback``: with the documents shingled by characters last, as the local file
-    run adds its prepare step's count (and its warning). The queries run at once."""
+    run adds its prepare step's count (and its warning); ``documents``: n, usable,
+    shingles and chars when the reader counted them (else a query of ``signed``). The
+    queries run at once."""
     center_run = config.clusters == "center"
     doc_row, n_copies, n_candidates, cluster_row, lowest, pairs = _at_once(
-        lambda: signed.agg(
+        (lambda: documents) if documents is not None else lambda: signed.agg(
             F.count("*").alias("n"),
             F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
             F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
@@ -588,11 +595,13 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
         spark = _session(quiet=quiet)
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     started = time.perf_counter()
-    read = _read(spark, inputs, signer=signer, **source_options)
-    report = read.report()  # runs the one pass: read, shingle, sign and band
+    read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
+                 **source_options)  # runs the one pass: read, shingle, sign and band
+    report = read.report()
     read_seconds = time.perf_counter() - started
     result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed,
-                            char_fallback=tokenize is None, documents=read.document_count)
+                            char_fallback=tokenize is None, documents=read.document_count,
+                            tally=read.tally)
     result.seconds = {"read, shingle and sign": round(read_seconds, 4), **result.seconds}
     result.read_report = report
     if against is not None:

@@ -119,6 +119,12 @@ class _Read:
     starts: dict = field(default_factory=dict)
     local_documents: object = None  # the local reader's Documents, when read on the driver
     document_count: int = 0  # the processed records: docs are numbered 0..document_count-1
+    # (source, outcome, reason, records, JSON objects) for every record but blank lines,
+    # from the numbering's job (:func:`_globally`): the report needs no pass of its own
+    outcomes: list = field(default_factory=list)
+    # with a signer and ``min_shingles``: usable (at least min_shingles), shingles (theirs)
+    # and chars (shingled by characters) over the documents, from the same job
+    tally: dict | None = None
 
     def report(self) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs)."""
@@ -131,13 +137,9 @@ class _Read:
         report = sources.ReadReport(max_problems=self.max_problems)
         objects: dict[int, int] = {}
         missing: dict[int, dict[str, int]] = {}
-        for row in (records.where(F.col("outcome") != _BLANK)
-                    .groupBy("source", "outcome", "reason")
-                    .agg(F.count("*").alias("n"),
-                         F.sum(F.col("object").cast("long")).alias("objects")).collect()):
-            source, outcome, reason, n = row["source"], row["outcome"], row["reason"], row["n"]
+        for source, outcome, reason, n, in_objects in self.outcomes:
             report.records_seen += n
-            objects[source] = objects.get(source, 0) + int(row["objects"] or 0)
+            objects[source] = objects.get(source, 0) + in_objects
             if outcome == "processed":
                 report.processed += n
                 continue
@@ -198,11 +200,13 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           delimiter: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), encoding: str = "utf-8",
           max_problems: int = 100, respect_ignore: bool = True, follow_links: bool = False,
-          signer=None) -> _Read:
+          signer=None, min_shingles: int | None = None) -> _Read:
     """The inputs read as records (one Spark pass over each file, numbered by one small
-    job over the persisted records); with ``signer`` (:func:`neardup.spark.stages.
-    _sign_batches`'s body), each partition's processed records are also signed in the
-    same pass and ``signed`` holds them without their texts."""
+    job over the persisted records, which also counts the report's outcomes); with
+    ``signer`` (:func:`neardup.spark.stages._sign_batches`'s body), each partition's
+    processed records are also signed in the same pass and ``signed`` holds them without
+    their texts; with ``min_shingles`` too, the same job counts ``tally`` (the documents
+    of at least ``min_shingles`` shingles, their shingles, those shingled by characters)."""
     from .. import sources
 
     _require_spark()
@@ -296,9 +300,10 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     for part in parts[1:]:
         ranked = ranked.union(part)
     read.ranked = ranked.persist()
-    read.records, read.starts, read.document_count = _globally(
+    numbering = _globally(
         read.ranked, [f"{sources.printable(n)}:" if several else "" for n in names],
-        id_field is None)
+        id_field is None, min_shingles if signer is not None else None)
+    read.records, read.starts, read.document_count, read.outcomes, read.tally = numbering
     processed = read.records.where(F.col("outcome") == "processed")
     read.documents = processed.select("doc", "id", "text")
     if signer is not None:
@@ -323,28 +328,56 @@ def _ranked(df: DataFrame) -> DataFrame:
     return df.withColumn("record", rank).withColumn("part", part)
 
 
-def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool
-              ) -> tuple[DataFrame, dict, int]:
+def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool,
+              min_shingles: int | None = None) -> tuple[DataFrame, dict, int, list, dict | None]:
     """The persisted records of :func:`_ranked` inputs with global numbers: ``record`` the
     record's 0-based position in its input (blank lines counted, as line numbers count
     them), ``doc`` a processed record's position over all inputs, from one small job (the
     rows and processed records of each input's partitions); a record with no id field
     gets its position in its input, 1-based, after its input's prefix. Also the starts:
-    (source, partition) -> the input's rows before that partition, and the number of
-    processed records (the documents)."""
-    counts = (ranked.groupBy("source", "part")
-              .agg(F.count("*").alias("rows"), F.count("local_doc").alias("docs"))
-              .orderBy("source", "part").collect())
+    (source, partition) -> the input's rows before that partition, the number of
+    processed records (the documents), and from the same job the report's outcomes
+    (:attr:`_Read.outcomes`) and, with ``min_shingles`` (signed records), the tally
+    (:attr:`_Read.tally`)."""
+    aggregates = [F.count("*").alias("rows"),
+                  F.sum(F.col("object").cast("long")).alias("objects")]
+    if min_shingles is not None:
+        usable = F.col("size") >= min_shingles
+        aggregates += [F.sum(F.when(usable, 1).otherwise(0)).alias("usable"),
+                       F.sum(F.when(usable, F.col("size")).otherwise(0)).alias("shingles"),
+                       F.sum(F.col("chars").cast("long")).alias("chars")]
+    # a row per partition and outcome (a few a partition): positions, report and tally
+    grouped = sorted(ranked.groupBy("source", "part", "outcome", "reason").agg(*aggregates)
+                     .collect(), key=lambda row: (row["source"], row["part"], row["outcome"],
+                                                  row["reason"] is not None, row["reason"] or ""))
+    per_part: dict[tuple[int, int], list[int]] = {}
+    outcomes: dict[tuple, list[int]] = {}
+    tally = None if min_shingles is None else {"usable": 0, "shingles": 0, "chars": 0}
+    for row in grouped:
+        source, part, outcome = int(row["source"]), int(row["part"]), row["outcome"]
+        at = per_part.setdefault((source, part), [0, 0])
+        at[0] += int(row["rows"])
+        if outcome == "processed":
+            at[1] += int(row["rows"])
+        if outcome != _BLANK:
+            seen = outcomes.setdefault((source, outcome, row["reason"]), [0, 0])
+            seen[0] += int(row["rows"])
+            seen[1] += int(row["objects"] or 0)
+        if tally is not None:
+            for key in tally:
+                tally[key] += int(row[key] or 0)
+    outcome_rows = [(*key, n, objects) for key, (n, objects) in outcomes.items()]
     starts, doc_at, docs, previous, rows = {}, [], 0, None, 0
-    for row in counts:
-        if row["source"] != previous:
-            previous, rows = row["source"], 0
-        starts[int(row["source"]), int(row["part"])] = rows
-        doc_at += [F.lit((int(row["source"]) << 32) + int(row["part"])), F.lit(docs)]
-        rows += int(row["rows"])
-        docs += int(row["docs"])
-    if not counts:
-        return ranked.withColumn("doc", F.lit(None).cast("long")), starts, 0
+    for (source, part), (part_rows, part_docs) in sorted(per_part.items()):
+        if source != previous:
+            previous, rows = source, 0
+        starts[source, part] = rows
+        doc_at += [F.lit((source << 32) + part), F.lit(docs)]
+        rows += part_rows
+        docs += part_docs
+    if not per_part:
+        return (ranked.withColumn("doc", F.lit(None).cast("long")), starts, 0, outcome_rows,
+                tally)
     key = F.shiftleft(F.col("source").cast("long"), 32) + F.col("part")
     numbered = (positioned(ranked, starts)
                 .withColumn("doc", (F.create_map(*doc_at)[key] + F.col("local_doc"))
@@ -355,7 +388,7 @@ def _globally(ranked: DataFrame, prefixes: list[str], default_ids: bool
         numbered = numbered.withColumn(
             "id", F.when(F.col("id").isNotNull(), F.concat(
                 prefix[F.col("source")], (F.col("record") + 1).cast("string"))))
-    return numbered, starts, docs
+    return numbered, starts, docs, outcome_rows, tally
 
 
 def positioned(ranked: DataFrame, starts: dict, source: int | None = None) -> DataFrame:

@@ -411,6 +411,47 @@ def test_jsonl_with_malformed_lines_same_documents_and_read_report_as_local(spar
                 == (tmp_path / "local" / name).read_bytes()), name
 
 
+def test_document_counts_from_the_reading_job_are_brute_force_over_partitions(
+        spark, tmp_path, write_jsonl, small_splits):
+    """The documents' counts of a run on files come from the job that numbers the records
+    (per partition and outcome), not from a query of their own: over several partitions,
+    with documents below min_shingles, one shingled by characters, skipped and failed
+    records, they are each document's own shingle count summed, and the local engine's."""
+    from neardup.shingling import ShingleOptions
+    from neardup.text import prepare
+
+    rng = np.random.default_rng(5)
+    vocabulary = [f"w{k}" for k in range(400)]
+    texts = [" ".join(rng.choice(vocabulary, size=int(rng.integers(1, 30))))
+             for _ in range(160)]
+    texts[7] = "这是一个没有空格的中文句子用来测试字符回退的路线" * 3
+    path = tmp_path / "short.jsonl"
+    write_jsonl(path, texts)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"text": "never closed\n' + json.dumps({"id": "blank", "text": "  "}) + "\n")
+    options = ["--id-field", "id", "--shingle", "word", "--ngram", "3", "-t", "0.6",
+               "--min-shingles", "8", "--method", "lsh", "-q", "--top", "0",
+               "--layout", "single"]
+    for engine in ("local", "spark"):
+        assert cli.main(["find", str(path), "--out", str(tmp_path / engine),
+                         "--engine", engine, *options]) == 0
+    local_json, spark_json = (json.loads((tmp_path / e / "summary.json").read_text())
+                              for e in ("local", "spark"))
+    sets, chars = prepare.shingle_prose(texts, ShingleOptions(kind="word", size=3))
+    sizes = sets.sizes
+    assert chars.sum() == 1 and sizes[7] >= 8  # the character route, counted
+    usable = sizes >= 8
+    counts = spark_json["counts"]
+    assert counts["documents"] == len(texts) == spark_json["read"]["processed"]
+    assert counts["too_few_shingles"] == int((~usable).sum()) > 0
+    assert counts["shingled"] == int(usable.sum())
+    assert counts["shingles"] == int(sizes[usable].sum())
+    assert counts["char_fallback"] == 1
+    assert spark_json["read"]["failed"] == {"malformed JSON": 1}
+    assert spark_json["read"]["skipped"] == {"empty text": 1}
+    assert counts == local_json["counts"] and spark_json["read"] == local_json["read"]
+
+
 def _cjk_corpus():
     """English documents and Chinese ones (no spaces): each Chinese text has a near
     duplicate (three characters changed of 90) and the first an exact copy too, mixed
