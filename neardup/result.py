@@ -148,18 +148,19 @@ class FindResult:
 
     def documents_table(self) -> pa.Table:
         """One row per document: id, shingle count, status, cluster, kept or removable."""
-        return self._documents_rows(0, self.n)
+        return self.documents_rows(0, self.n)
 
     def iter_documents_tables(self, max_rows: int | None = None):
         """The rows of :meth:`documents_table` in batches of ``max_rows`` (default 2^16),
         so that the table is never held whole (the same rows, the same files)."""
         step = max_rows or DOCUMENT_ROWS
         for lo in range(0, self.n, step):
-            yield self._documents_rows(lo, min(self.n, lo + step))
+            yield self.documents_rows(lo, min(self.n, lo + step))
         if self.n == 0:
-            yield self._documents_rows(0, 0)
+            yield self.documents_rows(0, 0)
 
-    def _documents_rows(self, lo: int, hi: int) -> pa.Table:
+    def documents_rows(self, lo: int, hi: int) -> pa.Table:
+        """The rows of :meth:`documents_table` for documents lo to hi - 1."""
         ids = self.id_array
         return columns.table({
             "doc": np.arange(lo, hi),

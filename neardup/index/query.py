@@ -98,9 +98,9 @@ class IndexFindResult(FindResult):
         return table.append_column("source_a", self.sources(doc_a)).append_column(
             "source_b", self.sources(doc_b))
 
-    def documents_table(self) -> pa.Table:
-        table = super().documents_table()
-        return table.append_column("source", self.sources(np.arange(self.n)))
+    def documents_rows(self, lo: int, hi: int) -> pa.Table:
+        table = super().documents_rows(lo, hi)
+        return table.append_column("source", self.sources(np.arange(lo, hi)))
 
     def clusters_table(self, include_singletons: bool = False) -> pa.Table:
         table = super().clusters_table(include_singletons)

@@ -26,6 +26,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import neardup
@@ -423,6 +424,9 @@ def test_provenance_is_a_column_and_ids_stay_as_given(tmp_path):
     assert copied <= {(d["id_a"][k], d["id_b"][k]) for k in with_index}
     documents = result.documents_table().to_pydict()
     assert documents["source"] == [SOURCE_NEW] * 80 + [SOURCE_INDEX] * (result.n - 80)
+    # the written table is streamed in batches: each batch carries the column too
+    batches = list(result.iter_documents_tables(7))
+    assert pa.concat_tables(batches).to_pydict() == documents
     clusters = result.clusters_table().to_pydict()
     assert all((doc >= 80) == (s == SOURCE_INDEX)
                for doc, s in zip(clusters["doc"], clusters["source"]))
