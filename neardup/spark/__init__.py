@@ -84,7 +84,7 @@ from .stages import (
     _with_ids,
 )
 from .units import dedup_units_sources
-from .write import write_result
+from .write import TableOrder, cluster_bucket, key_bucket, write_result
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame, Window
@@ -132,6 +132,8 @@ class SparkFindResult:
     read_report: dict | None = None
     pairs_schema: pa.Schema = PAIR_SCHEMA
     new_documents: int | None = None  # against an index: documents 0..n_new-1 are new
+    # each table's order and bucket: how the parts layout cuts it (neardup.spark.write)
+    orders: dict[str, TableOrder] = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict:
         return {"counts": self.counts, "config": self.config.as_dict(),
@@ -230,9 +232,10 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
                          F.coalesce("cluster", "id").alias("cluster"),
                          F.coalesce("representative", F.lit(True)).alias("representative"))
                  .orderBy("doc"))
-    clusters = (clustered.orderBy(F.col("cluster_size").desc(), "label", "doc")
-                .select("cluster", "id", "cluster_size", "representative",
-                        F.col("size").alias("shingles"), "doc"))
+    cluster_rows = clustered.withColumnRenamed("size", "shingles")
+    cluster_order = (F.col("cluster_size").desc(), "label", "doc")
+    cluster_columns = ("cluster", "id", "cluster_size", "representative", "shingles", "doc")
+    clusters = cluster_rows.orderBy(*cluster_order).select(*cluster_columns)
     labels = (base.select("doc").join(in_cluster.select("doc", "label"), "doc", "left")
               .select("doc", F.coalesce("label", "doc").alias("label")))
     ids = base.select("doc", "id")
@@ -254,10 +257,17 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
                      lambda: _pair_counts(group_sizes, set_pair_docs),
                      clustered, config, search_stats, char_fallback, known)
     seconds["count"] = time.perf_counter() - started
+    n = counts["documents"]
+    orders = {name: TableOrder(by, key_bucket(by[0], n)) for name, by
+              in [("pairs", ("doc_a", "doc_b")), ("set_pairs", ("doc_a", "doc_b")),
+                  ("candidates", ("doc_a", "doc_b")), ("identical", ("head_doc", "doc")),
+                  ("documents", ("doc",))]}
+    orders["clusters"] = TableOrder(cluster_order, cluster_bucket(n), cluster_rows)
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
                            clusters=clusters, documents=documents, candidates=candidate_table,
                            labels=labels, config=config, plan=plan,
-                           counts=counts, seconds=seconds)
+                           counts=counts, seconds=seconds, orders=orders)
+
 
 
 def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",

@@ -51,6 +51,7 @@ from ..pairs import PAIR_SCHEMA
 from ..shingling import ShingleSets
 from .components import LOCAL_EDGES, connected_components, task_edges
 from .stages import _csr, _row_values, _signature_matrix
+from .write import SEGMENT_BUCKETS, TableOrder, cluster_bucket, key_bucket
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame, Window
@@ -189,27 +190,39 @@ def with_index(result, signed: DataFrame, probe):
                                  F.coalesce("label_id", "index_id").alias("cluster"),
                                  F.lit(True).alias("representative"), index.alias("source")))
     documents = new_documents.unionByName(indexed_documents).orderBy("doc").persist()
-    clusters = (combined.select("doc", "label", "cluster_size").join(documents, "doc")
-                .orderBy(F.col("cluster_size").desc(), "label", "doc")
-                .select("cluster", "id", "cluster_size", "representative", "shingles", "doc",
-                        "source"))
+    cluster_rows = combined.select("doc", "label", "cluster_size").join(documents, "doc")
+    cluster_order = (F.col("cluster_size").desc(), "label", "doc")
+    cluster_columns = ("cluster", "id", "cluster_size", "representative", "shingles", "doc",
+                       "source")
+    clusters = cluster_rows.orderBy(*cluster_order).select(*cluster_columns)
     labels = (documents.select("doc").join(combined.select("doc", "label"), "doc", "left")
               .select("doc", F.coalesce("label", "doc").alias("label")))
-    candidates = (result.candidates.withColumn("_part", F.lit(-1).cast("long"))
-                  .unionByName(found.select(
-                      "doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
-                      F.col("estimate_6").alias("estimate"),
-                      (F.col("jaccard") >= config.threshold).alias("verified"),
-                      F.col("segment").alias("_part")))
-                  .orderBy("_part", "doc_a", "doc_b").drop("_part"))
+    candidate_rows = (result.candidates.withColumn("_segment", F.lit(-1).cast("long"))
+                      .unionByName(found.select(
+                          "doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
+                          F.col("estimate_6").alias("estimate"),
+                          (F.col("jaccard") >= config.threshold).alias("verified"),
+                          F.col("segment").alias("_segment"))))
+    candidate_order = ("_segment", "doc_a", "doc_b")
+    candidates = candidate_rows.orderBy(*candidate_order).drop("_segment")
 
     counts = _counts(result.counts, n_new, probe, found, listed, verified, group_sizes,
                      combined, new_documents)
     seconds = {**result.seconds, "against index": time.perf_counter() - started}
+    end = n_new + counts["index"]["documents_listed"]  # documents 0..end-1
+    pair_order = TableOrder(("doc_a", "doc_b"), key_bucket("doc_a", end))
+    orders = {**result.orders, "pairs": pair_order, "set_pairs": pair_order,
+              "documents": TableOrder(("doc",), key_bucket("doc", end)),
+              "clusters": TableOrder(cluster_order, cluster_bucket(end), cluster_rows),
+              # the new documents' candidates, then each segment's: a few buckets each
+              "candidates": TableOrder(candidate_order, (F.col("_segment") + 1)
+                                       * SEGMENT_BUCKETS
+                                       + key_bucket("doc_a", n_new, SEGMENT_BUCKETS),
+                                       candidate_rows)}
     return replace(result, pairs=pairs, set_pairs=set_pairs, clusters=clusters,
                    documents=documents, candidates=candidates, labels=labels, counts=counts,
                    seconds=seconds, pairs_schema=PAIRS_WITH_SOURCES,
-                   new_documents=n_new)
+                   new_documents=n_new, orders=orders)
 
 
 def _anchored_removed(result, verified: DataFrame, identical: DataFrame, n_new: int,

@@ -8,8 +8,10 @@ written where the input was read:
 - **JSON Lines and Parquet files read by the executors**: the file is read again, split
   as the first read split it (:func:`~neardup.spark.read.positioned` gives every row its
   position in the input), the removed records are left out by a join on those positions
-  (no record list reaches the driver), and the rest, sorted by position, is written a
-  partition a part file (``part-00000.jsonl``, ...) by the task that holds it. JSON
+  (no record list reaches the driver), and the rest, in position order, is cut into
+  parts of at most :data:`COPY_PART_ROWS` records by position alone
+  (:func:`~neardup.spark.write.in_parts`: the same parts on every run), each written
+  (``part-00000.jsonl``, ...) by the task that holds it. JSON
   Lines parts hold the input's lines byte for byte (blank, malformed and skipped lines
   too, as the local copy keeps them): concatenated in name order they are the local
   engine's copy, byte for byte. Parquet parts hold the kept rows in the input's schema.
@@ -38,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from .read import _ranked, positioned
+from .write import TableOrder, in_parts, key_bucket, part_runs
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame
@@ -47,6 +50,7 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
 
 MANIFEST = "manifest.json"
 COPIED_ON_EXECUTORS = ("jsonl", "parquet")
+COPY_PART_ROWS = 1 << 16  # records a part of a copy holds at most (neardup.spark.write)
 _PART_ROW = "partition long, name string, rows long, bytes long, sha256 string"
 
 
@@ -162,53 +166,65 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
         kept = kept.join(changed, "record", "left")
         if fmt == "parquet":  # the text column's value replaced, every other as it was
             kept = kept.withColumn(text_field, F.coalesce(F.col("edit"), kept[text_field]))
-    rows = kept.orderBy("record").mapInArrow(write, _PART_ROW).collect()
+    order = TableOrder(("record",), key_bucket("record", total))
+    rows = in_parts(kept, order, COPY_PART_ROWS).mapInArrow(write, _PART_ROW).collect()
     return [{k: row[k] for k in ("name", "rows", "bytes", "sha256")}
             for row in sorted(rows, key=lambda row: row["partition"])]
 
 
 def _line_parts(folder: str, last_record: int | None,
                 edited: tuple[str, str] | None = None):
-    """mapInArrow body: the partition's lines (raw bytes, in order) written as
-    ``part-NNNNN.jsonl``, each followed by "\\n" but ``last_record``, the input's last
-    line when it has none; ``edited`` (text field, encoding): a line whose ``edit`` is
-    not null is written as the local copy writes an edited record."""
+    """mapInArrow body over :func:`~neardup.spark.write.in_parts`: each part's lines (raw
+    bytes, in order) written as ``part-NNNNN.jsonl``, each followed by "\\n" but
+    ``last_record``, the input's last line when it has none; ``edited`` (text field,
+    encoding): a line whose ``edit`` is not null is written as the local copy writes an
+    edited record."""
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
-        context = TaskContext.get()
-        partition = context.partitionId()
-        name = f"part-{partition:05d}.jsonl"
-        temp = os.path.join(folder, f".{name}.task{context.taskAttemptId()}-"
-                                    f"{secrets.token_hex(4)}")
-        digest, rows, size = hashlib.sha256(), 0, 0
-        try:
-            with open(temp, "wb") as f:
-                for batch in batches:
-                    if not batch.num_rows:
-                        continue
-                    raw = batch.column("raw")
-                    if edited is not None:
-                        raw = _edited_lines(batch, raw, *edited)
-                    data = _newline_joined(raw)
-                    if batch.column("record")[batch.num_rows - 1].as_py() == last_record:
-                        data = data[:-1]  # the input's last line, left open
-                    f.write(data)
-                    digest.update(data)
-                    rows += batch.num_rows
-                    size += len(data)
-            if not rows:
-                os.remove(temp)
-                return
-            os.replace(temp, os.path.join(folder, name))
-        except BaseException:
-            if os.path.exists(temp):
-                os.remove(temp)
-            raise
-        yield pa.RecordBatch.from_pylist([{"partition": partition, "name": name, "rows": rows,
-                                           "bytes": size, "sha256": digest.hexdigest()}])
+        attempt = TaskContext.get().taskAttemptId()
+        for part, tables in part_runs(batches):
+            entry = _line_part(folder, part, attempt, (batch for table in tables
+                                                       for batch in table.to_batches()),
+                               last_record, edited)
+            if entry is not None:
+                yield pa.RecordBatch.from_pylist([entry])
     return write
+
+
+def _line_part(folder: str, part: int, attempt: int, batches: Iterator[pa.RecordBatch],
+               last_record: int | None, edited: tuple[str, str] | None) -> dict | None:
+    """Part ``part`` of a JSON Lines copy from ``batches`` (see :func:`_line_parts`):
+    its entry, or None, writing nothing, when there are no rows."""
+    name = f"part-{part:05d}.jsonl"
+    temp = os.path.join(folder, f".{name}.task{attempt}-{secrets.token_hex(4)}")
+    digest, rows, size = hashlib.sha256(), 0, 0
+    try:
+        with open(temp, "wb") as f:
+            for batch in batches:
+                if not batch.num_rows:
+                    continue
+                raw = batch.column("raw")
+                if edited is not None:
+                    raw = _edited_lines(batch, raw, *edited)
+                data = _newline_joined(raw)
+                if batch.column("record")[batch.num_rows - 1].as_py() == last_record:
+                    data = data[:-1]  # the input's last line, left open
+                f.write(data)
+                digest.update(data)
+                rows += batch.num_rows
+                size += len(data)
+        if not rows:
+            os.remove(temp)
+            return None
+        os.replace(temp, os.path.join(folder, name))
+    except BaseException:
+        if os.path.exists(temp):
+            os.remove(temp)
+        raise
+    return {"partition": part, "name": name, "rows": rows, "bytes": size,
+            "sha256": digest.hexdigest()}
 
 
 def _edited_lines(batch: pa.RecordBatch, raw: pa.Array, text_field: str,
@@ -248,20 +264,19 @@ def _newline_joined(raw: pa.Array) -> bytes:
 
 
 def _parquet_parts(folder: str, schema: pa.Schema):
-    """mapInArrow body: the partition's kept rows written as ``part-NNNNN.parquet`` in the
-    input's schema (the writer of a results part)."""
+    """mapInArrow body over :func:`~neardup.spark.write.in_parts`: each part's kept rows
+    written as ``part-NNNNN.parquet`` in the input's schema (the writer of a results
+    part)."""
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         from neardup import sinks
 
-        context = TaskContext.get()
-        partition = context.partitionId()
-        tables = (pa.Table.from_batches([batch]).select(schema.names).cast(schema)
-                  for batch in batches if batch.num_rows)
-        entry = sinks.write_part(tables, folder, partition, "parquet", schema=schema,
-                                 attempt=f"task{context.taskAttemptId()}")
-        if entry is not None:
-            yield pa.RecordBatch.from_pylist([{"partition": partition, **entry}])
+        attempt = f"task{TaskContext.get().taskAttemptId()}"
+        for part, tables in part_runs(batches, schema):
+            entry = sinks.write_part(tables, folder, part, "parquet", schema=schema,
+                                     attempt=attempt)
+            if entry is not None:
+                yield pa.RecordBatch.from_pylist([{"partition": part, **entry}])
     return write

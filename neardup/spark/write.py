@@ -1,16 +1,21 @@
 """A Spark result written as a results folder, in one of two layouts
 (:data:`neardup.sinks.LAYOUTS`; ``auto`` is ``parts`` here).
 
-``parts`` (the default): each table, ordered as the local engine orders it (``orderBy``
-range-partitions, so partition order is row order), is written by the executors, a
-partition a file, ``pairs/part-00007.parquet``, by the local writer's own code
-(:func:`neardup.sinks.write_part` in ``mapInArrow``: the same CSV escaping, JSON Lines and
-Parquet schema and row groups); each task hashes what it wrote and returns one small row
-(part, rows, bytes, SHA-256), the only thing the driver collects
-(:func:`_written_parts`). The tables' jobs run at once (:class:`_ConcurrentParts`), each
-into a hidden folder beside the results, its parts renamed into place. The folder must be
-on a file system the driver and every executor see at the same path (local mode: any
-folder; a cluster: a shared mount).
+``parts`` (the default): each table is written by the executors as part files,
+``pairs/part-00007.parquet``, by the local writer's own code (:func:`neardup.sinks.write_part`
+in ``mapInArrow``: the same CSV escaping, JSON Lines and Parquet schema and row groups).
+Which rows go into which part is a function of the rows alone, never of the session or of
+the order in which shuffle blocks arrive (:func:`in_parts`): each table says its order and
+a *bucket* column non-decreasing along it (:class:`TableOrder`); one small job counts the
+rows of each bucket, and consecutive buckets are joined into parts of at most
+:data:`PART_ROWS` rows (a bucket is never split). The rows are hash-partitioned by part
+number and sorted inside their partition, and a task writes one file a part it holds, so
+the same input gives the same part files and manifest on any cluster. Each task hashes
+what it wrote and returns one small row a part (part, rows, bytes, SHA-256), the only
+thing the driver collects (:func:`_written_parts`). The tables' jobs run at once
+(:class:`_ConcurrentParts`), each into a hidden folder beside the results, its parts
+renamed into place. The folder must be on a file system the driver and every executor
+see at the same path (local mode: any folder; a cluster: a shared mount).
 
 ``single``: the local engine's folder, byte for byte (timings aside), for small runs:
 :func:`write_result` hands :func:`neardup.sinks.write_folder` the tables the local engine
@@ -23,19 +28,112 @@ its column chunks end. Everything passes through the driver: its memory bounds t
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from ..pairs import too_many_pairs
+from ..sinks import PART_ROWS as _LOCAL_PART_ROWS
 
 try:  # pyspark is an optional dependency (extra "spark")
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import functions as F
 except ImportError:  # pragma: no cover - exercised only without pyspark
-    DataFrame = None
+    Column = DataFrame = F = None
+
+PART_ROWS = _LOCAL_PART_ROWS  # a part holds at most this many rows, unless one bucket does
+BUCKETS = 1 << 12  # the buckets a document number's range is cut into (see key_bucket)
+SEGMENT_BUCKETS = 1 << 6  # the same for each index segment's candidates (--against)
+
+
+@dataclass(frozen=True)
+class TableOrder:
+    """How a Spark table is cut into parts the same way on every run.
+
+    ``by``: the table's order (names or Columns); ``bucket``: a long column
+    non-decreasing along ``by`` (:func:`key_bucket`), of few distinct values, so that its
+    per-value counts are small; ``frame``: for a table that lacks a column the order
+    needs, its rows with that column too (else None: the table itself; a frame already
+    sorted will do, Spark drops a sort under a repartition)."""
+
+    by: tuple
+    bucket: Column
+    frame: DataFrame | None = None
+
+
+def key_bucket(column: str, end: int, buckets: int = BUCKETS) -> Column:
+    """``column * buckets div end``: a document number in [0, end) to one of ``buckets``
+    buckets, in order (integer arithmetic: exact, non-decreasing)."""
+    return F.expr(f"`{column}` * {int(buckets)} div {max(1, int(end))}").cast("long")
+
+
+def cluster_bucket(n: int) -> Column:
+    """The clusters table's bucket, along its order (cluster_size descending, label,
+    doc): the larger cluster first, then :func:`key_bucket` of the label."""
+    return ((F.lit(int(n)) - F.col("cluster_size")).cast("long") * BUCKETS
+            + key_bucket("label", n))
+
+
+def part_cuts(counts: list[tuple[int, int]], rows: int) -> dict[int, int]:
+    """Each bucket's part: ``counts`` (bucket, rows) in bucket order, joined greedily into
+    parts of at most ``rows`` rows (a part starts where adding the next bucket would pass
+    ``rows``; a bucket larger than ``rows`` is a part alone). Depends on the counts only."""
+    parts, part, held = {}, 0, 0
+    for bucket, count in counts:
+        if held and held + count > rows:
+            part, held = part + 1, 0
+        parts[bucket] = part
+        held += count
+    return parts
+
+
+def in_parts(table: DataFrame, order: TableOrder, rows: int | None = None) -> DataFrame:
+    """``table`` as ``_part`` + its columns: the rows of part k are the k-th run of its
+    ``order`` (:func:`part_cuts` over one small job's per-bucket counts), every part's
+    rows in one partition (hash-partitioned by ``_part``), sorted by (``_part``, the
+    order) inside it. The same rows give the same parts whatever the session."""
+    spark = table.sparkSession
+    framed = (table if order.frame is None else order.frame).withColumn("_bucket",
+                                                                        order.bucket)
+    counts = sorted((int(r[0]), int(r[1])) for r in framed.groupBy("_bucket").count().collect())
+    cuts = part_cuts(counts, rows or PART_ROWS)
+    parts = max(cuts.values(), default=0) + 1
+    mapping = spark.createDataFrame(sorted(cuts.items()) or [(0, 0)],
+                                    "_bucket long, _part long")
+    width = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    return (framed.join(F.broadcast(mapping), "_bucket")
+            .repartition(max(1, min(parts, width)), "_part")
+            .sortWithinPartitions("_part", *order.by)
+            .select("_part", *table.columns))
+
+
+def part_runs(batches: Iterator[pa.RecordBatch], schema: pa.Schema | None = None,
+              column: str = "_part") -> Iterator[tuple[int, Iterator[pa.Table]]]:
+    """(part, its tables) for the batches of one task of :func:`in_parts`, parts in
+    order: each batch cut where ``column`` changes, the column dropped, cast to
+    ``schema`` when given."""
+
+    def slices() -> Iterator[tuple[int, pa.Table]]:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            table = pa.Table.from_batches([batch])
+            part = table.column(column).to_numpy()
+            table = table.drop_columns([column])
+            if schema is not None:
+                table = table.select(schema.names).cast(schema)
+            starts = np.concatenate([[0], np.flatnonzero(np.diff(part)) + 1, [part.size]])
+            for lo, hi in itertools.pairwise(starts.tolist()):
+                yield int(part[lo]), table.slice(lo, hi - lo)
+
+    for part, runs in itertools.groupby(slices(), key=lambda run: run[0]):
+        yield part, (table for _, table in runs)
 
 if TYPE_CHECKING:
     from . import SparkFindResult
@@ -66,16 +164,16 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
     if fmt not in sinks.OUTPUT_FORMATS:  # checked again by write_folder, here before collecting
         raise ValueError(f"output format must be one of {sinks.OUTPUT_FORMATS}, got {fmt!r}")
     if layout == "parts":
-        frames = ({"pairs": (result.pairs, result.pairs_schema, result.counts["pairs"])}
+        frames = ({"pairs": (result.pairs_schema, result.counts["pairs"])}
                   if config.pairs == "all" else
-                  {"set_pairs": (result.set_pairs, _local_schema(result.set_pairs), None)})
+                  {"set_pairs": (_local_schema(result.set_pairs), None)})
         for name in ("identical", "clusters", "documents", "candidates"):
-            df = getattr(result, name)
-            frames[name] = (df, _local_schema(df), None)
-        with _ConcurrentParts(out_dir, {name: (df, schema) for name, (df, schema, _)
-                                        in frames.items()}, fmt, escape_formulas) as parts:
+            frames[name] = (_local_schema(getattr(result, name)), None)
+        with _ConcurrentParts(out_dir, {name: (getattr(result, name), result.orders[name],
+                                               schema) for name, (schema, _) in frames.items()},
+                              fmt, escape_formulas) as parts:
             tables = {name: sinks.PartsTable(parts.writer(name), schema, expected)
-                      for name, (_, schema, expected) in frames.items()}
+                      for name, (schema, expected) in frames.items()}
             return sinks.write_folder(out_dir, fmt, tables, result.summary(),
                                       result.seconds, escape_formulas=escape_formulas)
     tables = {}
@@ -118,11 +216,11 @@ class _ConcurrentParts:
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(frames)),
                                        thread_name_prefix="neardup-write")
         self.jobs = {}
-        for name, (df, schema) in frames.items():
+        for name, (table, order, schema) in frames.items():
             folder = self.root / name
             folder.mkdir()
             self.jobs[name] = (folder, self.pool.submit(
-                _written_parts, df, str(folder), schema, fmt, escape_formulas))
+                _written_parts, table, order, str(folder), schema, fmt, escape_formulas))
 
     def writer(self, name: str):
         def write(folder: Path) -> list[dict]:
@@ -144,30 +242,27 @@ class _ConcurrentParts:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _written_parts(df: DataFrame, folder: str, schema: pa.Schema, fmt: str,
-                   escape_formulas: bool) -> list[dict]:
-    """Each non-empty partition of ``df`` written as ``folder/part-<partition>.FMT`` by the
-    task that computes it; the parts' entries (name, rows, bytes, sha256) in partition
-    order, which is row order for a sorted ``df``. Only these rows reach the driver."""
+def _written_parts(table: DataFrame, order: TableOrder, folder: str, schema: pa.Schema,
+                   fmt: str, escape_formulas: bool) -> list[dict]:
+    """``table`` written as ``folder/part-<k>.FMT``, its parts in ``order``
+    (:func:`in_parts`), each by the task that holds it; the parts' entries (name, rows,
+    bytes, sha256) in part order, which is row order. Only these rows reach the driver."""
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         from neardup import sinks  # the executor's neardup: the same writer code
 
-        context = TaskContext.get()
-        partition = context.partitionId()
-        tables = (pa.Table.from_batches([batch]).cast(schema) for batch in batches
-                  if batch.num_rows)
-        entry = sinks.write_part(tables, folder, partition, fmt, schema=schema,
-                                 escape_formulas=escape_formulas,
-                                 attempt=f"task{context.taskAttemptId()}")
-        if entry is not None:
-            yield pa.RecordBatch.from_pylist([{"partition": partition, **entry}],
-                                             schema=_PART_ROW)
+        attempt = f"task{TaskContext.get().taskAttemptId()}"
+        for part, tables in part_runs(batches, schema):
+            entry = sinks.write_part(tables, folder, part, fmt, schema=schema,
+                                     escape_formulas=escape_formulas, attempt=attempt)
+            if entry is not None:
+                yield pa.RecordBatch.from_pylist([{"partition": part, **entry}],
+                                                 schema=_PART_ROW)
 
-    rows = df.mapInArrow(write, "partition long, name string, rows long, bytes long, "
-                                "sha256 string").collect()
+    rows = in_parts(table, order).mapInArrow(write, "partition long, name string, rows long, "
+                                             "bytes long, sha256 string").collect()
     return [{k: row[k] for k in ("name", "rows", "bytes", "sha256")}
             for row in sorted(rows, key=lambda row: row["partition"])]
 

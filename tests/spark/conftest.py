@@ -115,3 +115,15 @@ def release_caches():
     session = SparkSession.getActiveSession()
     if session is not None:
         session.catalog.clearCache()
+
+
+@pytest.fixture(autouse=True)
+def small_parts(monkeypatch):
+    """Parts of a few dozen rows (the defaults hold millions), so the test corpora's
+    tables and copies are written as several parts, by several tasks."""
+    try:
+        from neardup.spark import dedup, write
+    except ImportError:  # no pyspark: the spark tests skipped
+        return
+    monkeypatch.setattr(write, "PART_ROWS", 40)
+    monkeypatch.setattr(dedup, "COPY_PART_ROWS", 16)

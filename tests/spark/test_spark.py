@@ -646,6 +646,90 @@ def test_cli_find_engine_spark_sketch_simhash_same_files_as_local(spark, tmp_pat
     assert (tmp_path / "spark" / "pairs" / "part-00000.csv").is_file()
 
 
+def _manifest_files(folder) -> list[dict]:
+    """The manifest's entries (name, rows, bytes, sha256) but for the timings."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return [f for f in manifest["files"] if f["name"] != "timings.json"]
+
+
+def test_parts_depend_on_the_rows_alone_not_on_the_partitioning(spark, corpus, tmp_path,
+                                                                many_parts):
+    """The same run with other shuffle and input partitions writes the same part files
+    and manifest (the parts were once a range partitioner's, cut where its samples of
+    the shuffled rows fell: different from run to run at scale)."""
+    texts, ids = corpus
+    rows = list(zip(range(len(texts)), ids, texts))
+    key = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(key)
+    written = []
+    try:
+        for width, splits in ((3, 2), (7, 5)):
+            spark.conf.set(key, str(width))
+            df = spark.createDataFrame(rows, "position long, id string, text string")
+            result = neardup_spark.find(df.repartition(splits), order_col="position",
+                                        **OPTIONS)
+            neardup_spark.write_result(result, tmp_path / str(width), "parquet")
+            written.append(_manifest_files(tmp_path / str(width)))
+    finally:
+        spark.conf.set(key, before)
+    assert written[0] == written[1]
+    for table in ("pairs", "documents", "clusters", "candidates"):
+        assert sum(f["name"].startswith(table + "/") for f in written[0]) > 1, table
+
+
+def test_part_cuts_join_buckets_in_order_up_to_the_rows_a_part():
+    counts = [(0, 3), (1, 4), (5, 2), (9, 9), (12, 1), (13, 1)]
+    cuts = spark_write.part_cuts(counts, 6)
+    assert cuts == {0: 0, 1: 1, 5: 1, 9: 2, 12: 3, 13: 3}  # 9 rows: a bucket alone
+    assert spark_write.part_cuts([], 6) == {}
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        buckets = np.unique(rng.integers(0, 1000, 40))
+        counts = list(zip(buckets.tolist(), rng.integers(1, 30, buckets.size).tolist()))
+        cap = int(rng.integers(1, 100))
+        cuts = spark_write.part_cuts(counts, cap)
+        parts = [cuts[b] for b, _ in counts]
+        assert parts[0] == 0 and all(b - a in (0, 1) for a, b in zip(parts, parts[1:]))
+        held = {}
+        for (_, count), part in zip(counts, parts):
+            held.setdefault(part, []).append(count)
+        assert all(sum(c) <= cap or len(c) == 1 for c in held.values())
+        # a part ends only where the next bucket would not fit
+        for part in range(max(parts)):
+            assert sum(held[part]) + held[part + 1][0] > cap
+
+
+def test_part_runs_cut_batches_where_the_part_changes():
+    batches = [pa.record_batch({"_part": [0, 0, 1], "x": [1, 2, 3]}),
+               pa.record_batch({"_part": [1, 4], "x": [4, 5]}),
+               pa.record_batch({"_part": pa.array([], pa.int64()),
+                                "x": pa.array([], pa.int64())}),
+               pa.record_batch({"_part": [4], "x": [6]})]
+    got = [(part, pa.concat_tables(list(tables)).column("x").to_pylist())
+           for part, tables in spark_write.part_runs(iter(batches))]
+    assert got == [(0, [1, 2]), (1, [3, 4]), (4, [5, 6])]
+
+
+def test_dedup_parts_depend_on_the_rows_alone(spark, tmp_path, many_parts):
+    """A dedup copy's parts are cut by position alone: other input splits and shuffle
+    partitions give the same parts."""
+    path = _dedup_corpus(tmp_path)
+    options = dict(threshold=0.7, shingle_kind="word", shingle_size=2, method="lsh")
+    keys = ("spark.sql.files.maxPartitionBytes", "spark.sql.shuffle.partitions")
+    before = [spark.conf.get(key) for key in keys]
+    written = []
+    try:
+        for split, width in (("4096", "3"), ("9000", "6")):
+            spark.conf.set(keys[0], split)
+            spark.conf.set(keys[1], width)
+            neardup.dedup(path, tmp_path / width, engine="spark", **options)
+            written.append(_manifest_files(tmp_path / width))
+    finally:
+        for key, value in zip(keys, before):
+            spark.conf.set(key, value)
+    assert written[0] == written[1] and len(written[0]) > 1
+
+
 @pytest.fixture
 def small_splits(spark, many_parts):
     """Input files split into several partitions, so copies are several parts."""
