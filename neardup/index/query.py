@@ -224,7 +224,9 @@ def against(index, new: FindResult) -> IndexFindResult:
                   "new_in_clusters_with_index": int(with_index[labels[:n_new]].sum())},
     })
     old_ids = index.ids(listed).to_pylist()
-    status = np.concatenate([new.status, np.full(m, "indexed", dtype=object)])
+    indexed = np.empty(m, dtype=object)
+    indexed.fill("indexed")  # one str for all (np.full makes one a row)
+    status = np.concatenate([new.status, indexed])
     return IndexFindResult(
         ids=list(new.ids) + old_ids, config=config,
         plan=new.plan, shingle_counts=np.concatenate([new.shingle_counts, old_sizes]),
