@@ -17,6 +17,11 @@ document pairs follow from those exactly:
     set_i, set_j int64[P]  head documents of each pair of distinct sets, set_i < set_j
     jaccard, estimate float64[P]
 
+Its :class:`Groups` hold only the groups that make pairs: those of two or more documents
+and those whose head is in a set pair (D documents in all, D ≤ n; a document alone with
+its set and in no set pair has no pair and is left out), so the listing's state grows
+with the documents that pair, not with the corpus.
+
 Counts come from the group sizes, so they are exact even when the pairs are never
 listed. The listing is every document pair (doc_a < doc_b) in (doc_a, doc_b) order,
 produced a range of doc_a at a time in batches of about ``max_rows`` rows by numba
@@ -38,25 +43,33 @@ from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 
 BATCH_ROWS = 1 << 20
+SCAN_BLOCK = 1 << 16  # documents looked at a time for the copies
 PAIR_FORMS = ("all", "groups")
 DEFAULT_MAX_PAIRS = 100_000_000
 
 
 @dataclass
 class Groups:
-    """Identical groups as CSR: group g holds ``members[offsets[g]:offsets[g + 1]]``
-    (ascending; the first is the head). ``group_of``: int64[n], -1 for none;
-    ``rank``: int64[n], a document's position inside its group."""
+    """The groups that make pairs (two or more documents, or a head in a set pair) as CSR:
+    group g holds ``members[offsets[g]:offsets[g + 1]]`` (ascending; the first is its
+    head, ``heads[g]``; heads ascending). ``documents``: int64[D], every member,
+    ascending; ``group_of`` and ``rank``: int64[D], each one's group and its position
+    inside it. A document in no such group has no pair."""
 
     heads: np.ndarray
     offsets: np.ndarray
     members: np.ndarray
+    documents: np.ndarray
     group_of: np.ndarray
     rank: np.ndarray
 
     @property
     def sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    def sizes_of(self, heads: np.ndarray) -> np.ndarray:
+        """The size of each given head's group (heads held: of set pairs, or of copies)."""
+        return self.sizes[np.searchsorted(self.heads, heads)]
 
 
 @dataclass
@@ -68,7 +81,6 @@ class PairSet:
     set_j: np.ndarray
     jaccard: np.ndarray
     estimate: np.ndarray
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
     # made from an input small enough to run the kernels' Python source: its batches too
     interpreted: bool = field(default_factory=jit.is_interpreted, repr=False, compare=False)
 
@@ -101,21 +113,32 @@ class PairSet:
 
     @cached_property
     def groups(self) -> Groups:
-        in_pairs = np.flatnonzero(self.head >= 0)
-        heads, group = np.unique(self.head[in_pairs], return_inverse=True)
-        order = np.argsort(group, kind="stable")  # documents ascending inside each group
-        members = in_pairs[order]
+        copies = self._copies()
+        heads = np.union1d(self.head[copies], np.concatenate([self.set_i, self.set_j]))
+        documents = np.union1d(heads, copies)
+        del copies
+        group_of = np.searchsorted(heads, self.head[documents])
+        order = np.argsort(group_of, kind="stable")  # documents ascending inside each group
+        members = documents[order]
         offsets = np.zeros(heads.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(group, minlength=heads.size), out=offsets[1:])
-        group_of = np.full(self.n, -1, dtype=np.int64)
-        group_of[in_pairs] = group
-        rank = np.full(self.n, -1, dtype=np.int64)
-        rank[members] = np.arange(members.size) - offsets[group[order]]
-        return Groups(heads, offsets, members, group_of, rank)
+        np.cumsum(np.bincount(group_of, minlength=heads.size), out=offsets[1:])
+        rank = np.empty(documents.size, dtype=np.int64)
+        rank[order] = np.arange(documents.size) - offsets[group_of[order]]
+        return Groups(heads, offsets, members, documents, group_of, rank)
+
+    def _copies(self) -> np.ndarray:
+        """The documents that repeat an earlier document's set, ascending; found a block
+        of documents at a time, so that no temporary of n entries is made."""
+        found = []
+        for lo in range(0, self.n, SCAN_BLOCK):
+            head = self.head[lo:lo + SCAN_BLOCK]
+            found.append(lo + np.flatnonzero(
+                (head >= 0) & (head != np.arange(lo, lo + head.size))))
+        return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
     def copy_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """(head, document) for every document that repeats an earlier document's set."""
-        copies = np.flatnonzero((self.head >= 0) & (self.head != np.arange(self.n)))
+        copies = self._copies()
         return self.head[copies], copies
 
     def counts(self) -> dict:
@@ -126,9 +149,7 @@ class PairSet:
         g = self.groups
         sizes = g.sizes
         identical = int((sizes * (sizes - 1) // 2).sum())
-        size_of_head = np.zeros(self.n, dtype=np.int64)
-        size_of_head[g.heads] = sizes
-        between = int((size_of_head[self.set_i] * size_of_head[self.set_j]).sum())
+        between = int((g.sizes_of(self.set_i) * g.sizes_of(self.set_j)).sum())
         return {"pairs": identical + between, "identical_pairs": identical,
                 "near_duplicate_pairs": between, "set_pairs": int(self.set_i.size)}
 
@@ -138,21 +159,26 @@ class PairSet:
 
     def row_counts(self) -> np.ndarray:
         """int64[n]: how many pairs each document has with a later document."""
-        if "rows" not in self._cache:
-            g, (adj_offsets, adj_group, _) = self.groups, self._adjacency
-            out = np.zeros(self.n, dtype=np.int64)
-            with jit.interpreted_if(self.interpreted):
-                _row_counts(g.group_of, g.rank, g.offsets, g.members, adj_offsets,
-                            adj_group, out)
-            self._cache["rows"] = out
-        return self._cache["rows"]
+        out = np.zeros(self.n, dtype=np.int64)
+        out[self.groups.documents] = self._rows
+        return out
+
+    @cached_property
+    def _rows(self) -> np.ndarray:
+        """int64[D]: the row counts of ``groups.documents`` (every other document has none)."""
+        g, (adj_offsets, adj_group, _) = self.groups, self._adjacency
+        out = np.zeros(g.documents.size, dtype=np.int64)
+        with jit.interpreted_if(self.interpreted):
+            _row_counts(g.documents, g.group_of, g.rank, g.offsets, g.members, adj_offsets,
+                        adj_group, out)
+        return out
 
     @cached_property
     def _adjacency(self):
         """Both directions of every set pair, by group: CSR (offsets, group, pair index)."""
         g = self.groups
-        gi = g.group_of[self.set_i]
-        gj = g.group_of[self.set_j]
+        gi = np.searchsorted(g.heads, self.set_i)
+        gj = np.searchsorted(g.heads, self.set_j)
         source = np.concatenate([gi, gj])
         target = np.concatenate([gj, gi])
         pair = np.concatenate([np.arange(gi.size), np.arange(gi.size)])
@@ -169,24 +195,28 @@ class PairSet:
         one document alone has more pairs (then that document's pairs)."""
         if max_rows < 1:
             raise ValueError(f"max_rows must be positive, got {max_rows!r}")
-        rows = self.row_counts()
-        ends = np.cumsum(rows)
+        g, rows = self.groups, self._rows
+        ends = np.cumsum(rows)  # over groups.documents: the rows before each one's end
         total = int(ends[-1]) if ends.size else 0
-        g, (adj_offsets, adj_group, adj_pair) = self.groups, self._adjacency
+        adj_offsets, adj_group, adj_pair = self._adjacency
+        # a range [lo, hi) of doc_a closes before the first document whose rows would pass
+        # max_rows (taking at least lo); the documents that are not held have no rows
         lo, done = 0, 0
         while done < total:
-            hi = max(int(np.searchsorted(ends, done + max_rows, side="right")), lo + 1)
-            starts = np.zeros(hi - lo + 1, dtype=np.int64)
-            np.cumsum(rows[lo:hi], out=starts[1:])
+            first = int(np.searchsorted(ends, done + max_rows, side="right"))
+            hi = max(int(g.documents[first]) if first < ends.size else self.n, lo + 1)
+            k_lo, k_hi = np.searchsorted(g.documents, [lo, hi])
+            starts = np.zeros(k_hi - k_lo + 1, dtype=np.int64)
+            np.cumsum(rows[k_lo:k_hi], out=starts[1:])
             size = int(starts[-1])
             doc_b = np.empty(size, dtype=np.int64)
             jaccard = np.empty(size, dtype=np.float64)
             estimate = np.empty(size, dtype=np.float64)
             with jit.interpreted_if(self.interpreted):
-                _fill_rows(lo, hi, starts, g.group_of, g.rank, g.offsets, g.members,
-                           adj_offsets, adj_group, adj_pair, self.jaccard, self.estimate,
-                           doc_b, jaccard, estimate)
-            doc_a = np.repeat(np.arange(lo, hi, dtype=np.int64), rows[lo:hi])
+                _fill_rows(k_lo, k_hi, starts, g.documents, g.group_of, g.rank, g.offsets,
+                           g.members, adj_offsets, adj_group, adj_pair, self.jaccard,
+                           self.estimate, doc_b, jaccard, estimate)
+            doc_a = np.repeat(g.documents[k_lo:k_hi], rows[k_lo:k_hi])
             yield doc_a, doc_b, jaccard, estimate
             done += size
             lo = hi
@@ -236,12 +266,13 @@ def identical_table(ids: pa.Array, pair_set: PairSet) -> pa.Table:
     id, group_size, doc, head_doc; groups in head order, documents ascending."""
     g = pair_set.groups
     sizes = g.sizes
-    docs = g.members[np.repeat(sizes > 1, sizes)]  # members are grouped, heads first
+    copied = np.repeat(sizes > 1, sizes)  # members are grouped, heads first
+    docs = g.members[copied]
     heads = pair_set.head[docs]
     return columns.table({
         "group": ids.take(columns.numbers(heads)),
         "id": ids.take(columns.numbers(docs)),
-        "group_size": sizes[g.group_of[docs]],
+        "group_size": np.repeat(sizes, sizes)[copied],
         "doc": docs,
         "head_doc": heads,
     })
@@ -293,31 +324,29 @@ def _later_members(members, lo, hi, a):
     return hi - right, right
 
 
-@sized_kernel(work=lambda group_of, *_: group_of.size)
-def _row_counts(group_of, rank, offsets, members, adj_offsets, adj_group, out):
-    for a in prange(group_of.size):
-        g = group_of[a]
-        if g < 0:
-            continue
-        count = offsets[g + 1] - offsets[g] - rank[a] - 1
+@sized_kernel(work=lambda documents, *_: documents.size)
+def _row_counts(documents, group_of, rank, offsets, members, adj_offsets, adj_group, out):
+    for k in prange(documents.size):
+        a = documents[k]
+        g = group_of[k]
+        count = offsets[g + 1] - offsets[g] - rank[k] - 1
         for e in range(adj_offsets[g], adj_offsets[g + 1]):
             h = adj_group[e]
             later, _ = _later_members(members, offsets[h], offsets[h + 1], a)
             count += later
-        out[a] = count
+        out[k] = count
 
 
-@sized_kernel(work=lambda *args: args[12].size)
-def _fill_rows(lo, hi, starts, group_of, rank, offsets, members, adj_offsets, adj_group,
-               adj_pair, set_jaccard, set_estimate, doc_b, jaccard, estimate):
+@sized_kernel(work=lambda *args: args[13].size)
+def _fill_rows(lo, hi, starts, documents, group_of, rank, offsets, members, adj_offsets,
+               adj_group, adj_pair, set_jaccard, set_estimate, doc_b, jaccard, estimate):
+    """The rows of ``documents[lo:hi]``, each from ``starts[k - lo]`` on."""
     for k in prange(hi - lo):
-        a = lo + k
-        g = group_of[a]
-        if g < 0:
-            continue
+        a = documents[lo + k]
+        g = group_of[lo + k]
         begin = starts[k]
         pos = begin
-        for m in range(offsets[g] + rank[a] + 1, offsets[g + 1]):  # the same set: J = 1
+        for m in range(offsets[g] + rank[lo + k] + 1, offsets[g + 1]):  # the same set: J = 1
             doc_b[pos] = members[m]
             jaccard[pos] = 1.0
             estimate[pos] = 1.0

@@ -209,9 +209,25 @@ def reference_listing(head, set_i, set_j, jaccard):
     return sorted(rows)
 
 
+def reference_batches(rows, max_rows):
+    """The documented batching, document by document over all n: a range [lo, hi) of doc_a
+    closes before the first document whose rows would pass max_rows, taking at least lo."""
+    ends = np.cumsum(rows)
+    total = int(ends[-1]) if ends.size else 0
+    ranges, lo, done = [], 0, 0
+    while done < total:
+        hi = max(int(np.searchsorted(ends, done + max_rows, side="right")), lo + 1)
+        ranges.append((lo, hi))
+        done += int(rows[lo:hi].sum())
+        lo = hi
+    return ranges
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_listing_kernel_equals_the_reference_for_any_groups(data):
+    """Groups of one (in set pairs or not), copies, documents set aside (head -1): the
+    listing, its batches, the counts and the identical table equal plain loops."""
     n = data.draw(st.integers(0, 40))
     group_of = np.array(data.draw(st.lists(st.integers(-1, 8), min_size=n, max_size=n)),
                         dtype=np.int64)
@@ -234,8 +250,28 @@ def test_listing_kernel_equals_the_reference_for_any_groups(data):
     got = [(a, b, j) for batch in batches for a, b, j in zip(*(x.tolist() for x in batch[:3]))]
     assert got == expected
     assert pair_set.counts()["pairs"] == len(expected)
+    assert pair_set.counts()["identical_pairs"] == sum(j == 1.0 for _, _, j in expected)
     assert all(batch[0].size <= max_rows or np.unique(batch[0]).size == 1
                for batch in batches)
+    # the same batches as the rule over every document (empty ones included)
+    rows = np.bincount(np.array([a for a, _, _ in expected], dtype=np.int64), minlength=n)
+    assert np.array_equal(pair_set.row_counts(), rows)
+    ranges = reference_batches(rows, max_rows)
+    assert len(batches) == len(ranges)
+    for batch, (lo, hi) in zip(batches, ranges):
+        assert batch[0].tolist() == [a for a, _, _ in expected if lo <= a < hi]
+    # only groups that make pairs are held: two or more documents, or a head in a set pair
+    sizes = {h: int((head == h).sum()) for h in heads.tolist()}
+    held = {h for h, size in sizes.items() if size > 1} | set(set_i.tolist()) | set(set_j.tolist())
+    assert pair_set.groups.heads.tolist() == sorted(held)
+    ids = pa.array([f"d{k}" for k in range(n)], pa.string())
+    table = pairs.identical_table(ids, pair_set)
+    copied = sorted(h for h, size in sizes.items() if size > 1)
+    docs = [d for h in copied for d in np.flatnonzero(head == h).tolist()]
+    assert table.column("doc").to_pylist() == docs
+    assert table.column("head_doc").to_pylist() == head[docs].tolist()
+    assert table.column("group_size").to_pylist() == [sizes[h] for h in head[docs].tolist()]
+    assert table.column("group").to_pylist() == [f"d{h}" for h in head[docs].tolist()]
 
 
 @settings(max_examples=100, deadline=None)

@@ -224,7 +224,9 @@ def against(index, new: FindResult) -> IndexFindResult:
                   "new_in_clusters_with_index": int(with_index[labels[:n_new]].sum())},
     })
     old_ids = index.ids(listed).to_pylist()
-    status = np.concatenate([new.status, np.full(m, "indexed", dtype=object)])
+    indexed = np.empty(m, dtype=object)
+    indexed.fill("indexed")  # one str for all (np.full makes one a row)
+    status = np.concatenate([new.status, indexed])
     return IndexFindResult(
         ids=list(new.ids) + old_ids, config=config,
         plan=new.plan, shingle_counts=np.concatenate([new.shingle_counts, old_sizes]),
@@ -257,15 +259,14 @@ def _identical_with_index(pair_set: PairSet, doc_i, jaccard) -> tuple[int, int]:
     same = jaccard == 1.0
     if not same.any():
         return 0, 0
-    sizes = pair_set.groups.sizes[pair_set.groups.group_of[doc_i[same]]]
+    sizes = pair_set.groups.sizes_of(doc_i[same])
     return int(sizes.sum()), int(same.sum())
 
 
 def _pairs_with_index(pair_set: PairSet, n_new: int) -> int:
     """Document pairs whose second document is an indexed one."""
-    g = pair_set.groups
     with_old = pair_set.set_j >= n_new
-    return int(g.sizes[g.group_of[pair_set.set_i[with_old]]].sum())
+    return int(pair_set.groups.sizes_of(pair_set.set_i[with_old]).sum())
 
 
 def add_kept(index, new: FindResult, result: IndexFindResult) -> dict:

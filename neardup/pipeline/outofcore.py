@@ -34,14 +34,13 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
   (file-backed, outside the limit), so what stays on the heap is its shingle count,
   status, flags, cluster label and the temporaries of one stage at a time; the
   documents table is written 2^16 rows at a time. Measured (200-word documents, ids of
-  9 characters, word 5-grams, limit 400M at 200k and 1G at 1M): the anonymous memory at
-  the end of reading grows 44 bytes a document, the peak of the find (grouping, LSH,
-  verification, clusters) 90; the peak of the run is the writing, where
-  :attr:`~neardup.pairs.PairSet.groups` is built for every document (five int64
-  columns and the sort that makes them): 332 MiB at 1M documents, ~250 bytes a
-  document above the interpreter. So ``per_document`` + ``per_id_char`` × id length =
-  250 + c bytes (about 266 with the 16 characters assumed until ids are read): 10M
-  documents need ~2.6 GiB, 100M ~25 GiB;
+  9 characters, word 5-grams, limit 1G at 200k and 1M): the anonymous memory at the end
+  of reading grows 44 bytes a document, the peak of the find (grouping, LSH,
+  verification, clusters) 75, the writing 84, which is now the peak after reading:
+  :attr:`~neardup.pairs.PairSet.groups` holds only the documents that pair, and the
+  status column one ``str`` for all. So ``per_document`` + ``per_id_char`` × id length =
+  120 + c bytes (about 136 with the 16 characters assumed until ids are read; ~40 % over
+  what was measured): 10M documents need ~1.4 GiB, 100M ~13 GiB;
 - per chunk: its texts and the shingling temporaries, ``per_char`` bytes per character
   of text: measured 14 for character 5-grams (32-bit hashes; 21 with 64-bit), 4.6 for
   word shingles of ASCII text, 11 for Cyrillic, 15 for code tokens, 9 with cleaning
@@ -65,7 +64,7 @@ what the chunks leave (``stream_bytes``; past it the run ends saying so); compre
 inputs are not counted (their lines are the stream's).
 Below ``fixed + per document × records + min_chunk`` (or when the longest line cannot
 even be read) it refuses with that floor named, before reading: 400k documents need
-~240 MiB, 10M ~2.6 GiB (BENCHMARKS.md, "memory" and "scale").
+~190 MiB, 10M ~1.4 GiB (BENCHMARKS.md, "memory" and "scale").
 :meth:`ChunkPlan.admit` checks every chunk before it is shingled: a chunk whose text
 exceeds the chunk's text budget, or more documents (or longer ids) than the limit
 holds, end the run with a message naming the document or the floor, instead of
@@ -113,7 +112,7 @@ class MemoryCosts:
     """What a run costs in anonymous memory, in bytes (see the module docstring)."""
 
     fixed: int = 128 << 20
-    per_document: int = 250
+    per_document: int = 120
     per_id_char: int = 1
     assumed_id_chars: int = 16
     per_char: int = WORK_BYTES_PER_CHAR
