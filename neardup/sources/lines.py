@@ -138,15 +138,16 @@ def _read_jsonl_records(ctx: _ReadContext, missing: dict[str, int],
                 ctx.report.records_seen += 1
                 ctx.report._skip(ctx.src.display, f"line {first + offset + 1}",
                                  too_large(bound))
+            count = jsonl.block_lines(block)
             parsed = jsonl.parse_block(block, first, ctx.text_fields, ctx.id_field,
                                        ctx.extra_fields, utf8)
             if parsed is not None:
                 objects += yield from _add_parsed_block(ctx, parsed)
             else:
-                for offset, raw in enumerate(block.split(b"\n")[:jsonl.block_lines(block)]):
+                for offset, raw in enumerate(block.split(b"\n")[:count]):
                     yield
                     objects += _read_jsonl_line(ctx, raw, first + offset, missing, fields)
-            first += jsonl.block_lines(block)
+            first += count
     return objects
 
 
@@ -184,8 +185,8 @@ def _add_parsed_block(ctx: _ReadContext, block: jsonl.Block) -> Iterator[None]:
     lines = block.lines.tolist()
     ids = block.ids if block.ids is not None else [f"{ctx.id_prefix}{line + 1}"
                                                    for line in lines]
-    kept = np.fromiter((bool(text.strip()) for text in block.texts), dtype=bool,
-                       count=len(lines))
+    kept = np.fromiter((bool(text) and not text.isspace() for text in block.texts),
+                       dtype=bool, count=len(lines))  # text.strip() not empty, uncopied
     chars = np.cumsum(np.fromiter(map(len, block.texts), dtype=np.int64, count=len(lines))
                       * kept)
     docs = np.cumsum(kept)
