@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -58,3 +59,17 @@ def test_a_kernel_calls_the_kernels_it_names_and_counts_only_its_own_signatures(
     assert len(_sum_of_twice.signatures) == 1
     assert len(_twice.signatures) == 1  # built and typed with the kernel that calls it
     assert _sum_of_twice.dispatcher.py_func.__qualname__ == _sum_of_twice.__qualname__
+
+
+def _wait_policy(env: dict) -> str:
+    code = ("import os; from neardup._core import jit; jit.load_numba(); "
+            "print(os.environ['OMP_WAIT_POLICY'])")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_openmp_threads_wait_asleep_unless_the_user_says_otherwise():
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    assert _wait_policy(env) == "PASSIVE"
+    assert _wait_policy({**env, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
