@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
 DISCARD_BYTES = 1 << 16  # what is read at a time of a record too large to keep
 
 
@@ -31,25 +33,53 @@ def line_blocks(stream, block_bytes: int, bound: int | None = None
                 ) -> Iterator[tuple[bytes, list[int]]]:
     """(block, too long) for the stream's bytes in blocks that end with a line end (or the
     stream's end): about ``block_bytes`` at a time, and no line longer than ``bound`` bytes
-    (its line end not counted) is kept: it is consumed and an empty line stands in its
-    place, its 0-based line number within the block listed in ``too long``."""
-    size = block_bytes if bound is None else max(1, min(block_bytes, bound))
-    while block := stream.read(size):
+    (its line end not counted) is kept: an empty line stands in its place, its 0-based line
+    number within the block listed in ``too long``. The last line of a block, read on to
+    its end, is consumed unkept once it passes the bound; a line inside the block is at
+    most ``block_bytes`` long, so a bound below that holds a block, not a line, more.
+
+    The block stays ``block_bytes`` whatever the bound: a memory limit sets the bound to
+    the longest record counted (1,334 bytes for 200-word documents), and blocks of that
+    size cost JSON Lines a parse call every two lines (18 s for 100k documents, 2.5 s in
+    1 MB blocks)."""
+    while block := stream.read(block_bytes):
         too_long: list[int] = []
         if not block.endswith(b"\n"):
             if bound is None:
                 block += stream.readline()
-            else:  # every line before the last is shorter than the block, so than bound
+            else:
                 start = block.rfind(b"\n") + 1
                 room = bound - (len(block) - start)
-                tail = stream.readline(room + 1)
-                if len(tail) > room and not tail.endswith(b"\n"):
+                tail = stream.readline(room + 1) if room >= 0 else b""
+                if room < 0 or (len(tail) > room and not tail.endswith(b"\n")):
                     skip_line(stream)
                     too_long.append(block.count(b"\n", 0, start))
                     block = block[:start] + b"\n"
                 else:
                     block += tail
+        if bound is not None and len(block) > bound + 1:
+            block, inside = _without_long_lines(block, bound)
+            too_long = sorted(set(too_long).union(inside))
         yield block, too_long
+
+
+def _without_long_lines(block: bytes, bound: int) -> tuple[bytes, list[int]]:
+    """The block with each line longer than ``bound`` emptied (its line end kept), and
+    those lines' numbers within it."""
+    data = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(data == ord("\n"))
+    if not block.endswith(b"\n"):
+        ends = np.append(ends, len(block))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    long = np.flatnonzero(ends - starts > bound).tolist()
+    if not long:
+        return block, []
+    pieces, kept_from = [], 0
+    for k in long:
+        pieces.append(block[kept_from:starts[k]])
+        kept_from = int(ends[k])
+    pieces.append(block[kept_from:])
+    return b"".join(pieces), long
 
 
 def skip_line(stream) -> None:

@@ -168,3 +168,32 @@ def test_a_device_given_as_an_input_is_refused_unread(anon_peak):
                                 timeout=30)
     assert code == 2, err
     assert "/dev/zero is a character device, not a file" in err
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_line_blocks_keep_every_line_within_the_bound_and_empty_the_rest(seed):
+    """Whatever the block size and the bound (above or below it), the blocks' lines are
+    the stream's lines in order, each longer than the bound emptied and listed, the rest
+    byte for byte; every block ends at a line end or the stream's end."""
+    import io
+    import random
+
+    from neardup.sources.bounded import line_blocks
+
+    rng = random.Random(seed)
+    lines = [b"y" * rng.choice([0, 1, 3, 7, 8, 9, 15, 40]) for _ in range(rng.randint(1, 60))]
+    data = b"\n".join(lines) + rng.choice([b"", b"\n"])
+    bound, block_bytes = rng.randint(0, 20), rng.randint(1, 50)
+    expected = data.split(b"\n")
+    if data.endswith(b"\n"):
+        expected.pop()
+    got, flagged = [], []
+    for block, too_long in line_blocks(io.BytesIO(data), block_bytes, bound):
+        assert block.endswith(b"\n") or len(got) + block.count(b"\n") + 1 == len(expected)
+        parts = block.split(b"\n")
+        if block.endswith(b"\n"):
+            parts.pop()
+        flagged.extend(len(got) + k for k in too_long)
+        got.extend(parts)
+    assert flagged == [k for k, line in enumerate(expected) if len(line) > bound]
+    assert got == [b"" if len(line) > bound else line for line in expected]
