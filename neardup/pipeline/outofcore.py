@@ -38,9 +38,13 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
   of reading grows 44 bytes a document, the peak of the find (grouping, LSH,
   verification, clusters) 75, the writing 84, which is now the peak after reading:
   :attr:`~neardup.pairs.PairSet.groups` holds only the documents that pair, and the
-  status column one ``str`` for all. So ``per_document`` + ``per_id_char`` × id length =
-  120 + c bytes (about 136 with the 16 characters assumed until ids are read; ~40 % over
-  what was measured): 10M documents need ~1.4 GiB, 100M ~13 GiB;
+  status column one ``str`` for all. 10M documents under 4G peaked at 932 MiB for the
+  whole process (98 bytes a document, the interpreter and the chunk in hand included),
+  so after reading a document holds at most (932 MiB − fixed) / 10M ≈ 84 bytes there
+  too. So ``per_document`` + ``per_id_char`` × id length = 84 + c bytes: 93 for the
+  measured ids of 9 characters (11 % over the 1M peak, 24 % over the find's), 100 with
+  the 16 characters assumed until ids are read: 10M documents need ~1.0 GiB, 100M
+  ~9.4 GiB;
 - per chunk: its texts and the shingling temporaries, ``per_char`` bytes per character
   of text: measured 14 for character 5-grams (32-bit hashes; 21 with 64-bit), 4.6 for
   word shingles of ASCII text, 11 for Cyrillic, 15 for code tokens, 9 with cleaning
@@ -112,7 +116,7 @@ class MemoryCosts:
     """What a run costs in anonymous memory, in bytes (see the module docstring)."""
 
     fixed: int = 128 << 20
-    per_document: int = 120
+    per_document: int = 84
     per_id_char: int = 1
     assumed_id_chars: int = 16
     per_char: int = WORK_BYTES_PER_CHAR

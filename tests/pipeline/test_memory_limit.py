@@ -75,8 +75,8 @@ def test_below_the_floor_the_cli_exits_2_naming_it(corpus, tmp_path, capsys, wri
 def test_the_floor_grows_with_the_documents():
     limit = 256 << 20
     ChunkPlan.for_limit(limit, 128, 17, documents=100_000)
-    with pytest.raises(MemoryLimitError, match=r"~1,200,000 documents"):
-        ChunkPlan.for_limit(limit, 128, 17, documents=1_200_000)
+    with pytest.raises(MemoryLimitError, match=r"~1,500,000 documents"):
+        ChunkPlan.for_limit(limit, 128, 17, documents=1_500_000)
     with pytest.raises(MemoryLimitError, match="interpreter"):
         ChunkPlan.for_limit(COSTS.fixed, 128, 17)  # nothing left for a chunk
 
