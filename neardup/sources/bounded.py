@@ -1,7 +1,8 @@
 """Reads that hold at most a bound: lines of a stream, a whole file, a stream kept whole.
 
 Under a memory limit (:func:`neardup.sources.read_document_chunks` with
-``max_record_bytes``) no reader holds more than about that many bytes of one record:
+``max_record_bytes``) no reader holds more than about that many bytes of one record
+(a block of lines, 1 MB for JSON Lines, is read whole and its lines then measured):
 a longer line (line files, JSON Lines, a CSV/TSV row) or file (in a directory,
 decompressed) is consumed ``DISCARD_BYTES`` at a time without being kept, and the
 record is skipped as "record larger than N bytes" (:func:`too_large`). A stream the
@@ -35,8 +36,10 @@ def line_blocks(stream, block_bytes: int, bound: int | None = None
     stream's end): about ``block_bytes`` at a time, and no line longer than ``bound`` bytes
     (its line end not counted) is kept: an empty line stands in its place, its 0-based line
     number within the block listed in ``too long``. The last line of a block, read on to
-    its end, is consumed unkept once it passes the bound; a line inside the block is at
-    most ``block_bytes`` long, so a bound below that holds a block, not a line, more.
+    its end, is consumed unkept once it passes the bound; the lines inside the block are
+    measured after it is read, so with a bound below ``block_bytes`` a block is held
+    before its long lines are dropped (no more of a line is held than the larger of the
+    block and the bound).
 
     The block stays ``block_bytes`` whatever the bound: a memory limit sets the bound to
     the longest record counted (1,334 bytes for 200-word documents), and blocks of that
