@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -47,6 +48,8 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
                          f"(the spilled files hold MinHash signatures)")
     plan = config.band_plan()
     chunking = outofcore.ChunkPlan.for_run(limit, config, as_paths(inputs), source_options)
+    if (skipping := chunking.skip_warning()) is not None:
+        warnings.warn(skipping, stacklevel=3)
     chunks, report, sources = read_document_chunks(
         as_paths(inputs), chunk_chars=chunking.chunk_chars, chunk_docs=chunking.chunk_docs,
         max_record_bytes=chunking.record_bytes, max_stream_bytes=chunking.stream_bytes,

@@ -288,6 +288,7 @@ class ChunkPlan:
     documents: int | None = None
     floor: int = 0
     longest: int = 0  # bytes of the longest line of the counted inputs
+    longest_where: str = ""  # which line that is ("line 1 of FILE")
     bounded: bool = False  # no document is longer (see InputSurvey)
     costs: MemoryCosts = field(default=COSTS, repr=False)
     seen: int = 0  # documents admitted so far
@@ -338,7 +339,8 @@ class ChunkPlan:
                                              + bands * 8)))
         stream = max(0, limit - held - budget)  # the rest, while reading
         return cls(limit, chars, docs, budget, per_char, documents, floor, survey.longest,
-                   survey.bounded, costs, record_bytes=record, stream_bytes=stream)
+                   survey.where, survey.bounded, costs, record_bytes=record,
+                   stream_bytes=stream)
 
     @classmethod
     def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict
@@ -351,6 +353,21 @@ class ChunkPlan:
         survey = survey_inputs(inputs, source_options.get("fmt", "auto"))
         return cls.for_limit(limit, config.num_perm, config.band_plan().bands,
                              per_char=per_char, survey=survey)
+
+    def skip_warning(self) -> str | None:
+        """What to tell before reading when a counted record is longer than a chunk can
+        take under the limit (it will be skipped unread, as "record larger than N
+        bytes"): which record, and the limit that would process it; None otherwise."""
+        if not self.bounded or self.longest <= self.record_bytes:
+            return None
+        held = self.limit - self.budget  # bounded inputs are counted: the budget is the rest
+        needed = held + math.ceil((self.longest + READ_BLOCK_CHARS + MIN_CHUNK_CHARS)
+                                  * self.per_char / TEXT_SHARE)
+        return (f"the longest record ({self.longest_where}, {format_size(self.longest)}) "
+                f"is longer than a chunk can take under the memory limit of "
+                f"{format_size(self.limit)} ({self.record_bytes:,} bytes): it is skipped "
+                f"unread, as every record as long, and the read report counts it; give "
+                f"--memory-limit {as_option(needed)} or more to process it")
 
     def admit(self, chunk) -> None:
         """Check a chunk just read (a :class:`~neardup.sources.Documents`), before it is

@@ -147,15 +147,18 @@ def big_document_input(tmp_path, chars: int):
 
 def test_a_document_larger_than_a_chunk_can_take_is_skipped_unread_and_named(tmp_path):
     path = big_document_input(tmp_path, 3_000_000)  # read within 150M, not shingled
-    result = neardup.find(path, id_field="id", memory_limit="150M", work_dir=tmp_path / "w")
+    with pytest.warns(UserWarning, match=r"the longest record \(line 2 of") as told:
+        result = neardup.find(path, id_field="id", memory_limit="150M",
+                              work_dir=tmp_path / "w")
     bound = result.counts["chunks"]["max_record_bytes"]
     assert bound < 3_000_000
     assert result.ids == ["small"]
     read = result.read_report
     assert read["skipped"] == {f"record larger than {bound:,} bytes": 1}
     assert read["problems"][0]["location"] == "line 2"
-    # a limit whose chunks take it reads it
-    result = neardup.find(path, id_field="id", memory_limit="1G")
+    # the limit the warning names takes it
+    advised = re.search(r"--memory-limit (\S+) or more", str(told[0].message)).group(1)
+    result = neardup.find(path, id_field="id", memory_limit=advised)
     assert result.counts["documents"] == 2
     assert result.counts["chunks"]["max_record_bytes"] >= 3_000_000
 
@@ -234,3 +237,30 @@ def test_a_run_stays_under_its_limit(tmp_path, write_jsonl, anon_peak):
                                str(tmp_path / "out")])
     assert code == 0
     assert 0 < peak <= parse_size(limit)
+
+
+@pytest.mark.parametrize("longest", [10_000_000, 40_000_000, 200_000_000])
+def test_a_record_a_chunk_cannot_take_is_named_before_reading_with_the_limit_that_takes_it(
+        longest):
+    """A counted record longer than a chunk can take is skipped: the plan says so up front
+    and names a limit, and at that limit the record is taken (no warning)."""
+    survey = InputSurvey(records=10, counted=10, longest=longest, where="line 3 of big.txt",
+                         bounded=True)
+    fits = ChunkPlan.for_limit(16 << 30, 128, 17, survey=survey)
+    assert fits.record_bytes >= longest and fits.skip_warning() is None
+    low = max(parse_size("256M"), fits.floor)  # the record can be read, not shingled
+    plan = ChunkPlan.for_limit(low, 128, 17, survey=survey)
+    assert plan.record_bytes < longest
+    message = plan.skip_warning()
+    assert message is not None and "line 3 of big.txt" in message
+    advised = re.search(r"--memory-limit (\S+) or more", message).group(1)
+    taken = ChunkPlan.for_limit(parse_size(advised), 128, 17, survey=survey)
+    assert taken.record_bytes >= longest and taken.skip_warning() is None
+
+
+def test_no_warning_when_every_record_fits_or_the_inputs_are_not_counted():
+    unknown = InputSurvey(records=None, counted=0, longest=0, bounded=False)
+    assert ChunkPlan.for_limit(parse_size("256M"), 128, 17, survey=unknown).skip_warning() is None
+    small = InputSurvey(records=10, counted=10, longest=1_000, where="line 1 of a.txt",
+                        bounded=True)
+    assert ChunkPlan.for_limit(parse_size("256M"), 128, 17, survey=small).skip_warning() is None
