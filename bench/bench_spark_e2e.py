@@ -4,8 +4,10 @@
 
 Each run is a fresh process as a user starts it: ``neardup find CORPUS --out OUT`` on the
 local engine and with ``--engine spark`` (no Spark option: the session sizes itself),
-alternating, timed under ``/usr/bin/time -v`` (wall seconds, peak RSS of the largest
-process: the JVM on Spark). The corpus is bench_scale's generated JSON Lines (200 words a
+alternating (wall seconds; peak memory: the largest sum of the anonymous resident
+memory, RssAnon, of the whole process tree, sampled every 50 ms: on Spark the driver's
+Python, the JVM, its executors in local mode, and the Python workers it starts). The
+corpus is bench_scale's generated JSON Lines (200 words a
 document from a Zipf vocabulary, 1 % planted near-duplicates); word 5-grams, t = 0.8,
 K = 128. Recall is against the exact join's pairs (``--method exact`` on the local
 engine: every pair with J >= t on the same 5-gram sets); the pair sets of both engines
@@ -35,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_scale import corpus  # noqa: E402
-from common import engine_comparison_arguments, run_timed, write_engine_section  # noqa: E402
+from common import engine_comparison_arguments, measure, write_engine_section  # noqa: E402
 
 THRESHOLD = 0.8
 EVENT_LOG: list = [None]  # --event-log: the folder Spark's event logs go to
@@ -60,8 +62,10 @@ def run(path: Path, out: Path, engine: str, tree: str | None = None) -> dict:
                                       f"spark.eventLog.dir=file://{EVENT_LOG[0]} pyspark-shell")
     # ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH: run
     # in the tree whose neardup is meant (else a --before run imports this checkout's)
-    _, wall, peak_mib = run_timed(command, env=env, cwd=tree or HERE.parent)
-    return {"wall_s": wall, "peak_gib": peak_mib / 1024, "load": load}
+    done = measure(command, interval=0.05, env=env, cwd=tree or HERE.parent)
+    if done["exit"] != 0:
+        raise RuntimeError(f"{command[:4]} failed ({done['exit']}):\n{done['output'][-3000:]}")
+    return {"wall_s": done["wall_s"], "peak_gib": done["anon_peak"] / 2**30, "load": load}
 
 
 def run_mllib(path: Path, out: Path, tables: int) -> dict:
@@ -69,9 +73,11 @@ def run_mllib(path: Path, out: Path, tables: int) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--mllib-run", str(path),
                str(out), str(tables)]
     load = os.getloadavg()[0]
-    _, wall, peak_mib = run_timed(command)
+    timed = measure(command, interval=0.05)
+    if timed["exit"] != 0:
+        raise RuntimeError(f"MLlib's run failed ({timed['exit']}):\n{timed['output'][-3000:]}")
     done = json.loads(out.read_text())
-    return {"wall_s": wall, "peak_gib": peak_mib / 1024, "load": load,
+    return {"wall_s": timed["wall_s"], "peak_gib": timed["anon_peak"] / 2**30, "load": load,
             "join_s": done["join_s"], "pairs": {tuple(p) for p in done["pairs"]}}
 
 
@@ -176,7 +182,8 @@ def main() -> int:
 def table(rows: list[dict], cores: int, before: str | None = None) -> str:
     lines = ["| documents | load | local s | Spark s | Spark / local (per pair) | "
              + ("Spark s before | " if before else "")
-             + "docs/s a core (local, Spark) | peak RSS GiB (local, Spark driver) | pairs | "
+             + "docs/s a core (local, Spark) | peak memory GiB (local, Spark: every "
+             "process) | pairs | "
              "same pairs | recall (of the exact join's) |",
              "|---:|---:|---:|---:|---:|" + ("---:|" if before else "")
              + "---:|---:|---:|---|---:|"]
@@ -207,8 +214,9 @@ def table(rows: list[dict], cores: int, before: str | None = None) -> str:
                  "(the machine is shared: above the core count, every figure is stretched). "
                  + (f"*Spark s before*: the Spark engine of {before} in the same "
                     "alternation. " if before else "")
-                 + "Peak RSS is the largest process `/usr/bin/time` saw: on "
-                 "Spark the driver's Python process, not the JVM it starts (not counted)."
+                 + "Peak memory: the largest sum of RssAnon over the run's process tree, "
+                 "sampled every 50 ms (on Spark the driver's Python, the JVM with its "
+                 "executors, and the Python workers)."
                  + (" MLlib: one run a size, in a fresh process after the alternation; wall "
                     "includes its session and building its vectors on the driver (a Python "
                     "loop), join s only the fit, the join and collecting its pairs; recall "

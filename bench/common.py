@@ -11,6 +11,7 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -95,6 +96,53 @@ def run_timed(command: list[str], **run_options) -> tuple[subprocess.CompletedPr
         raise RuntimeError(f"{command[:4]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     peak = _PEAK.search(done.stderr)
     return done, wall, int(peak.group(1)) / 1024 if peak else float("nan")
+
+
+def status(pid: int) -> dict[str, int]:
+    """RssAnon and VmHWM (the peak resident set so far) of process ``pid``, in bytes."""
+    found = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("RssAnon:", "VmHWM:")):
+                    name, value = line.split()[:2]
+                    found[name[:-1]] = int(value) << 10
+    except OSError:
+        pass
+    return found
+
+
+def measure(command: list[str], interval: float = 0.01, env: dict | None = None,
+            cwd: Path | None = None) -> dict:
+    """Run ``command``; its exit status, wall time, output, peak RssAnon of its process
+    tree and peak resident set of the process (VmHWM: not ru_maxrss, which on Linux
+    keeps the forking parent's peak across exec)."""
+    import psutil
+
+    with tempfile.TemporaryFile() as output:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=output, stderr=output, env=env, cwd=cwd)
+        root = psutil.Process(process.pid)
+        peak = high = 0
+        while True:
+            pid, exit_status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            try:
+                tree = [process.pid] + [child.pid for child in root.children(recursive=True)]
+            except psutil.Error:
+                tree = [process.pid]
+            sampled = [status(p) for p in tree]
+            peak = max(peak, sum(s.get("RssAnon", 0) for s in sampled))
+            high = max(high, sampled[0].get("VmHWM", 0))
+            time.sleep(interval)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(exit_status)
+        output.seek(0)
+        text = output.read().decode(errors="replace")
+    return {"exit": process.returncode, "wall_s": round(wall, 2), "anon_peak": peak,
+            "rss_peak": high, "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "output": text}
 
 
 def engine_comparison_arguments(description: str, section: str) -> argparse.ArgumentParser:
