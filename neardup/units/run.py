@@ -64,17 +64,19 @@ class UnitResult:
 @contextmanager
 def analysed(inputs, groups, options: UnitOptions, *, quiet: bool = True,
              memory_limit: int | None = None, work_dir=None, chunk_chars: int | None = None,
-             hash_pieces=None):
+             hash_pieces=None, text_strings: bool = False):
     """(documents, read report, analysis, spilled) of the inputs under the run's
     normalization, for the ``with`` block: in memory, or with ``memory_limit`` (bytes)
     in chunks with sorted runs in a work directory under ``work_dir``, removed when the
     block ends (:mod:`neardup.units.sorted_runs`; ``spilled`` is None in memory).
     ``chunk_chars`` and ``hash_pieces``: the bounded run's chunk size and hash, for
-    tests (the chunk size is otherwise the limit's)."""
+    tests (the chunk size is otherwise the limit's). ``text_strings``: a text field that
+    holds no string is skipped (a copy writes the text back into the field)."""
     prep = groups.prepare
     check_unit_groups(groups)
     if memory_limit is None and chunk_chars is None:
         documents, report = read_documents(inputs, progress=not quiet,
+                                           text_strings=text_strings,
                                            **groups.source.given())
         yield documents, report, find_repeated_units(documents.texts, options,
                                                      prep.normalize), None
@@ -82,11 +84,11 @@ def analysed(inputs, groups, options: UnitOptions, *, quiet: bool = True,
     from ..pipeline.outofcore import WorkDirectory
     from . import sorted_runs
 
-    reading: dict = {}
+    reading: dict = {"text_strings": text_strings}
     if memory_limit is not None:
         chunking = sorted_runs.chunking_for(memory_limit, options.kind)
         chunk_chars = chunk_chars or chunking.chunk_chars
-        reading = chunking.reading()
+        reading.update(chunking.reading())
         _warn_of_long_records(inputs, groups.source.given().get("fmt", "auto"), chunking)
     with WorkDirectory(work_dir) as directory:
         extra = {} if hash_pieces is None else {"hash_pieces": hash_pieces}
@@ -126,7 +128,8 @@ def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True
     :func:`analysed`; the same copy."""
     check_unit_groups(groups, copy=True)
     with analysed(inputs, groups, options, quiet=quiet, memory_limit=memory_limit,
-                  work_dir=work_dir, **bounded) as (documents, report, analysis, spilled):
+                  work_dir=work_dir, text_strings=True, **bounded
+                  ) as (documents, report, analysis, spilled):
         if spilled is None:
             texts = remaining_texts(analysis)
             touched = analysis.removals.bytes_per_document > 0
