@@ -85,3 +85,19 @@ def test_a_long_record_keeps_the_limit(tmp_path, anon_peak, unit, given):
     assert code == 0, err
     assert 0 < peak <= limit
     assert (tmp_path / "out.jsonl").read_bytes() == expected_copy(rows, unit, tmp_path)
+
+
+def test_standard_input_past_what_the_limit_leaves_for_it_is_refused(tmp_path):
+    """Standard input is kept whole for the copy: past a quarter of what the fixed part
+    leaves, the run ends saying so and writes nothing."""
+    import subprocess
+
+    room = chunking_for(parse_size(LIMIT), "line").stream_bytes
+    line = json.dumps({"id": "x", "text": "a line\n" * 1000}).encode() + b"\n"
+    data = line * (room // len(line) + 1)
+    run = subprocess.run([sys.executable, "-m", "neardup", "dedup", "-", "--format", "jsonl",
+                          "--unit", "line", "--memory-limit", LIMIT, "-o",
+                          str(tmp_path / "out.jsonl")], input=data, capture_output=True)
+    assert run.returncode == 2
+    assert f"holds more than {room:,} bytes" in run.stderr.decode()
+    assert not (tmp_path / "out.jsonl").exists()
