@@ -98,6 +98,7 @@ from .._core import columns
 from .._core.columns import IdColumn
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
+from ..sinks.staging import sweep_dead_runs
 from ..sources import compression_of
 
 CHUNK_SHARE = 0.5  # of the limit above ``fixed``, for a chunk, when the records are not counted
@@ -108,6 +109,7 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SCAN_BLOCK = 1 << 23
 ID_PIECE_BYTES = 2**31 - 1  # an Arrow string array's int32 offsets: ids past it, a new piece
+SPILL_PREFIX = "neardup-spill-"  # a work directory's name: then its process id
 READ_BLOCK_CHARS = 1 << 16  # a line file is read a block of lines (LINE_BLOCK_BYTES) at a time
 
 
@@ -621,12 +623,18 @@ class WorkDirectory:
 
     A ``parent`` that does not exist is made, and every folder of it made here is removed
     on exit too, deepest first and only while empty (another run may have put its own
-    work folder there meanwhile): a run leaves no folder behind that it created."""
+    work folder there meanwhile): a run leaves no folder behind that it created.
+    The directory is named ``neardup-spill-PID-...`` after this process: a run killed
+    before it could remove its own (SIGKILL) leaves it, and the next run in the same
+    ``parent`` removes every one whose process is gone before it spills."""
 
     def __init__(self, parent: str | os.PathLike | None = None):
         self.created = _make_folders(parent) if parent is not None else []
         try:
-            self.path = Path(tempfile.mkdtemp(prefix="neardup-spill-", dir=parent))
+            sweep_dead_runs(parent if parent is not None else tempfile.gettempdir(),
+                            SPILL_PREFIX)
+            self.path = Path(tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-",
+                                              dir=parent))
         except BaseException:
             _remove_empty(self.created)
             raise

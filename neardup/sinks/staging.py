@@ -238,14 +238,36 @@ def _sweep_stale(target: Path, keep: Iterable[str] = ()) -> None:
             continue
         if pid == "old" and not target.exists():  # killed between the two renames
             os.rename(sibling, target)
-        elif pid == "old" or (pid.isdigit() and not _alive(int(pid))):
+        elif pid == "old" or (pid.isdigit() and not process_alive(int(pid))):
             if sibling.is_dir() and not sibling.is_symlink():
                 shutil.rmtree(sibling, ignore_errors=True)
             else:
                 sibling.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def sweep_dead_runs(folder: str | os.PathLike, prefix: str) -> list[Path]:
+    """Remove the entries of ``folder`` named ``PREFIX PID-...`` whose process ``PID`` is
+    no longer running (a run killed before it could clean up: a SIGKILL, a power cut);
+    those of running processes, and any other name, stay. Returns what was removed."""
+    removed = []
+    try:
+        entries = list(Path(folder).glob(f"{prefix}*"))
+    except OSError:  # a folder that cannot be listed holds nothing to sweep
+        return removed
+    for entry in entries:
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or process_alive(int(pid)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (this one included; one of another user: yes)."""
     if pid == os.getpid():
         return True
     try:

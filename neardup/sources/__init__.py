@@ -114,6 +114,7 @@ from .documents import (
     _ReadContext,
     as_text,
     has_surrogates,
+    not_a_string,
     printable,
     text_codec,
 )
@@ -141,7 +142,8 @@ __all__ = [
     "write_deduplicated", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
     "edited_line",
-    "encoding_label", "has_surrogates", "name_the_fields", "printable", "resolve_format",
+    "encoding_label", "has_surrogates", "name_the_fields", "not_a_string", "printable",
+    "resolve_format",
     "text_codec", "unique_names",
 ]
 
@@ -176,6 +178,7 @@ def read_documents(
     respect_ignore: bool = True,
     extra_fields: Sequence[str] = (),
     follow_links: bool = False,
+    text_strings: bool = False,
 ) -> tuple[Documents, ReadReport]:
     """Read every input into one :class:`Documents`, accounting for every record.
 
@@ -207,6 +210,9 @@ def read_documents(
 
     follow_links: directories read a link to a file outside them (by default it is
         skipped as "link outside the input"; links inside are read either way).
+    text_strings: a text field (JSON, Parquet) that holds a number, a boolean, a list
+        or an object is skipped with its reason (:func:`not_a_string`) instead of read
+        as its JSON text: a units run writes the text back into the field.
 
     Directories: symlinked directories are never entered (no loops); files with
     a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
@@ -222,7 +228,7 @@ def read_documents(
     sources: list[InputSource] = []
     for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                           encoding, max_problems, progress, builder, sources,
-                          respect_ignore, follow_links):
+                          respect_ignore, follow_links, text_strings=text_strings):
         interrupt.check()  # between records: where Ctrl-C and SIGTERM are acted on
     return builder.build(sources), report
 
@@ -246,6 +252,7 @@ def read_document_chunks(
     follow_links: bool = False,
     max_record_bytes: int | None = None,
     max_stream_bytes: int | None = None,
+    text_strings: bool = False,
 ) -> tuple[Iterator[Documents], ReadReport, list[InputSource]]:
     """:func:`read_documents` a chunk at a time: (chunks, report, inputs).
 
@@ -282,7 +289,8 @@ def read_document_chunks(
             raise ValueError(f"{name} must be a non-negative integer or None, got {bound!r}")
     records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                            encoding, max_problems, progress, builder, sources,
-                           respect_ignore, follow_links, max_record_bytes, max_stream_bytes)
+                           respect_ignore, follow_links, max_record_bytes, max_stream_bytes,
+                           text_strings)
     next(records)  # runs the checks now, not at the first chunk
 
     def chunks() -> Iterator[Documents]:
@@ -299,7 +307,7 @@ def read_document_chunks(
 def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter, encoding,
                  max_problems, progress, builder, sources, respect_ignore=True,
                  follow_links=False, max_record_bytes=None,
-                 max_stream_bytes=None) -> Iterator[None]:
+                 max_stream_bytes=None, text_strings=False) -> Iterator[None]:
     """Read every input into ``builder``, yielding between records (where a chunk may end).
 
     The first yield comes after the options are checked, before any record is read.
@@ -349,7 +357,7 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
             id_prefix=((f"{shown_name}/" if path_fmt == "dir" else f"{shown_name}:")
                        if several else ""),
             extra_fields=extra_fields, max_record_bytes=max_record_bytes,
-            max_stream_bytes=max_stream_bytes,
+            max_stream_bytes=max_stream_bytes, text_strings=text_strings,
         )
         if path_fmt == "dir":
             yield from _read_dir(context, include, exclude, progress, respect_ignore,

@@ -252,6 +252,18 @@ def as_text(value) -> str:
     return str(value)
 
 
+def not_a_string(name: str, value) -> str | None:
+    """The skip reason of a record whose text field ``name`` holds ``value`` when only
+    strings are read as text (``text_strings``: a units run writes the text back into
+    the field, which would turn a number into a string); None for a string."""
+    if isinstance(value, (str, bytes)):
+        return None
+    kind = ("a boolean" if isinstance(value, bool) else "a number"
+            if isinstance(value, (int, float)) else "a list" if isinstance(value, list)
+            else "an object" if isinstance(value, dict) else f"a {type(value).__name__}")
+    return f"field {name!r} holds {kind}, not a string (--unit edits strings only)"
+
+
 def has_surrogates(text: str) -> bool:
     """Whether text holds a lone surrogate, which no UTF-8 output can hold.
 
@@ -296,6 +308,7 @@ class _ReadContext:
     extra_fields: list[str] = field(default_factory=list)
     max_record_bytes: int | None = None  # a longer record is skipped unread (bounded.py)
     max_stream_bytes: int | None = None  # a stream or file kept whole may hold this many
+    text_strings: bool = False  # a text field holding another value is skipped (not_a_string)
 
     def add(self, record: int, doc_id: str, text: str, unit: str, number: int,
             values: Sequence = ()) -> None:

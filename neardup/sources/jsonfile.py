@@ -32,6 +32,7 @@ from .documents import (
     _ReadContext,
     as_text,
     has_surrogates,
+    not_a_string,
     printable,
     text_codec,
 )
@@ -55,6 +56,12 @@ def _add_json_object(ctx: _ReadContext, obj: dict, record: int, default_id: str,
             fields.update(dict.fromkeys(obj))
         report._fail(display, location, reason)
         return
+    if ctx.text_strings:
+        wrong = next((r for name in ctx.text_fields
+                      if (r := not_a_string(name, obj[name])) is not None), None)
+        if wrong is not None:
+            report._skip(display, location, wrong)
+            return
     text = "\n".join(as_text(obj[name]) for name in ctx.text_fields)
     doc_id = as_text(obj[ctx.id_field]) if ctx.id_field is not None else default_id
     if has_surrogates(text) or has_surrogates(doc_id):  # "\ud800" is valid JSON

@@ -32,6 +32,7 @@ from .documents import InputSource, _ReadContext, has_surrogates
 from .jsonfile import _add_json_object, name_the_fields
 
 LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
+COPY_PIECE_BYTES = 1 << 20  # the copy holds no more of a line it copies unchanged
 
 
 def _read_lines(ctx: _ReadContext) -> Iterator[None]:
@@ -226,12 +227,22 @@ def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str]
     written = 0
     edits = edits or {}
     with _open_binary(src) as f:
-        for record, raw in enumerate(f):
-            if record in removed:
-                continue
-            if record in edits:
-                raw = edited_line(raw, record, edits[record], text_field, src.fmt, src.encoding)
-            out.write(raw)
-            if src.fmt == "lines" or raw.strip():  # jsonl blank lines are not records
-                written += 1
+        record = 0
+        while raw := f.readline(COPY_PIECE_BYTES):
+            whole = raw.endswith(b"\n")
+            if record in removed or record in edits:  # a document: it was read whole
+                if not whole:
+                    raw += f.readline()
+                if record in edits:
+                    raw = edited_line(raw, record, edits[record], text_field, src.fmt,
+                                      src.encoding)
+            elif not whole:  # copied a piece at a time: a record a bound skipped is long
+                out.write(raw)
+                while (raw := f.readline(COPY_PIECE_BYTES)) and not raw.endswith(b"\n"):
+                    out.write(raw)
+            if record not in removed:
+                out.write(raw)
+                if src.fmt == "lines" or not whole or raw.strip():  # jsonl: blank lines
+                    written += 1                                     # are no records
+            record += 1
     return written, int(src.damaged is not None)

@@ -48,12 +48,14 @@ from . import split
 from .hashing import exact_classes, normalized_pieces, texts_buffer
 from .ranges import CSR, RemovalRanges, remove_ranges
 
+MAX_WINDOW_SENTENCES = 1 << 62  # a window's sentence numbers stay within int64
 UNITS = ("document", "line", "paragraph", "sentences:N", "span")
 KEEP_POLICIES = ("first", "none")
 DEFAULT_MIN_TOKENS = 50
 DEFAULT_MIN_CHARS = 1
-__all__ = ["CSR", "DEFAULT_MIN_CHARS", "DEFAULT_MIN_TOKENS", "KEEP_POLICIES", "UNITS",
-           "RemovalRanges", "Repeats", "UnitAnalysis", "UnitOptions", "characters_left",
+__all__ = ["CSR", "DEFAULT_MIN_CHARS", "DEFAULT_MIN_TOKENS", "KEEP_POLICIES",
+           "MAX_WINDOW_SENTENCES", "UNITS", "RemovalRanges", "Repeats", "UnitAnalysis",
+           "UnitOptions", "characters_left",
            "find_repeated_units", "remaining_texts", "removal_counts"]
 
 _SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs}
@@ -81,6 +83,9 @@ class UnitOptions:
             if not number.isdigit() or int(number) < 1:
                 raise ValueError(f"unit sentences:N needs a whole number N >= 1, got "
                                  f"{self.unit!r}")
+            if int(number) > MAX_WINDOW_SENTENCES:
+                raise ValueError(f"unit sentences:N takes N up to 2^62 (no document holds "
+                                 f"more sentences), got {self.unit!r}")
         elif self.unit not in UNITS or self.unit == "sentences:N":
             raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
         if self.keep not in KEEP_POLICIES:
@@ -210,15 +215,7 @@ def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, options):
     s = doc.size
     starts = np.arange(max(s - width + 1, 0))
     starts = starts[doc[starts] == doc[starts + width - 1]] if starts.size else starts
-    rows = sentence_class[starts[:, None] + np.arange(width)]
-    if starts.size:
-        _, inverse = np.unique(rows, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        first = np.full(inverse.max() + 1, starts.size, np.int64)
-        np.minimum.at(first, inverse, np.arange(starts.size))
-        window_class = first[inverse]
-    else:
-        window_class = np.empty(0, np.int64)
+    window_class = _window_classes(doc, sentence_class, starts, width)
     removed = _removed(window_class, options.keep)
     cover = np.zeros(s + 1, np.int64)
     np.add.at(cover, starts[removed], 1)
@@ -231,6 +228,25 @@ def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, options):
     counts["sentences"] = int(s)
     counts["sentences_removed"] = int(covered.sum())
     return removals, repeats, counts
+
+
+def _window_classes(doc, sentence_class, starts, width) -> np.ndarray:
+    """Per window (its first sentence in ``starts``), the first window, as a position in
+    ``starts``, whose ``width`` sentence classes equal its own: hashed from the classes
+    and verified class by class, as under a memory limit (one sorted run), so memory
+    grows with the windows, not with windows x width."""
+    if not starts.size:
+        return np.empty(0, np.int64)
+    from .sorted_runs import merge_runs, window_hashes  # numba kernels: on demand
+
+    classes = np.ascontiguousarray(sentence_class, np.int64)
+    hashes = window_hashes(classes, starts, width)
+    order = np.argsort(hashes, kind="stable")
+    first, size, documents = (np.zeros(doc.size, np.int64) for _ in range(3))
+    merge_runs(hashes[order], starts[order], np.array([0, starts.size], np.int64),
+               classes.view(np.uint8), np.empty(0, np.int64), 8, width,
+               np.ascontiguousarray(doc, np.int64), first, size, documents)
+    return np.searchsorted(starts, first[starts])
 
 
 def _spans(data, doc_offsets, options, normalize):

@@ -14,6 +14,7 @@ sorted runs on disk (:mod:`neardup.units.sorted_runs`) and the copy is the same.
 
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -50,6 +51,11 @@ class UnitResult:
                  f"kept + {c['documents_dropped']:,} dropped (units removed, fewer than "
                  f"{c['min_chars']} characters left) + {c['skipped']:,} skipped + "
                  f"{c['failed']:,} failed"]
+        for what in ("skipped", "failed"):
+            reasons = self.read_report.get(what, {})
+            if reasons:
+                lines.append(f"{what}: " + ", ".join(f"{n:,} {reason}" for reason, n in
+                                                     reasons.items()))
         if "dedup" in c:
             lines.append(f"wrote {c['dedup']['written']:,} records")
         return "\n".join(lines)
@@ -58,17 +64,19 @@ class UnitResult:
 @contextmanager
 def analysed(inputs, groups, options: UnitOptions, *, quiet: bool = True,
              memory_limit: int | None = None, work_dir=None, chunk_chars: int | None = None,
-             hash_pieces=None):
+             hash_pieces=None, text_strings: bool = False):
     """(documents, read report, analysis, spilled) of the inputs under the run's
     normalization, for the ``with`` block: in memory, or with ``memory_limit`` (bytes)
     in chunks with sorted runs in a work directory under ``work_dir``, removed when the
     block ends (:mod:`neardup.units.sorted_runs`; ``spilled`` is None in memory).
     ``chunk_chars`` and ``hash_pieces``: the bounded run's chunk size and hash, for
-    tests (the chunk size is otherwise the limit's)."""
+    tests (the chunk size is otherwise the limit's). ``text_strings``: a text field that
+    holds no string is skipped (a copy writes the text back into the field)."""
     prep = groups.prepare
     check_unit_groups(groups)
     if memory_limit is None and chunk_chars is None:
         documents, report = read_documents(inputs, progress=not quiet,
+                                           text_strings=text_strings,
                                            **groups.source.given())
         yield documents, report, find_repeated_units(documents.texts, options,
                                                      prep.normalize), None
@@ -76,12 +84,28 @@ def analysed(inputs, groups, options: UnitOptions, *, quiet: bool = True,
     from ..pipeline.outofcore import WorkDirectory
     from . import sorted_runs
 
-    chars = chunk_chars or sorted_runs.chunk_chars_for(memory_limit, options.kind)
+    reading: dict = {"text_strings": text_strings}
+    if memory_limit is not None:
+        chunking = sorted_runs.chunking_for(memory_limit, options.kind)
+        chunk_chars = chunk_chars or chunking.chunk_chars
+        reading.update(chunking.reading())
+        _warn_of_long_records(inputs, groups.source.given().get("fmt", "auto"), chunking)
     with WorkDirectory(work_dir) as directory:
         extra = {} if hash_pieces is None else {"hash_pieces": hash_pieces}
         yield sorted_runs.find_repeated_units_bounded(
-            inputs, groups.source.given(), options, prep.normalize, directory,
-            chunk_chars=chars, progress=not quiet, **extra)
+            inputs, {**groups.source.given(), **reading}, options, prep.normalize,
+            directory, chunk_chars=chunk_chars, progress=not quiet, **extra)
+
+
+def _warn_of_long_records(inputs, fmt: str, chunking) -> None:
+    """A warning before reading when the longest line of the inputs' line files, counted
+    first (as ``find --memory-limit`` counts them), is longer than a chunk can take."""
+    from ..pipeline.outofcore import survey_inputs
+    from ..sources import as_paths
+
+    survey = survey_inputs(as_paths(inputs), fmt)
+    if (message := chunking.skip_warning(survey.longest, survey.where)) is not None:
+        warnings.warn(message, stacklevel=4)
 
 
 def check_unit_groups(groups, *, copy: bool = False) -> None:
@@ -104,7 +128,8 @@ def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True
     :func:`analysed`; the same copy."""
     check_unit_groups(groups, copy=True)
     with analysed(inputs, groups, options, quiet=quiet, memory_limit=memory_limit,
-                  work_dir=work_dir, **bounded) as (documents, report, analysis, spilled):
+                  work_dir=work_dir, text_strings=True, **bounded
+                  ) as (documents, report, analysis, spilled):
         if spilled is None:
             texts = remaining_texts(analysis)
             touched = analysis.removals.bytes_per_document > 0

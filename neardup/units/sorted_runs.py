@@ -81,8 +81,9 @@ MIN_CHUNK_CHARS = 1 << 20
 _SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs,
               "sentences": split.split_sentences}
 __all__ = ["BYTES_PER_CHAR", "FIXED_BYTES", "SPAN_BYTES_PER_CHAR", "Appender", "EditedTexts",
-           "SpilledCorpus", "bytes_per_char", "chunk_chars_for", "find_repeated_units_bounded",
-           "kept_documents", "mapped", "merge_runs", "window_hashes"]
+           "SpilledCorpus", "UnitChunking", "bytes_per_char", "chunk_chars_for",
+           "chunking_for", "find_repeated_units_bounded", "kept_documents",
+           "limit_for_record", "mapped", "merge_runs", "window_hashes"]
 
 
 def bytes_per_char(kind: str) -> int:
@@ -91,10 +92,51 @@ def bytes_per_char(kind: str) -> int:
 
 
 def chunk_chars_for(limit: int, kind: str = "line") -> int:
-    """Characters of text a chunk may hold under ``limit`` bytes: half of what the fixed
-    part leaves (the other half for the per-document columns and the merge's pages), at
-    :func:`bytes_per_char` a character for unit ``kind``. A limit below the floor is
-    refused, naming it."""
+    """Characters of text a chunk may hold under ``limit`` bytes (:func:`chunking_for`'s
+    ``chunk_chars``). A limit below the floor is refused, naming it."""
+    return chunking_for(limit, kind).chunk_chars
+
+
+@dataclass(frozen=True)
+class UnitChunking:
+    """How a units run reads under a memory limit: a chunk closes once it holds
+    ``chunk_chars`` characters, between reads, so the record that closes it may add up
+    to ``record_bytes`` more (a record's characters are at most its bytes); a longer
+    record is skipped unread and copied unchanged (:mod:`neardup.sources.bounded`), and
+    an input kept whole (standard input, a named pipe) may hold ``stream_bytes``."""
+
+    limit: int
+    kind: str
+    chunk_chars: int
+    record_bytes: int
+    stream_bytes: int
+
+    def reading(self) -> dict:
+        """The bounds as :func:`~neardup.sources.read_document_chunks` takes them."""
+        return {"max_record_bytes": self.record_bytes, "max_stream_bytes": self.stream_bytes}
+
+    def skip_warning(self, longest: int, where: str) -> str | None:
+        """What to tell before reading when a record counted before reading (``longest``
+        bytes, at ``where``) is longer than a chunk can take: it is copied unchanged, and
+        the limit that would process it; None when it fits."""
+        if longest <= self.record_bytes:
+            return None
+        from ..pipeline.outofcore import as_option, format_size
+
+        return (f"the longest record ({where}, {format_size(longest)}) is longer than a "
+                f"chunk of --unit {self.kind} can take under the memory limit of "
+                f"{format_size(self.limit)} ({self.record_bytes:,} bytes): it is skipped "
+                f"unread and copied unchanged, its units not removed, as every record as "
+                f"long, and the read report counts it; give --memory-limit "
+                f"{as_option(limit_for_record(longest, self.kind))} or more to process it")
+
+
+def chunking_for(limit: int, kind: str = "line") -> UnitChunking:
+    """The reading under ``limit`` bytes for unit ``kind`` (``UnitOptions.kind``): half of
+    what the fixed part leaves is for a chunk, at :func:`bytes_per_char` a character,
+    shared by the chunk's characters and the record that closes it; of the other half
+    (the per-document columns and the merge's pages), a quarter of what the fixed part
+    leaves for an input kept whole. A limit below the floor is refused, naming it."""
     per_char = bytes_per_char(kind)
     chars = (limit - FIXED_BYTES) // 2 // per_char
     if chars < MIN_CHUNK_CHARS:
@@ -102,7 +144,16 @@ def chunk_chars_for(limit: int, kind: str = "line") -> int:
         raise ValueError(f"--memory-limit {limit:,} bytes is below what --unit needs: at "
                          f"least {-(-floor // (1 << 20))}M (the interpreter and kernels, "
                          f"and one chunk of text)")
-    return int(chars)
+    record = int(chars // 2)
+    return UnitChunking(limit, kind, int(chars - record), record,
+                        int((limit - FIXED_BYTES) // 4))
+
+
+def limit_for_record(size: int, kind: str = "line") -> int:
+    """The smallest limit (bytes) whose chunks take a record of ``size`` bytes."""
+    per_char = bytes_per_char(kind)
+    floor = FIXED_BYTES + 2 * per_char * MIN_CHUNK_CHARS
+    return max(floor, FIXED_BYTES + 2 * per_char * (2 * size + 1))
 
 
 class Appender:

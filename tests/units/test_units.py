@@ -156,3 +156,27 @@ def test_the_ascii_path_of_light_normalization_is_normalize_light(pieces):
     values, out = normalized_pieces(data, offsets[:-1], offsets[1:], normalize_light)
     got = [values[a:b].tobytes().decode("utf-8") for a, b in zip(out[:-1], out[1:], strict=True)]
     assert got == [normalize_light(p) for p in pieces]
+
+
+@pytest.mark.parametrize("unit", ["sentences:99999999999", f"sentences:{2**62}"])
+def test_a_window_longer_than_any_document_removes_nothing_without_memory_for_it(unit):
+    """No document holds that many sentences: no window, nothing removed (it asked for
+    745 GiB for the window's positions)."""
+    texts = ["One. Two. Three.", "One. Two. Three.", "Four."]
+    got = found(texts, unit, "first", normalize_light)
+    assert got["left"] == texts and got["kept"] == [True] * 3
+    assert (got["counts"]["units"], got["counts"]["sentences"]) == (0, 7)
+
+
+@pytest.mark.parametrize("keep", ["first", "none"])
+def test_a_wide_window_matches_brute_force(keep):
+    block = " ".join(f"Sentence {i}." for i in range(40))
+    texts = [block + " Tail one.", "Head. " + block, block, block.replace("7.", "8.")]
+    got = assert_matches(texts, "sentences:40", keep, normalize_light)
+    assert got["counts"]["units_repeated"] == 1
+
+
+def test_a_window_past_int64_is_refused_naming_the_unit():
+    with pytest.raises(ValueError, match=r"sentences:N takes N up to 2\^62 .*"
+                                         r"'sentences:4611686018427387905'"):
+        UnitOptions(f"sentences:{2**62 + 1}")
