@@ -157,17 +157,20 @@ def test_info_counts_what_the_files_hold(tmp_path):
     index = Index.build(old, tmp_path / "bloom", id="id", bloom=True, fp=1e-3,
                         capacity=1000, **WORDS)
     info = index.info(verify=True)
-    filters = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "bands.npy")
-    exact = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "exact.npy")
+    filters = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "bands-0.npy")
+    exact = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "exact-0.npy")
     ones = np.unpackbits(filters.view(np.uint8)).reshape(info["bands"], -1).sum(axis=1)
     assert info["documents"] == len(old) and info["capacity"] == 1000
     assert info["bits"] == filters.size * 64 + exact.size * 64
     assert info["bytes_per_document"] == round(info["bits"] / 8 / 1000, 2)
     assert info["filled_fraction"] == round(float(ones.mean() / (filters.shape[1] * 64)), 6)
     fill = ones / (filters.shape[1] * 64)
-    assert info["fp_estimated"] == pytest.approx(1 - np.prod(1 - fill ** info["hashes"]))
-    assert info["corrupt_files"] == [] and not info["over_capacity"]
-    # the default band plan (18 x 6) at 1e-3: under 64 bytes a document
+    hashes = info["generations"][0]["hashes"]
+    assert info["fp_estimated"] == pytest.approx(1 - np.prod(1 - fill ** hashes))
+    assert info["corrupt_files"] == [] and len(info["generations"]) == 1
+    assert info["generations"][0]["documents"] == len(old)
+    # the default band plan (18 x 6) at 1e-3 (half of it for the first generation):
+    # under 64 bytes a document
     assert info["bands"] == 18 and info["bytes_per_document"] <= 64
 
 
@@ -182,12 +185,13 @@ def test_filters_merge_by_or_and_add_equals_one_build(tmp_path):
     assert folder_bytes(tmp_path / "merged") == folder_bytes(tmp_path / "both")
     assert merged.n == len(records)
     one, two = BloomIndex(tmp_path / "a"), BloomIndex(tmp_path / "b")
-    assert np.array_equal(bloom.merge_filters(one.band_filters, two.band_filters),
-                          merged.band_filters)
+    first = (one.filters.generations[0], two.filters.generations[0],
+             merged.filters.generations[0])
+    assert np.array_equal(bloom.merge_filters(first[0].bands, first[1].bands), first[2].bands)
     added = BloomIndex(tmp_path / "a")
     added.add(b, id="id")
-    assert np.array_equal(added.band_filters, merged.band_filters)
-    assert np.array_equal(added.exact_filter, merged.exact_filter)
+    assert np.array_equal(added.filters.generations[0].bands, first[2].bands)
+    assert np.array_equal(added.filters.generations[0].exact, first[2].exact)
     # the same input, the same bytes
     Index.build(records, tmp_path / "again", **sized)
     assert folder_bytes(tmp_path / "again") == folder_bytes(tmp_path / "both")
@@ -195,7 +199,7 @@ def test_filters_merge_by_or_and_add_equals_one_build(tmp_path):
     with pytest.raises(ValueError, match="differ in bloom"):
         bloom.merge([tmp_path / "a", tmp_path / "small"], tmp_path / "no")
     with pytest.raises(ValueError, match="same shape"):
-        bloom.merge_filters(one.band_filters, one.band_filters[:, :-1])
+        bloom.merge_filters(first[0].bands, first[0].bands[:, :-1])
 
 
 @pytest.mark.parametrize("point", ["bloom-half-written", "bloom-written", "manifest-written"])
@@ -250,18 +254,25 @@ def test_refusals_name_the_option(tmp_path, capsys):
     assert "is a Bloom index" in capsys.readouterr().err
 
 
-def test_past_capacity_the_estimated_rate_grows_and_is_measured(tmp_path):
+def test_past_capacity_a_new_generation_opens_and_the_rate_holds(tmp_path):
     records = corpus(11, n=600, dup_fraction=0.0)
     index = Index.build(records, tmp_path / "bloom", id="id", bloom=True, fp=0.01,
                         capacity=100, **WORDS)
     info = index.info()
-    assert info["over_capacity"] and info["documents"] == 600
-    assert info["fp_estimated"] > 0.01
-    # the estimate is the rate absent keys meet in these filters
+    # capacity 100 at 0.005 (the first generation's half) fits the 4,096-bit floor's
+    # capacity; past it the rest goes into a generation twice as large or more
+    sizes = [g["capacity"] for g in info["generations"]]
+    assert info["documents"] == 600 == sum(g["documents"] for g in info["generations"])
+    assert len(sizes) >= 2 and all(b >= 2 * a for a, b in zip(sizes, sizes[1:]))
+    assert all(g["documents"] <= g["capacity"] for g in info["generations"])
+    assert [g["fp"] for g in info["generations"]] == \
+        pytest.approx([0.01 / 2 ** (g + 1) for g in range(len(sizes))])
+    assert info["fp_estimated"] <= 0.01
+    # the estimate is the rate absent keys meet in these filters, all generations together
     rng = np.random.default_rng(11)
     queries = 100_000
     absent = rng.integers(0, 2**63, size=(queries, index.bands), dtype=np.uint64)
-    false = int((bloom.hits(index.band_filters, absent, index.plan) > 0).sum())
+    false = int((index.filters.hits(absent) > 0).sum())
     estimate = info["fp_estimated"]
     assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate * (1 - estimate))
 
@@ -287,5 +298,4 @@ def test_command_line_round_trip(tmp_path, capsys):
     kept = (tmp_path / "kept.jsonl").read_text().splitlines()
     assert f"inserted {len(kept):,} into the filters" in printed
     assert main(["index", "info", idx]) == 0
-    assert f"documents inserted {len(old) + len(kept):,} of capacity 2,000" in \
-        capsys.readouterr().out
+    assert f"documents inserted {len(old) + len(kept):,};" in capsys.readouterr().out
