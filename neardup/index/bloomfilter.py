@@ -151,8 +151,9 @@ def fill_fraction(filters: np.ndarray) -> np.ndarray:
 def estimated_rate(fill: np.ndarray, hashes) -> float:
     """The probability that an absent key hits at least one filter: 1 - ∏(1 - fill^k)
     (``hashes``: k, or one k per filter)."""
-    return float(-np.expm1(np.log1p(-np.asarray(fill, dtype=np.float64)
-                                    ** np.asarray(hashes, dtype=np.float64)).sum()))
+    with np.errstate(divide="ignore"):  # a full filter: log 0 = -inf, a rate of 1
+        return float(-np.expm1(np.log1p(-np.asarray(fill, dtype=np.float64)
+                                        ** np.asarray(hashes, dtype=np.float64)).sum()))
 
 
 def merge_filters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
