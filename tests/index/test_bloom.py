@@ -315,17 +315,16 @@ def add_days(filters: bloom.Generations, rng, sizes) -> None:
         yield n
 
 
-@pytest.mark.parametrize("capacity", [1, 10, 100, 1_000, 10_000,
-                                      pytest.param(100_000, marks=pytest.mark.slow),
+@pytest.mark.parametrize("capacity", [1, 10, 100, 1_000, 10_000, 100_000,
                                       pytest.param(1_000_000, marks=pytest.mark.slow)])
 def test_days_of_adds_keep_the_measured_rate_within_fp(capacity):
     fp, queries = 1e-3, 200_000
     rng = np.random.default_rng(capacity)
     filters = bloom.Generations.sized(fp, capacity, BANDS)
     first = filters.generations[0].plan.capacity  # the floor may hold more than asked
-    # the build, then days of adds: the smaller indexes grow 30-fold, the largest 1.5-fold
-    days = [capacity, first, 3 * first, first // 2 + 1, 25 * first][:5 if first < 10**5
-                                                                      else 2]
+    # the build, then days of adds: the smaller indexes grow 30-fold, the largest 4-fold
+    days = ([capacity, first, 3 * first, first // 2 + 1, 25 * first] if first < 10**5
+            else [capacity, capacity, 2 * capacity])
     for day in add_days(filters, rng, days):
         assert day and all(g.documents <= g.plan.capacity for g in filters.generations)
         absent = rng.integers(0, 2**64, size=(queries, BANDS), dtype=np.uint64)
@@ -336,7 +335,7 @@ def test_days_of_adds_keep_the_measured_rate_within_fp(capacity):
         # info's estimate is what is measured
         assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate) + 2
     assert filters.documents == sum(days)
-    assert len(filters.generations) >= 2  # it grew
+    assert len(filters.generations) >= 3  # it grew
 
 
 def test_small_filters_meet_the_rate_their_bits_say():
