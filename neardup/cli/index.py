@@ -53,12 +53,13 @@ def add_parsers(commands, source_arguments, formatter) -> None:
                             "documents that probably have a near-duplicate in it; no pairs, "
                             "no Jaccard, no matched id (find --against refuses it)")
     bloom.add_argument("--fp", type=float, metavar="RATE",
-                       help="with --bloom: false positives per new document at capacity "
-                            "(default 0.001); past capacity the rate grows (index info "
-                            "shows it)")
+                       help="with --bloom: false positives per new document, kept however "
+                            "many are added (default 0.001; index info shows the rate "
+                            "estimated from the filters)")
     bloom.add_argument("--capacity", type=int, metavar="N",
-                       help="with --bloom: the documents the filters are sized for "
-                            "(default: those of this build)")
+                       help="with --bloom: the documents the first filters hold (default: "
+                            "those of this build; needed when it has none); past it a new "
+                            "generation of filters, twice as large, opens")
     add = sub.add_parser("add", help="add documents as a new segment",
                          epilog=INDEX_EXAMPLES, formatter_class=formatter)
     add.add_argument("index_path", metavar="IDX", help="the index")
