@@ -17,9 +17,12 @@ def run(args, options_of, given_options) -> None:
     if command == "add":
         added = index.add(tuple(args.sources), quiet=args.quiet,
                           **given_options(options_of(args)))
+        grown = (f"; {added['new_generations']} new generation(s) of filters opened past "
+                 f"the capacity, {added['generations']} in all"
+                 if added["new_generations"] else "")
         print(f"inserted {added['added']:,} documents into the Bloom filters "
               f"({added['set_aside']:,} set aside: too few shingles); "
-              f"{added['documents']:,} inserted in all (version {added['version']})")
+              f"{added['documents']:,} inserted in all (version {added['version']}){grown}")
     elif command == "info":
         info = index.info(verify=args.verify)
         print(json.dumps(info, indent=2) if args.json else format_info(info))
@@ -34,21 +37,27 @@ def run(args, options_of, given_options) -> None:
 
 
 def format_info(info: dict) -> str:
-    over = " (over capacity: the false-positive rate has grown past the sized one)" \
-        if info["over_capacity"] else ""
+    generations = info["generations"]
     lines = [
         f"Bloom index {info['path']} (format {info['format_version']}, version "
         f"{info['version']}): answers 'probably has a near-duplicate in the index' per new "
         f"document; no pairs, no Jaccard, no matched id",
-        f"documents inserted {info['documents']:,} of capacity {info['capacity']:,}{over}; "
-        f"{info['set_aside']:,} set aside (too few shingles)",
-        f"filters {info['filters']} ({info['bands']} bands + exact copies) x "
-        f"{info['bits_per_filter']:,} bits, {info['hashes']} hashes: {info['bits']:,} bits,"
-        f" {info['bytes']:,} bytes on disk = {info['bytes_per_document']:,.2f} bytes per "
-        f"document at capacity",
-        f"filled {info['filled_fraction']:.4f} of the band filters' bits (max "
-        f"{info['filled_fraction_max']:.4f}); estimated false-positive rate per query "
-        f"{info['fp_estimated']:.3g} (sized for {info['fp_at_capacity']:g} at capacity)",
+        f"documents inserted {info['documents']:,}; {info['set_aside']:,} set aside (too few "
+        f"shingles); filters in {len(generations)} generation(s) for {info['capacity']:,} "
+        f"documents (a new one, twice as large, opens when they are full)",
+    ]
+    for g, gen in enumerate(generations):
+        lines.append(
+            f"  generation {g}: {gen['documents']:,} of {gen['capacity']:,} documents, "
+            f"{info['bands'] + 1} filters x {gen['bits']:,} bits, {gen['hashes']} hashes, "
+            f"filled {gen['filled_fraction']:.4f}, false-positive rate {gen['fp_estimated']:.3g}"
+            f" (sized for {gen['fp']:.3g} when full)")
+    per_inserted = info["bytes_per_inserted_document"]
+    lines += [
+        f"bytes {info['bytes']:,} on disk = {info['bytes_per_document']:,.2f} per document "
+        f"when full" + (f", {per_inserted:,.2f} per inserted document" if per_inserted else ""),
+        f"estimated false-positive rate per query {info['fp_estimated']:.3g} (from the bits "
+        f"set; --fp {info['fp']:g}, kept however many documents are added)",
     ]
     return "\n".join(lines + banding_lines(info))
 
@@ -64,4 +73,7 @@ def describe_against(c: dict) -> str:
             f"at J ≥ t; no pairs or Jaccard with indexed documents")
     if "added" in i:
         line += f"; inserted {i['added']['added']:,} into the filters"
+        if i["added"]["new_generations"]:
+            line += (f" (past their capacity: {i['added']['new_generations']} new "
+                     f"generation(s) of filters opened, the rate kept within --fp)")
     return line

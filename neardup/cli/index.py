@@ -14,6 +14,8 @@ import sys
 
 from ..api import ENGINES
 
+IDS_FORMATS = ("lines", "jsonl")
+
 INDEX_EXAMPLES = """examples:
   neardup index build corpus/ --include '*.txt' -t 0.8 -o idx/
   neardup index add idx/ more.jsonl
@@ -51,12 +53,13 @@ def add_parsers(commands, source_arguments, formatter) -> None:
                             "documents that probably have a near-duplicate in it; no pairs, "
                             "no Jaccard, no matched id (find --against refuses it)")
     bloom.add_argument("--fp", type=float, metavar="RATE",
-                       help="with --bloom: false positives per new document at capacity "
-                            "(default 0.001); past capacity the rate grows (index info "
-                            "shows it)")
+                       help="with --bloom: false positives per new document, kept however "
+                            "many are added (default 0.001; index info shows the rate "
+                            "estimated from the filters)")
     bloom.add_argument("--capacity", type=int, metavar="N",
-                       help="with --bloom: the documents the filters are sized for "
-                            "(default: those of this build)")
+                       help="with --bloom: the documents the first filters hold (default: "
+                            "those of this build; needed when it has none); past it a new "
+                            "generation of filters, twice as large, opens")
     add = sub.add_parser("add", help="add documents as a new segment",
                          epilog=INDEX_EXAMPLES, formatter_class=formatter)
     add.add_argument("index_path", metavar="IDX", help="the index")
@@ -80,12 +83,21 @@ def add_edit_parsers(sub, formatter) -> None:
     remove.add_argument("--ids", required=True, metavar="FILE",
                         help="the ids to remove, one a line (- reads standard input; blank "
                              "lines are skipped); every document with one of them goes")
+    remove.add_argument("--ids-format", choices=list(IDS_FORMATS),
+                        help="lines: each line is an id as it is; jsonl: each line is a "
+                             "JSON string (for ids holding a newline, or spaces at an "
+                             "end) (default: jsonl for a FILE ending in .jsonl, else lines)")
+    remove.add_argument("--quiet", "-q", action="store_true",
+                        help="accepted for symmetry: removing shows no progress")
     merge = sub.add_parser("merge", help="merge indexes with equal options into a new one",
                            epilog=INDEX_EXAMPLES, formatter_class=formatter)
     merge.add_argument("index_paths", nargs="+", metavar="IDX",
                        help="two or more indexes, in order (A's documents, then B's, ...)")
     merge.add_argument("--out", "-o", required=True, metavar="OUT",
-                       help="the merged index to create (a new or empty folder)")
+                       help="the merged index to create (a new or empty folder); Bloom "
+                            "indexes merge into a Bloom index (the OR of their filters)")
+    merge.add_argument("--quiet", "-q", action="store_true",
+                       help="accepted for symmetry: merging shows no progress")
 
 
 def add_against_arguments(p: argparse.ArgumentParser, dedup: bool = False) -> None:
@@ -147,7 +159,7 @@ def run(args, options_of, source_keys) -> None:
     from . import bloom
 
     command = args.index_command
-    if command != "build" and is_bloom(getattr(args, "index_path", "")):
+    if command not in ("build", "merge") and is_bloom(getattr(args, "index_path", "")):
         return bloom.run(args, options_of,
                          lambda options: given_options(options, args, source_keys))
     if command == "build":
@@ -191,16 +203,53 @@ def run_edit(args) -> None:
 
     if args.index_command == "merge":
         merged = Index.merge(args.index_paths, args.out)
+        if merged.manifest.get("mode") == "bloom":
+            from .bloom import format_info as format_bloom
+
+            print(format_bloom(merged.info()))
+            print(f"merged {len(args.index_paths)} Bloom indexes into {args.out}")
+            return
         print(format_info(merged.info()))
         print(f"merged {len(args.index_paths)} indexes into {args.out}")
         return
-    if args.ids == "-":
+    done = Index(args.index_path).remove(read_ids(args.ids, args.ids_format))
+    print(describe_removal(done))
+
+
+def read_ids(path: str, fmt: str | None) -> list[str]:
+    """The ids of ``path`` (- : standard input), blank lines skipped: each line as it is,
+    or with ``fmt`` "jsonl" (the default for a .jsonl file) each line a JSON string."""
+    if fmt is None:
+        fmt = "jsonl" if path.lower().endswith((".jsonl", ".ndjson")) else "lines"
+    if path == "-":
         lines = sys.stdin.read().splitlines()
     else:
-        with open(args.ids, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    done = Index(args.index_path).remove([line for line in lines if line.strip()])
-    print(describe_removal(done))
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = f.read().split("\n")
+        lines = [line.removesuffix("\r") for line in lines]
+    if fmt == "lines":
+        return [line for line in lines if line.strip()]
+    ids = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"--ids {path}, line {number}: not JSON ({exc.msg}); with "
+                             f"--ids-format jsonl each line is a JSON string such as "
+                             f"\"d1\"") from None
+        if not isinstance(value, str):
+            raise ValueError(f"--ids {path}, line {number}: {line.strip()[:60]} is a JSON "
+                             f"{type(value).__name__}, not a string: write each id as a "
+                             f"JSON string (\"42\", not 42)")
+        ids.append(value)
+    return ids
+
+
+def quoted(value: str) -> str:
+    """An id in a message: as a JSON string, so that spaces and newlines show."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def describe_removal(done: dict) -> str:
@@ -208,7 +257,7 @@ def describe_removal(done: dict) -> str:
             f"({done['already_removed']:,} already removed)")
     if done["not_found"]:
         line += (f"; {done['not_found']:,} ids not in the index: "
-                 f"{', '.join(done['not_found_examples'])}"
+                 f"{', '.join(quoted(i) for i in done['not_found_examples'])}"
                  f"{', ...' if done['not_found'] > len(done['not_found_examples']) else ''}")
     return line + (f"; the index holds {done['documents']:,} documents, "
                    f"{done['removed_total']:,} removed until compacted (version "

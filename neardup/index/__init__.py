@@ -384,8 +384,18 @@ class Index(BandedIndex):
         """The indexes at ``paths`` (two or more, equal options: one that differs is
         refused by name) merged into the new index ``out``, their segments copied as
         they are and their removed documents carried (:mod:`neardup.index.edit`). Holds
-        each input's write lock while it copies: no add, remove or compact in between."""
+        each input's write lock while it copies: no add, remove or compact in between.
+        Bloom indexes merge into a Bloom index (:func:`neardup.index.bloom.merge`)."""
+        from . import bloom
+
         paths = list(paths)
+        kinds = [bloom.is_bloom(p) for p in paths]
+        if any(kinds):  # Bloom indexes merge into one (the OR of their filters)
+            if not all(kinds):
+                raise ValueError(f"{paths[kinds.index(True)]} is a Bloom index and "
+                                 f"{paths[kinds.index(False)]} is not: a Bloom index merges "
+                                 f"only with Bloom indexes")
+            return bloom.merge(paths, out)
         real = [os.path.realpath(p) for p in paths]
         twice = sorted({str(p) for p, r in zip(paths, real) if real.count(r) > 1})
         if twice:

@@ -13,46 +13,45 @@ What is exact, what is estimated:
   that key was inserted into that band's filter, so the document is flagged. Bloom
   mode flags a superset of what the full index finds as candidates (it cannot verify
   the Jaccard, so candidates below the threshold are flagged too).
-- **False positives at a stated rate.** A filter of m bits holding n keys with k hash
-  functions answers "present" for an absent key with probability ≈ (1 - e^(-kn/m))^k,
-  exactly fill^k where fill is the fraction of bits set. A query is falsely flagged if
-  any of the b bands is: 1 - (1 - p)^b. Build sizes each filter for the per-band rate
-  p = 1 - (1 - RATE)^(1/b) at ``capacity`` keys (m = -capacity ln p / ln² 2 bits,
-  k = round(m / capacity · ln 2)), so the per-query extra false-positive rate is at most
-  RATE up to ``capacity`` documents. Past it the filters keep working but fill up and the
-  rate grows; :meth:`BloomIndex.info` reports the rate estimated from the bits set
-  (:func:`estimated_rate`), which is exact for the filters as they are.
-- **Exact copies.** A second filter holds a hash of each whole shingle set
-  (:func:`set_keys`): a flagged document whose set hash is also present is counted as
-  (probably) an exact copy of an indexed document. It only labels flags; it never flags
-  on its own (an identical set shares every band key anyway).
+- **False positives within the stated rate, however many documents are added.** The
+  filters come in generations (:mod:`neardup.index.bloomfilter`: the sizing formulas,
+  the probes, the growth): the first is sized for ``capacity`` documents, and a document
+  past a generation's capacity opens a new one, twice as large at half the budget, so
+  the per-query rate of all of them together stays within RATE. :meth:`BloomIndex.info`
+  reports the rate estimated from the bits set (exact for the filters as they are), and
+  a query against filters estimated past :data:`REFUSED_ABOVE` × RATE is refused
+  without ``force``.
+- **Exact copies.** A second filter per generation holds a hash of each whole shingle
+  set (:func:`set_keys`): a flagged document whose set hash is also present is counted
+  as (probably) an exact copy of an indexed document. It only labels flags; it never
+  flags on its own (an identical set shares every band key anyway).
 
-Hashing: the i-th probe of a key in band j is (h1 + i·h2) mod m (double hashing, Kirsch
-& Mitzenmacher), h1 = mix64(key ⊕ salt_j), h2 = mix64(h1 ⊕ φ) | 1. Filters are uint64
-words, bit p in word p >> 6; inserting is OR, so filters built apart (Spark partitions,
-shards) and OR-ed (:func:`merge_filters`) are the filters of one build over both.
-Same documents, options and sizing give byte-identical files.
+Filters are uint64 words, bit p in word p >> 6; inserting is OR, so filters built apart
+(shards) with the same plans and OR-ed (:func:`merge`) are the filters of one build over
+both. Same documents, options and sizing give byte-identical files.
 
 On disk::
 
-    IDX/manifest.json            format, "mode": "bloom", options, b × r, sizing, counts
+    IDX/manifest.json            format, "mode": "bloom", options, b × r, counts, and
+                                 "bloom": fp, capacity, layout, one entry per generation
+                                 (capacity, bits, hashes, documents)
     IDX/filters/f-000001/
-        bands.npy    (b, m/64) uint64   one filter per band
-        exact.npy    (m/64,) uint64     the exact-copy filter
+        bands-G.npy  (b, m_G/64) uint64   generation G's filter per band
+        exact-G.npy  (1, m_G/64) uint64   its exact-copy filter
 
 Writes are atomic as the segments' (:mod:`neardup.index.store`): a new version's files
 are written into ``f-NNNNNN.tmp-PID`` (space reserved first, fsynced), renamed, then the
 manifest (listing each file's bytes and SHA-256) is replaced; a killed writer leaves the
-previous version, and the next writer removes what it left. Opening reads both files
+previous version, and the next writer removes what it left. Opening reads the files
 whole and checks their SHA-256.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
-import math
 import os
 import re
 import shutil
@@ -64,6 +63,7 @@ import numpy as np
 from .. import cluster, lsh
 from .._core.hashing import GOLDEN, mix64
 from .._core.jit import njit
+from .._core.machine import machine_memory
 from ..options import OptionGroups, column_names, split_options
 from ..pipeline.run import find_documents
 from ..result import FindResult
@@ -72,13 +72,33 @@ from ..sinks.staging import StagedDirectory, file_sha256, refuse_touching_inputs
 from ..sources import frames
 from ..sources.options import as_paths
 from . import CONFIG_OPTIONS, PREPARE_OPTIONS, SOURCE_OPTIONS, BandedIndex, store
+from .bloomfilter import (
+    GROWTH,
+    TIGHTENING,
+    FilterPlan,
+    Generation,
+    Generations,
+    check_capacity,
+    check_rate,
+    estimated_rate,
+    fill_fraction,
+    first_plan,
+    hits,
+    insert,
+    merge_filters,
+)
 from .integrity import corrupt
 from .store import MANIFEST, NpyWriter, WriteLock, crash_point, fsync_dir, write_manifest
 
+__all__ = ["DEFAULT_RATE", "BloomFindResult", "BloomIndex", "FilterPlan", "Generations",
+           "dedup_against", "dedup_result", "estimated_rate", "fill_fraction", "hits",
+           "insert", "is_bloom", "merge", "merge_filters", "refuse_find", "set_keys"]
+
 MODE = "bloom"
-DEFAULT_RATE = 1e-3  # per-query extra false-positive rate at capacity
+LAYOUT = 2  # filters in generations, independent probes (1: one filter, double hashing)
+DEFAULT_RATE = 1e-3  # per-query extra false-positive rate, however many are added
+REFUSED_ABOVE = 2.0  # a query refuses filters estimated past this many times their rate
 FILTERS = "filters"
-FILTER_FILES = ("bands.npy", "exact.npy")
 WRITTEN_NAME = re.compile(r"f-[0-9]{6,}(\.tmp-[0-9]+)?")
 _TEMP = ".tmp-"
 FIND_REFUSED = ("is a Bloom index: it keeps one Bloom filter per band and no documents, so "
@@ -87,132 +107,26 @@ FIND_REFUSED = ("is a Bloom index: it keeps one Bloom filter per band and no doc
                 ".query(NEW).flagged says which they are")
 
 
-# ---- sizing: the formulas, next to the code that uses them ----
-
-def per_band_rate(rate: float, bands: int) -> float:
-    """p such that a query hits falsely in at least one of ``bands`` filters with
-    probability 1 - (1 - p)^bands = ``rate``."""
-    return -math.expm1(math.log1p(-rate) / bands)
+def filter_files(generations: int) -> list[str]:
+    """The files of a version's folder: each generation's band and exact-copy filters."""
+    return [f"{kind}-{g}.npy" for g in range(generations) for kind in ("bands", "exact")]
 
 
-@dataclass(frozen=True)
-class FilterPlan:
-    """The size of every filter: ``bits`` each (a multiple of 64), ``hashes`` probes a key,
-    for ``capacity`` documents at ``rate`` per query over ``bands`` filters."""
-
-    bands: int
-    capacity: int
-    rate: float
-    bits: int
-    hashes: int
-
-    @classmethod
-    def for_rate(cls, rate: float, capacity: int, bands: int) -> FilterPlan:
-        if not 0.0 < rate < 1.0:
-            raise ValueError(f"--fp (the false-positive rate per query) must be in (0, 1), "
-                             f"got {rate!r}")
-        if not isinstance(capacity, int) or capacity < 1:
-            raise ValueError(f"--capacity (the documents the filters are sized for) must be "
-                             f"a positive integer, got {capacity!r}")
-        p = per_band_rate(rate, bands)
-        words = math.ceil(-capacity * math.log(p) / math.log(2) ** 2 / 64)
-        while True:  # the best whole k; a word more while k's rounding misses p
-            bits = words * 64
-            best = bits / capacity * math.log(2)
-            hashes = min((max(1, math.floor(best)), math.ceil(best)),
-                         key=lambda k: _band_rate(bits, k, capacity))
-            if _band_rate(bits, hashes, capacity) <= p:
-                return cls(bands, capacity, rate, bits, hashes)
-            words += 1
-
-    @property
-    def expected_rate(self) -> float:
-        """The per-query false-positive rate expected at capacity (at most ``rate``)."""
-        return -math.expm1(self.bands * math.log1p(
-            -_band_rate(self.bits, self.hashes, self.capacity)))
-
-    @property
-    def words(self) -> int:
-        return self.bits // 64
-
-    @property
-    def total_bytes(self) -> int:
-        """The bytes of the b band filters and the exact-copy filter."""
-        return (self.bands + 1) * self.bits // 8
-
-    @property
-    def bytes_per_document(self) -> float:
-        """Bytes per document at capacity: all filters' bits / 8 / capacity."""
-        return self.total_bytes / self.capacity
+def check_fits(plan: FilterPlan, capacity: int, fp: float) -> None:
+    """Refuse filters this machine cannot hold (whole, and twice while adding), before
+    anything is read."""
+    memory = machine_memory()
+    if 2 * plan.total_bytes > memory:
+        raise ValueError(
+            f"--capacity {capacity:,} at --fp {fp:g} needs {plan.total_bytes:,} "
+            f"bytes of Bloom filters ({plan.total_bytes / 2**30:,.1f} GiB, "
+            f"{plan.bytes_per_document:.1f} a document), held in memory whole and twice "
+            f"while adding; this machine has {memory / 2**30:,.1f} GiB: give a --capacity "
+            f"of at most {capacity * memory // (2 * plan.total_bytes):,} (the index grows "
+            f"past it with a new generation of filters)")
 
 
-def _band_rate(bits: int, hashes: int, keys: int) -> float:
-    """A filter's expected false-positive rate: (1 - (1 - 1/m)^(k n))^k."""
-    return (-math.expm1(hashes * keys * math.log1p(-1 / bits))) ** hashes
-
-
-def fill_fraction(filters: np.ndarray) -> np.ndarray:
-    """float64[...]: the fraction of bits set in each filter (the last axis: words)."""
-    return np.bitwise_count(filters).sum(axis=-1, dtype=np.int64) / (filters.shape[-1] * 64)
-
-
-def estimated_rate(fill: np.ndarray, hashes: int) -> float:
-    """The probability that an absent key hits at least one filter: 1 - ∏(1 - fill^k)."""
-    return float(-np.expm1(np.log1p(-np.asarray(fill, dtype=np.float64) ** hashes).sum()))
-
-
-def merge_filters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The OR of two filters of the same shape: the filter of both key sets (exact:
-    inserting is setting bits, so order and partition do not matter)."""
-    if a.shape != b.shape or a.dtype != np.uint64 or b.dtype != np.uint64:
-        raise ValueError(f"filters merge only with the same shape of uint64 words: "
-                         f"{a.shape} {a.dtype} vs {b.shape} {b.dtype}")
-    return np.bitwise_or(a, b)
-
-
-# ---- the kernels ----
-
-@njit(inline="always")
-def _salt(band):
-    return mix64(np.uint64(band + 1) * GOLDEN)
-
-
-@njit(cache=True)
-def _insert(filters, keys, bits, hashes):
-    """Set the probes of ``keys`` (n, b) in ``filters`` (b, words): band j's keys in j."""
-    m = np.uint64(bits)
-    for j in range(keys.shape[1]):
-        salt = _salt(j)
-        row = filters[j]
-        for d in range(keys.shape[0]):
-            h1 = mix64(keys[d, j] ^ salt)
-            h2 = mix64(h1 ^ GOLDEN) | np.uint64(1)
-            for i in range(hashes):
-                p = (h1 + np.uint64(i) * h2) % m
-                row[p >> np.uint64(6)] |= np.uint64(1) << (p & np.uint64(63))
-
-
-@njit(cache=True)
-def _hits(filters, keys, bits, hashes):
-    """int32[n]: the bands of each row of ``keys`` whose filter holds its key."""
-    m = np.uint64(bits)
-    out = np.zeros(keys.shape[0], dtype=np.int32)
-    for j in range(keys.shape[1]):
-        salt = _salt(j)
-        row = filters[j]
-        for d in range(keys.shape[0]):
-            h1 = mix64(keys[d, j] ^ salt)
-            h2 = mix64(h1 ^ GOLDEN) | np.uint64(1)
-            present = True
-            for i in range(hashes):
-                p = (h1 + np.uint64(i) * h2) % m
-                if not (row[p >> np.uint64(6)] >> (p & np.uint64(63))) & np.uint64(1):
-                    present = False
-                    break
-            if present:
-                out[d] += 1
-    return out
-
+# ---- keys ----
 
 @njit(cache=True)
 def _set_keys(offsets, values, out):
@@ -228,17 +142,6 @@ def set_keys(sets: ShingleSets) -> np.ndarray:
     out = np.empty(sets.n, dtype=np.uint64)
     _set_keys(np.asarray(sets.offsets, dtype=np.int64), np.asarray(sets.values), out)
     return out
-
-
-def insert(filters: np.ndarray, keys: np.ndarray, plan: FilterPlan) -> None:
-    """Insert ``keys`` (n, k) into ``filters`` (k, words), in place."""
-    if len(keys):
-        _insert(filters, np.ascontiguousarray(keys, dtype=np.uint64), plan.bits, plan.hashes)
-
-
-def hits(filters: np.ndarray, keys: np.ndarray, plan: FilterPlan) -> np.ndarray:
-    """int32[n]: how many of the filters hold each row's key (0: certainly absent)."""
-    return _hits(filters, np.ascontiguousarray(keys, dtype=np.uint64), plan.bits, plan.hashes)
 
 
 # ---- the index ----
@@ -264,20 +167,21 @@ class BloomIndex(BandedIndex):
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.manifest = _read_manifest(self.path)
-        self.band_filters, self.exact_filter = _read_filters(self.path, self.manifest)
+        self.filters = _read_filters(self.path, self.manifest)
 
     def __repr__(self) -> str:
-        return (f"BloomIndex({str(self.path)!r}: {self.n:,} documents inserted, capacity "
-                f"{self.plan.capacity:,}, {self.bands} x {self.rows} bands)")
+        return (f"BloomIndex({str(self.path)!r}: {self.n:,} documents inserted, "
+                f"{len(self.filters.generations)} generation(s) of filters for "
+                f"{self.filters.capacity:,}, {self.bands} x {self.rows} bands)")
 
     @property
     def n(self) -> int:
         return int(self.manifest["documents"])
 
     @property
-    def plan(self) -> FilterPlan:
-        s = self.manifest["bloom"]
-        return FilterPlan(self.bands, s["capacity"], s["fp"], s["bits"], s["hashes"])
+    def fp(self) -> float:
+        """The per-query false-positive rate the filters are sized for, in all."""
+        return float(self.manifest["bloom"]["fp"])
 
     # ---- writing ----
 
@@ -287,19 +191,25 @@ class BloomIndex(BandedIndex):
               **options) -> BloomIndex:
         """Bloom-index ``inputs`` at ``path`` (a new or empty folder), read, shingled and
         banded as :meth:`neardup.Index.build` does. ``fp``: the per-query extra
-        false-positive rate at ``capacity`` documents (default: the documents of this
-        build, whose band keys are then held until all are read: 8 bytes × (b + 1) a
-        document; give ``capacity`` to insert a chunk at a time)."""
+        false-positive rate, kept however many documents are added (new generations of
+        filters open past ``capacity``); ``capacity``: the documents the first
+        generation holds (default: the documents of this build, whose band keys are then
+        held until all are read: 8 bytes × (b + 1) a document; give ``capacity`` to
+        insert a chunk at a time). Filters this machine cannot hold are refused, and so
+        is an empty build without ``capacity``, before anything is written."""
         from . import _chunks, _sign, _split_options
 
+        check_rate(fp)
         if capacity is not None:
-            FilterPlan.for_rate(fp, capacity, 1)  # refused at the door, before reading
-        else:
-            FilterPlan.for_rate(fp, 1, 1)
+            check_capacity(capacity)
         source, prep, config = _split_options(column_names(options, text, id))
+        plan = config.band_plan()
+        filters = None
+        if capacity is not None:  # refused at the door, before reading
+            check_fits(first_plan(fp, capacity, plan.bands), capacity, fp)
+            filters = Generations.sized(fp, capacity, plan.bands)
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"--out": path})
-        plan = config.band_plan()
         manifest = {
             "format": store.FORMAT, "format_version": store.FORMAT_VERSION, "mode": MODE,
             "version": 1, "threshold": config.threshold, "bands": plan.bands,
@@ -308,40 +218,37 @@ class BloomIndex(BandedIndex):
                         **{k: getattr(prep, k) for k in PREPARE_OPTIONS}},
             "documents": 0, "set_aside": 0, "next_filters": 1, "filters": None,
         }
-        sizing = FilterPlan.for_rate(fp, capacity, plan.bands) if capacity else None
-        filters = exact = None
         held, set_aside, documents = [], 0, 0
         for chunk_ids, texts in _chunks(inputs, source, quiet):
             _, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
             set_aside += aside
             documents += sets.n
             keys = (lsh.band_keys(signatures, plan.bands, plan.rows), set_keys(sets))
-            if sizing is None:
-                held.append(keys)
-                continue
             if filters is None:
-                filters, exact = _empty(sizing)
-            insert(filters, keys[0], sizing)
-            insert(exact, keys[1][:, None], sizing)
-        if sizing is None:
-            sizing = FilterPlan.for_rate(fp, max(documents, 1), plan.bands)
-            filters, exact = _empty(sizing)
+                held.append(keys)
+            else:
+                filters.insert(*keys)
+        if filters is None:
+            if not documents:
+                raise ValueError("no documents to size the Bloom filters for (the input "
+                                 f"holds none that can pair; {set_aside:,} set aside): give "
+                                 "--capacity N, the documents the first filters should hold")
+            check_fits(first_plan(fp, documents, plan.bands), documents, fp)
+            filters = Generations.sized(fp, documents, plan.bands)
             for band_keys, exact_keys in held:
-                insert(filters, band_keys, sizing)
-                insert(exact, exact_keys[:, None], sizing)
-        elif filters is None:
-            filters, exact = _empty(sizing)
+                filters.insert(band_keys, exact_keys)
         manifest.update(documents=documents, set_aside=set_aside,
-                        bloom={"fp": fp, "capacity": sizing.capacity, "bits": sizing.bits,
-                               "hashes": sizing.hashes})
+                        bloom={"fp": fp, "capacity": capacity or documents, "layout": LAYOUT,
+                               "growth": GROWTH, "tightening": TIGHTENING})
         with StagedDirectory(path, lambda name: False, option="--out") as stage:
             (stage / FILTERS).mkdir()
             with WriteLock(stage):
-                _write_version(stage, manifest, filters, exact)
+                _write_version(stage, manifest, filters)
         return cls(path)
 
     def add(self, inputs, *, quiet: bool = True, text=None, id=None, **options) -> dict:
-        """Insert the documents of ``inputs`` (shingled with the index's options)."""
+        """Insert the documents of ``inputs`` (shingled with the index's options); past
+        the last generation's capacity into a new one (the rate stays within fp)."""
         from . import _chunks, _sign, _split_options
 
         options = column_names(options, text, id)
@@ -351,12 +258,12 @@ class BloomIndex(BandedIndex):
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"index": self.path}, replaced=())
         with WriteLock(self.path):
-            def insert_inputs(filters, exact, plan):
+            def insert_inputs(filters: Generations):
                 documents = set_aside = 0
                 for chunk_ids, texts in _chunks(inputs, source, quiet):
                     _, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
-                    insert(filters, lsh.band_keys(signatures, self.bands, self.rows), plan)
-                    insert(exact, set_keys(sets)[:, None], plan)
+                    filters.insert(lsh.band_keys(signatures, self.bands, self.rows),
+                                   set_keys(sets))
                     documents, set_aside = documents + sets.n, set_aside + aside
                 return documents, set_aside
             return self._add_locked(insert_inputs)
@@ -367,9 +274,8 @@ class BloomIndex(BandedIndex):
         rows = np.flatnonzero(result.kept_new & (new.pair_set.head >= 0))
         band_keys, exact_keys = _document_keys(new, self.bands, self.rows)
 
-        def insert_kept(filters, exact, plan):
-            insert(filters, band_keys[rows], plan)
-            insert(exact, exact_keys[rows][:, None], plan)
+        def insert_kept(filters: Generations):
+            filters.insert(band_keys[rows], exact_keys[rows])
             return int(rows.size), 0
         return self._add_locked(insert_kept)
 
@@ -377,38 +283,53 @@ class BloomIndex(BandedIndex):
         return WriteLock(self.path)
 
     def _add_locked(self, fill) -> dict:
-        """``fill(filters, exact, plan) -> (inserted, set aside)`` on copies of the latest
-        filters; then a new version is written (nothing changes when nothing was)."""
+        """``fill(filters) -> (inserted, set aside)`` on a copy of the latest filters;
+        then a new version is written (nothing changes when nothing was)."""
         manifest = _read_manifest(self.path)  # the latest, under the lock
         _sweep(self.path, manifest)
-        filters, exact = _read_filters(self.path, manifest)
-        filters, exact = filters.copy(), exact.copy()
-        inserted, set_aside = fill(filters, exact, self.plan)
+        filters = _read_filters(self.path, manifest).copy()
+        generations = len(filters.generations)
+        inserted, set_aside = fill(filters)
         if inserted or set_aside:
             manifest["documents"] += inserted
             manifest["set_aside"] += set_aside
             manifest["version"] += 1
             old = manifest["filters"]["name"]
-            _write_version(self.path, manifest, filters, exact)
+            _write_version(self.path, manifest, filters)
             shutil.rmtree(self.path / FILTERS / old, ignore_errors=True)
         self.__init__(self.path)
         return {"added": inserted, "set_aside": set_aside,
-                "documents": manifest["documents"], "version": manifest["version"]}
+                "documents": manifest["documents"], "version": manifest["version"],
+                "generations": len(filters.generations),
+                "new_generations": len(filters.generations) - generations}
 
     # ---- reading ----
 
     def flag(self, new: FindResult) -> tuple[np.ndarray, np.ndarray]:
         """(flagged, exact) bool[n_new] for a local-engine result kept with
         ``keep_arrays=True`` and the index's options: flagged, some band key of the
-        document is in its band's filter (it probably has a near-duplicate in the index;
-        certainly, if the full index would pair it); exact, flagged and its whole set
-        hash is in the exact filter too. Documents too short to pair are never flagged."""
-        plan = self.plan
+        document is in its band's filter of some generation (it probably has a
+        near-duplicate in the index; certainly, if the full index would pair it); exact,
+        flagged and its whole set hash is in an exact-copy filter too. Documents too
+        short to pair are never flagged."""
         band_keys, exact_keys = _document_keys(new, self.bands, self.rows)
         usable = new.pair_set.head >= 0
-        flagged = (hits(self.band_filters, band_keys, plan) > 0) & usable
-        exact = flagged & (hits(self.exact_filter, exact_keys[:, None], plan) > 0)
+        flagged = (self.filters.hits(band_keys) > 0) & usable
+        exact = flagged & self.filters.exact_hits(exact_keys)
         return flagged, exact
+
+    def check_rate(self, force: bool = False) -> float:
+        """The estimated per-query rate; refused past :data:`REFUSED_ABOVE` × fp unless
+        ``force`` (a query would remove that many unique documents)."""
+        rate = self.filters.estimated_rate()
+        if rate > REFUSED_ABOVE * self.fp and not force:
+            raise ValueError(
+                f"the Bloom index {self.path} would flag about {rate:.3g} of new documents "
+                f"with no near-duplicate in it (estimated from its filters' bits), "
+                f"{rate / self.fp:.1f} times the --fp {self.fp:g} it was sized for: each is "
+                f"a unique document removed. Rebuild it from its inputs with a larger "
+                f"--capacity, or give --force to query it as it is")
+        return rate
 
     def query(self, inputs, *, quiet: bool = True, text=None, id=None, force: bool = False,
               representative_field: str | None = None, **options) -> BloomFindResult:
@@ -421,27 +342,32 @@ class BloomIndex(BandedIndex):
                              representative_field=representative_field)[1]
 
     def info(self, verify: bool = False) -> dict:
-        """What the filters hold and cost; the false-positive rate estimated from the
-        bits set (exact for these filters: 1 - ∏(1 - fill_j^k))."""
-        plan = self.plan
-        fill = fill_fraction(self.band_filters)
+        """What the filters hold and cost, per generation and in all; the false-positive
+        rate estimated from the bits set (exact for these filters: 1 - ∏(1 - fill^k))."""
+        filters = self.filters
+        fills = filters.fill()
+        all_fill = np.concatenate(fills)
         files = self.manifest["filters"]["files"]
         info = {
             "path": str(self.path), "mode": MODE,
             "format_version": self.manifest["format_version"],
             "version": self.manifest["version"], "documents": self.n,
-            "set_aside": self.manifest["set_aside"], "capacity": plan.capacity,
-            "over_capacity": self.n > plan.capacity, "fp_at_capacity": plan.rate,
-            "bits_per_filter": plan.bits, "hashes": plan.hashes, "filters": self.bands + 1,
-            "bits": (self.bands + 1) * plan.bits,
+            "set_aside": self.manifest["set_aside"], "capacity": filters.capacity,
+            "fp": self.fp, "fp_estimated": filters.estimated_rate(),
+            "generations": [{**g.plan.as_dict(), "documents": g.documents,
+                             "fp": g.plan.rate, "filled_fraction": round(float(f.mean()), 6),
+                             "fp_estimated": estimated_rate(f, g.plan.hashes)}
+                            for g, f in zip(filters.generations, fills)],
+            "filters": (self.bands + 1) * len(filters.generations),
+            "bits": filters.total_bytes * 8,
             "bytes": sum(f["bytes"] for f in files),
-            "bytes_per_document": round(plan.bytes_per_document, 2),
-            "bytes_per_inserted_document": round(plan.total_bytes / self.n, 2)
+            "bytes_per_document": round(filters.total_bytes / filters.capacity, 2),
+            "bytes_per_inserted_document": round(filters.total_bytes / self.n, 2)
             if self.n else None,
-            "filled_fraction": round(float(fill.mean()), 6),
-            "filled_fraction_max": round(float(fill.max()), 6),
-            "fp_estimated": estimated_rate(fill, plan.hashes),
-            "exact_filled_fraction": round(float(fill_fraction(self.exact_filter)[0]), 6),
+            "filled_fraction": round(float(all_fill.mean()), 6),
+            "filled_fraction_max": round(float(all_fill.max()), 6),
+            "exact_filled_fraction": round(float(np.mean(
+                [fill_fraction(g.exact)[0] for g in filters.generations])), 6),
             "threshold": self.threshold, "bands": self.bands, "rows": self.rows,
             "p_at_threshold": round(float(lsh.s_curve(self.threshold, self.bands,
                                                       self.rows)), 6),
@@ -457,24 +383,53 @@ class BloomIndex(BandedIndex):
 
 def merge(sources, path: str | os.PathLike) -> BloomIndex:
     """A new Bloom index at ``path`` whose filters are the OR of those of ``sources``
-    (Bloom indexes with the same options, bands and sizing: refused by name otherwise);
-    documents and set-aside counts add up (insertions: a document in two is counted
-    twice, and its keys are set once)."""
-    indexes = [BloomIndex(s) for s in sources]
-    if not indexes:
-        raise ValueError("merge needs at least one Bloom index")
+    (Bloom indexes with the same options, bands and generations of filters: refused by
+    name otherwise, and when a generation would hold more documents than its capacity:
+    build one index over all inputs then); documents and set-aside counts add up
+    (insertions: a document in two is counted twice, and its keys are set once). Holds
+    each input's write lock while it reads: no add in between."""
+    sources = list(sources)
+    real = [os.path.realpath(s) for s in sources]
+    twice = sorted({str(s) for s, r in zip(sources, real) if real.count(r) > 1})
+    if twice:
+        raise ValueError(f"merge lists an index twice: {', '.join(twice)}")
+    if len(sources) < 2:
+        raise ValueError("merge needs at least two Bloom indexes")
+    for source in sources:
+        _read_manifest(Path(source))  # not a Bloom index: said before a lock file is made
+    refuse_touching_inputs([Path(s) for s in sources], {"--out": path})
+    with contextlib.ExitStack() as locks:
+        for source in sources:
+            locks.enter_context(WriteLock(Path(source)))
+        return _merge_locked([BloomIndex(s) for s in sources], path)
+
+
+def _merge_locked(indexes: list[BloomIndex], path) -> BloomIndex:
     first = indexes[0]
-    same = ("options", "bands", "rows", "threshold", "bloom")
+    same = ("options", "bands", "rows", "threshold")
     for other in indexes[1:]:
         differ = [k for k in same if other.manifest[k] != first.manifest[k]]
+        if _sizing(other) != _sizing(first):
+            differ.append("bloom (the filters' sizing: --fp, --capacity, generations)")
         if differ:
             raise ValueError(f"Bloom indexes {first.path} and {other.path} differ in "
                              f"{', '.join(differ)}: only filters of equal options and "
                              f"sizing merge")
-    filters, exact = first.band_filters.copy(), first.exact_filter.copy()
-    for other in indexes[1:]:
-        filters = merge_filters(filters, other.band_filters)
-        exact = merge_filters(exact, other.exact_filter)
+    filters = first.filters.copy()
+    for g, gen in enumerate(filters.generations):
+        for other in indexes[1:]:
+            theirs = other.filters.generations[g]
+            gen.bands = merge_filters(gen.bands, theirs.bands)
+            gen.exact = merge_filters(gen.exact, theirs.exact)
+            gen.documents += theirs.documents
+        if gen.documents > gen.plan.capacity:
+            total = sum(i.n for i in indexes)
+            raise ValueError(
+                f"the merged Bloom filters would hold {gen.documents:,} documents in "
+                f"generation {g}, sized for {gen.plan.capacity:,}: past it the "
+                f"false-positive rate exceeds --fp {first.fp:g}. Build one index over all "
+                f"the inputs (e.g. --capacity {total:,}), or build each part with the "
+                f"--capacity of the whole")
     manifest = {k: v for k, v in first.manifest.items() if k != "filters"}
     manifest.update(version=1, next_filters=1, filters=None,
                     documents=sum(i.n for i in indexes),
@@ -482,8 +437,13 @@ def merge(sources, path: str | os.PathLike) -> BloomIndex:
     with StagedDirectory(path, lambda name: False, option="--out") as stage:
         (stage / FILTERS).mkdir()
         with WriteLock(stage):
-            _write_version(stage, manifest, filters, exact)
+            _write_version(stage, manifest, filters)
     return BloomIndex(path)
+
+
+def _sizing(index: BloomIndex):
+    s = index.manifest["bloom"]
+    return (s["fp"], s["capacity"], [g.plan for g in index.filters.generations])
 
 
 @dataclass(repr=False)  # FindResult's one-line repr
@@ -525,7 +485,7 @@ def dedup_result(index: BloomIndex, new: FindResult) -> BloomFindResult:
         "mode": MODE, "path": str(index.path), "documents": index.n,
         "flagged": int(flagged.sum()), "flagged_exact": int(exact.sum()),
         "removed_for_new": int((~kept & ~flagged).sum()),
-        "fp_estimated": index.info()["fp_estimated"],
+        "fp_estimated": index.filters.estimated_rate(), "fp": index.fp,
     }
     values = {f.name: getattr(new, f.name) for f in fields(new) if f.init}
     values.update(representative=kept, counts=counts)
@@ -538,6 +498,7 @@ def dedup_against(inputs, against, groups: OptionGroups, *, quiet: bool, force: 
     :func:`neardup.dedup` against the Bloom index ``against``; the options it fixes are
     taken from it, as against a full index."""
     index = BloomIndex(against)
+    index.check_rate(force=force)  # before anything is read
     given = index.query_options(groups.given, force=force)
     groups = split_options(given, source=groups.source)
     new, documents = find_documents(inputs, groups, quiet=quiet,
@@ -560,11 +521,6 @@ def _document_keys(new: FindResult, bands: int, rows: int):
     return band_keys, set_keys(new.sets.subset(heads))[row]
 
 
-def _empty(plan: FilterPlan):
-    return (np.zeros((plan.bands, plan.words), dtype=np.uint64),
-            np.zeros((1, plan.words), dtype=np.uint64))
-
-
 def _read_manifest(path: Path) -> dict:
     if not is_bloom(path):
         store.read_manifest(path)  # its message: no index there, or not a Bloom one
@@ -574,45 +530,67 @@ def _read_manifest(path: Path) -> dict:
             manifest.get("format_version") != store.FORMAT_VERSION:
         raise ValueError(f"{path}: not a Bloom index of format version "
                          f"{store.FORMAT_VERSION}")
+    sizing = manifest.get("bloom")
+    if isinstance(sizing, dict) and sizing.get("layout", 1) != LAYOUT:
+        raise ValueError(
+            f"{path} is a Bloom index of an earlier layout (one filter per band, probed by "
+            f"double hashing, which flagged far more than --fp in small filters and past "
+            f"capacity); this neardup reads layout {LAYOUT} only: rebuild it from its "
+            f"inputs with `neardup index build INPUTS --bloom --fp {sizing.get('fp')} "
+            f"-o NEW` (the same options)")
+    generations = sizing.get("generations") if isinstance(sizing, dict) else None
     entry = manifest.get("filters")
-    if not isinstance(entry, dict) or not WRITTEN_NAME.fullmatch(str(entry.get("name"))) \
-            or [f.get("name") for f in entry.get("files", [])] != list(FILTER_FILES):
-        raise corrupt(path / MANIFEST, f"no filters entry listing {FILTER_FILES}")
+    if not isinstance(generations, list) or not generations or not isinstance(entry, dict) \
+            or not WRITTEN_NAME.fullmatch(str(entry.get("name"))) \
+            or [f.get("name") for f in entry.get("files", [])] != \
+            filter_files(len(generations)):
+        raise corrupt(path / MANIFEST, "no filters entry listing each generation's "
+                                       "bands-G.npy and exact-G.npy")
     return manifest
 
 
-def _read_filters(path: Path, manifest: dict):
-    """(band filters (b, words), exact filter (1, words)), checked: size, SHA-256, shape."""
+def _read_filters(path: Path, manifest: dict) -> Generations:
+    """The generations of filters, each file checked: size, SHA-256, shape."""
     s = manifest["bloom"]
     folder = path / FILTERS / manifest["filters"]["name"]
-    shapes = {"bands.npy": (manifest["bands"], s["bits"] // 64), "exact.npy": (1, s["bits"] // 64)}
-    arrays = []
-    for file in manifest["filters"]["files"]:
-        at = folder / file["name"]
-        try:
-            data = at.read_bytes()
-        except OSError:
-            raise corrupt(at, "missing") from None
-        if len(data) != file["bytes"] or hashlib.sha256(data).hexdigest() != file["sha256"]:
-            raise corrupt(at, "another size or SHA-256 than the manifest says")
-        array = np.load(io.BytesIO(data), allow_pickle=False)
-        if array.dtype != np.uint64 or array.shape != shapes[file["name"]]:
-            raise corrupt(at, f"shape {array.shape} {array.dtype}, not "
-                              f"{shapes[file['name']]} uint64")
-        arrays.append(array)
-    return arrays[0], arrays[1]
+    files = iter(manifest["filters"]["files"])
+    generations = []
+    for entry in s["generations"]:
+        plan = FilterPlan(manifest["bands"], entry["capacity"], entry["fp"], entry["bits"],
+                          entry["hashes"])
+        bands, exact = (_read_array(folder, next(files), (rows, plan.words))
+                        for rows in (plan.bands, 1))
+        generations.append(Generation(plan, bands, exact, entry["documents"]))
+    return Generations(s["fp"], generations)
 
 
-def _write_version(root: Path, manifest: dict, filters: np.ndarray, exact: np.ndarray) -> None:
-    """Write the filters as the next version's folder, then the manifest listing it; on
-    any error what was written is removed (the previous version stays)."""
+def _read_array(folder: Path, file: dict, shape: tuple[int, int]) -> np.ndarray:
+    at = folder / file["name"]
+    try:
+        data = at.read_bytes()
+    except OSError:
+        raise corrupt(at, "missing") from None
+    if len(data) != file["bytes"] or hashlib.sha256(data).hexdigest() != file["sha256"]:
+        raise corrupt(at, "another size or SHA-256 than the manifest says")
+    array = np.load(io.BytesIO(data), allow_pickle=False)
+    if array.dtype != np.uint64 or array.shape != shape:
+        raise corrupt(at, f"shape {array.shape} {array.dtype}, not {shape} uint64")
+    return array
+
+
+def _write_version(root: Path, manifest: dict, filters: Generations) -> None:
+    """Write the filters as the next version's folder, then the manifest listing it (and
+    each generation's plan and documents); on any error what was written is removed (the
+    previous version stays)."""
     name = f"f-{manifest['next_filters']:06d}"
     temp = root / FILTERS / f"{name}{_TEMP}{os.getpid()}"
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir(parents=True)
     final = root / FILTERS / name
+    names = filter_files(len(filters.generations))
+    arrays = [a for g in filters.generations for a in (g.bands, g.exact)]
     try:
-        for file, array in zip(FILTER_FILES, (filters, exact)):
+        for file, array in zip(names, arrays):
             with NpyWriter(temp / file, np.uint64, array.shape) as out:
                 half = max(array.shape[0] // 2, 1)
                 out.write(array[:half])
@@ -625,7 +603,10 @@ def _write_version(root: Path, manifest: dict, filters: np.ndarray, exact: np.nd
         crash_point("bloom-written")
         manifest["filters"] = {"name": name, "files": [
             {"name": f, "bytes": (final / f).stat().st_size, "sha256": file_sha256(final / f)}
-            for f in FILTER_FILES]}
+            for f in names]}
+        manifest["bloom"]["generations"] = [
+            {**g.plan.as_dict(), "fp": g.plan.rate, "documents": g.documents}
+            for g in filters.generations]
         manifest["next_filters"] += 1
         write_manifest(root, manifest)
     except BaseException:

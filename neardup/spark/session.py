@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
+from .._core.machine import machine_cores, machine_memory
+
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -56,41 +58,6 @@ def local_settings(memory: int, cores: int) -> dict[str, str]:
         "spark.sql.execution.arrow.maxRecordsPerBatch": str(min(10_000,
                                                                 max(1_000, batch // 1000 * 1000))),
     }
-
-
-def machine_memory() -> int:
-    """This machine's memory in bytes: MemTotal, or a smaller cgroup limit (a container)."""
-    total = None
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    total = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    if total is None:
-        try:
-            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError, AttributeError):
-            total = 4 * GIB  # unknown: Spark's 1 GiB heap and a little more
-    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(limit, encoding="ascii") as f:
-                value = f.read().strip()
-        except OSError:
-            continue
-        if value.isdigit() and 0 < int(value) < total:
-            total = int(value)
-    return total
-
-
-def machine_cores() -> int:
-    """The cores this process may run on (its affinity, else every core)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _configured_keys(conf_dir: str) -> set[str]:

@@ -157,17 +157,20 @@ def test_info_counts_what_the_files_hold(tmp_path):
     index = Index.build(old, tmp_path / "bloom", id="id", bloom=True, fp=1e-3,
                         capacity=1000, **WORDS)
     info = index.info(verify=True)
-    filters = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "bands.npy")
-    exact = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "exact.npy")
+    filters = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "bands-0.npy")
+    exact = np.load(next((tmp_path / "bloom" / "filters").iterdir()) / "exact-0.npy")
     ones = np.unpackbits(filters.view(np.uint8)).reshape(info["bands"], -1).sum(axis=1)
     assert info["documents"] == len(old) and info["capacity"] == 1000
     assert info["bits"] == filters.size * 64 + exact.size * 64
     assert info["bytes_per_document"] == round(info["bits"] / 8 / 1000, 2)
     assert info["filled_fraction"] == round(float(ones.mean() / (filters.shape[1] * 64)), 6)
     fill = ones / (filters.shape[1] * 64)
-    assert info["fp_estimated"] == pytest.approx(1 - np.prod(1 - fill ** info["hashes"]))
-    assert info["corrupt_files"] == [] and not info["over_capacity"]
-    # the default band plan (18 x 6) at 1e-3: under 64 bytes a document
+    hashes = info["generations"][0]["hashes"]
+    assert info["fp_estimated"] == pytest.approx(1 - np.prod(1 - fill ** hashes))
+    assert info["corrupt_files"] == [] and len(info["generations"]) == 1
+    assert info["generations"][0]["documents"] == len(old)
+    # the default band plan (18 x 6) at 1e-3 (half of it for the first generation):
+    # under 64 bytes a document
     assert info["bands"] == 18 and info["bytes_per_document"] <= 64
 
 
@@ -182,12 +185,13 @@ def test_filters_merge_by_or_and_add_equals_one_build(tmp_path):
     assert folder_bytes(tmp_path / "merged") == folder_bytes(tmp_path / "both")
     assert merged.n == len(records)
     one, two = BloomIndex(tmp_path / "a"), BloomIndex(tmp_path / "b")
-    assert np.array_equal(bloom.merge_filters(one.band_filters, two.band_filters),
-                          merged.band_filters)
+    first = (one.filters.generations[0], two.filters.generations[0],
+             merged.filters.generations[0])
+    assert np.array_equal(bloom.merge_filters(first[0].bands, first[1].bands), first[2].bands)
     added = BloomIndex(tmp_path / "a")
     added.add(b, id="id")
-    assert np.array_equal(added.band_filters, merged.band_filters)
-    assert np.array_equal(added.exact_filter, merged.exact_filter)
+    assert np.array_equal(added.filters.generations[0].bands, first[2].bands)
+    assert np.array_equal(added.filters.generations[0].exact, first[2].exact)
     # the same input, the same bytes
     Index.build(records, tmp_path / "again", **sized)
     assert folder_bytes(tmp_path / "again") == folder_bytes(tmp_path / "both")
@@ -195,7 +199,7 @@ def test_filters_merge_by_or_and_add_equals_one_build(tmp_path):
     with pytest.raises(ValueError, match="differ in bloom"):
         bloom.merge([tmp_path / "a", tmp_path / "small"], tmp_path / "no")
     with pytest.raises(ValueError, match="same shape"):
-        bloom.merge_filters(one.band_filters, one.band_filters[:, :-1])
+        bloom.merge_filters(first[0].bands, first[0].bands[:, :-1])
 
 
 @pytest.mark.parametrize("point", ["bloom-half-written", "bloom-written", "manifest-written"])
@@ -250,18 +254,25 @@ def test_refusals_name_the_option(tmp_path, capsys):
     assert "is a Bloom index" in capsys.readouterr().err
 
 
-def test_past_capacity_the_estimated_rate_grows_and_is_measured(tmp_path):
+def test_past_capacity_a_new_generation_opens_and_the_rate_holds(tmp_path):
     records = corpus(11, n=600, dup_fraction=0.0)
     index = Index.build(records, tmp_path / "bloom", id="id", bloom=True, fp=0.01,
                         capacity=100, **WORDS)
     info = index.info()
-    assert info["over_capacity"] and info["documents"] == 600
-    assert info["fp_estimated"] > 0.01
-    # the estimate is the rate absent keys meet in these filters
+    # capacity 100 at 0.005 (the first generation's half) fits the 4,096-bit floor's
+    # capacity; past it the rest goes into a generation twice as large or more
+    sizes = [g["capacity"] for g in info["generations"]]
+    assert info["documents"] == 600 == sum(g["documents"] for g in info["generations"])
+    assert len(sizes) >= 2 and all(b >= 2 * a for a, b in zip(sizes, sizes[1:]))
+    assert all(g["documents"] <= g["capacity"] for g in info["generations"])
+    assert [g["fp"] for g in info["generations"]] == \
+        pytest.approx([0.01 / 2 ** (g + 1) for g in range(len(sizes))])
+    assert info["fp_estimated"] <= 0.01
+    # the estimate is the rate absent keys meet in these filters, all generations together
     rng = np.random.default_rng(11)
     queries = 100_000
     absent = rng.integers(0, 2**63, size=(queries, index.bands), dtype=np.uint64)
-    false = int((bloom.hits(index.band_filters, absent, index.plan) > 0).sum())
+    false = int((index.filters.hits(absent) > 0).sum())
     estimate = info["fp_estimated"]
     assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate * (1 - estimate))
 
@@ -287,5 +298,183 @@ def test_command_line_round_trip(tmp_path, capsys):
     kept = (tmp_path / "kept.jsonl").read_text().splitlines()
     assert f"inserted {len(kept):,} into the filters" in printed
     assert main(["index", "info", idx]) == 0
-    assert f"documents inserted {len(old) + len(kept):,} of capacity 2,000" in \
-        capsys.readouterr().out
+    assert f"documents inserted {len(old) + len(kept):,};" in capsys.readouterr().out
+
+
+# ---- the rate kept at every capacity and through days of adds ----
+
+BANDS = 4  # the rate per query is the filters' sizing; 4 bands keep the big runs small
+
+
+def add_days(filters: bloom.Generations, rng, sizes) -> None:
+    for n in sizes:
+        for start in range(0, n, 250_000):  # a chunk of keys at a time, as reads insert
+            m = min(250_000, n - start)
+            filters.insert(rng.integers(0, 2**64, size=(m, BANDS), dtype=np.uint64),
+                           rng.integers(0, 2**64, size=m, dtype=np.uint64))
+        yield n
+
+
+@pytest.mark.parametrize("capacity", [1, 10, 100, 1_000, 10_000, 100_000,
+                                      pytest.param(1_000_000, marks=pytest.mark.slow)])
+def test_days_of_adds_keep_the_measured_rate_within_fp(capacity):
+    fp, queries = 1e-3, 200_000
+    rng = np.random.default_rng(capacity)
+    filters = bloom.Generations.sized(fp, capacity, BANDS)
+    first = filters.generations[0].plan.capacity  # the floor may hold more than asked
+    # the build, then days of adds: the smaller indexes grow 30-fold, the largest 4-fold
+    days = ([capacity, first, 3 * first, first // 2 + 1, 25 * first] if first < 10**5
+            else [capacity, capacity, 2 * capacity])
+    for day in add_days(filters, rng, days):
+        assert day and all(g.documents <= g.plan.capacity for g in filters.generations)
+        absent = rng.integers(0, 2**64, size=(queries, BANDS), dtype=np.uint64)
+        false = int((filters.hits(absent) > 0).sum())
+        estimate = filters.estimated_rate()
+        assert false <= 1.5 * fp * queries  # measured within 1.5 x --fp
+        assert estimate <= fp  # the budgets of the generations sum to fp
+        # info's estimate is what is measured
+        assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate) + 2
+    assert filters.documents == sum(days)
+    assert len(filters.generations) >= 3  # it grew
+
+
+def test_small_filters_meet_the_rate_their_bits_say():
+    # probes that are far from independent in small filters (double hashing: 14.9 times
+    # fill^k at 1,024 bits) were measured here
+    rng = np.random.default_rng(2)
+    queries = 400_000
+    for bits in (1024, 4096, 20480):
+        plan = FilterPlan(bands=1, capacity=int(bits / 20.4), rate=1e-3, bits=bits, hashes=14)
+        filters = np.zeros((1, bits // 64), dtype=np.uint64)
+        bloom.insert(filters, rng.integers(0, 2**63, size=(plan.capacity, 1))
+                     .astype(np.uint64), plan)
+        false = int((bloom.hits(filters, rng.integers(0, 2**63, size=(queries, 1))
+                                .astype(np.uint64), plan) > 0).sum())
+        expected = queries * bloom.estimated_rate(bloom.fill_fraction(filters), plan.hashes)
+        assert abs(false - expected) <= 5 * np.sqrt(expected) + 2, (bits, false, expected)
+
+
+def random_documents(path, n, prefix, rng):
+    with open(path, "w") as f:
+        for i in range(n):
+            text = " ".join(f"t{w}" for w in rng.integers(0, 10**7, size=40))
+            f.write(json.dumps({"id": f"{prefix}_{i}", "text": text}) + "\n")
+    return str(path)
+
+
+def test_dedup_add_past_capacity_grows_and_keeps_new_documents(tmp_path, capsys):
+    # a build of 200 documents (capacity 200), then days of --add far past it: the
+    # filters saturated and every new document was flagged and removed, exit 0
+    rng = np.random.default_rng(99)
+    days = [random_documents(tmp_path / f"day{d}.jsonl", n, f"day{d}", rng)
+            for d, n in enumerate((200, 2000, 1000, 4000))]
+    idx = str(tmp_path / "BD")
+    common = ["--id-field", "id", "-q"]
+    fp = 0.05
+    assert main(["index", "build", days[0], "--shingle", "word", "-t", "0.8", "--bloom",
+                 "--fp", str(fp), "-o", idx, *common]) == 0
+    for d in (1, 2):
+        assert main(["dedup", days[d], "--against", idx, "--add", "-o",
+                     str(tmp_path / f"k{d}.jsonl"), *common]) == 0
+    printed = capsys.readouterr().out
+    # random documents: no near-duplicates, every flag is false
+    assert main(["dedup", days[3], "--against", idx, "-o", str(tmp_path / "k3.jsonl"),
+                 *common]) == 0
+    kept = len((tmp_path / "k3.jsonl").read_text().splitlines())
+    false = 4000 - kept
+    assert false <= 1.5 * fp * 4000
+    info = BloomIndex(idx).info()
+    estimate = info["fp_estimated"]
+    assert abs(false - 4000 * estimate) <= 5 * np.sqrt(4000 * estimate) + 2
+    assert "new generation(s) of filters opened" in printed
+    assert len(info["generations"]) >= 2 and estimate <= fp
+    assert all(g["documents"] <= g["capacity"] for g in info["generations"])
+
+
+def test_an_empty_build_needs_a_capacity(tmp_path):
+    # it was sized for one document, full at the first add
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="no documents to size .* give --capacity"):
+        Index.build(empty, tmp_path / "empty", id_field="id", bloom=True, **WORDS)
+    assert not (tmp_path / "empty").exists()
+    index = Index.build(empty, tmp_path / "sized", id_field="id", bloom=True,
+                        capacity=5000, **WORDS)
+    assert index.n == 0 and index.info()["capacity"] == 5000
+    index.add(corpus(12, n=100), id="id")
+    assert index.info()["generations"][0]["documents"] == 100
+
+
+def test_filters_past_memory_are_refused_before_reading(tmp_path, capsys, monkeypatch):
+    # sizing is closed-form: no loop, however large the capacity
+    for capacity in (10**9, 10**11, 10**15, 10**18):
+        plan = FilterPlan.for_rate(1e-3, capacity, 18)
+        assert plan.expected_rate <= 1e-3 * (1 + 1e-9) and plan.bits >= capacity * 20
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in corpus(13, n=50)))
+    read = []
+    monkeypatch.setattr("neardup.index._chunks", lambda *a: read.append(1) or iter(()))
+    assert main(["index", "build", str(source), "--bloom", "--capacity", str(10**11), "-o",
+                 str(tmp_path / "big"), "--id-field", "id", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--capacity 100,000,000,000 at --fp 0.001 needs" in err and "GiB" in err
+    assert "give a --capacity of at most" in err
+    assert not read and not (tmp_path / "big").exists()
+    monkeypatch.setattr(bloom, "machine_memory", lambda: 8 << 30)
+    with pytest.raises(ValueError, match=r"needs .* bytes .*this machine has 8\.0 GiB"):
+        Index.build(source, tmp_path / "big", bloom=True, capacity=10**9)
+    assert not read
+
+
+def test_a_query_against_filters_far_past_their_rate_is_refused(tmp_path):
+    records = corpus(14, n=200, dup_fraction=0.0)
+    Index.build(records[:100], tmp_path / "bloom", id="id", bloom=True, **WORDS)
+    index = BloomIndex(tmp_path / "bloom")
+
+    def saturate(filters, *arrays):  # as filters filled far past their capacity are
+        for bands in [g.bands for g in getattr(filters, "generations", [])] or [filters]:
+            bands[:] = ~np.uint64(0)
+        return 1, 0
+    with index.writing():
+        index._add_locked(saturate)
+    assert index.info()["fp_estimated"] == 1.0
+    with pytest.raises(ValueError, match=r"would flag about 1 of new documents .*"
+                                         r"1000\.0 times the --fp 0.001.*--force"):
+        neardup.dedup(records[100:], against=tmp_path / "bloom", id="id")
+    assert neardup.dedup(records[100:], against=tmp_path / "bloom", id="id",
+                         force=True) == []
+
+
+def test_an_index_of_the_earlier_layout_names_the_rebuild(tmp_path):
+    Index.build(corpus(15, n=50), tmp_path / "old", id="id", bloom=True, **WORDS)
+    manifest_path = tmp_path / "old" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["bloom"] = {"fp": 0.001, "capacity": 50, "bits": 4096, "hashes": 14}
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=r"earlier layout .* rebuild it from its inputs "
+                                         r"with `neardup index build INPUTS --bloom"):
+        BloomIndex(tmp_path / "old")
+
+
+def test_the_command_line_merges_bloom_indexes(tmp_path, capsys):
+    records = corpus(16)
+    sized = dict(id="id", bloom=True, capacity=1000, **WORDS)
+    Index.build(records, tmp_path / "both", **sized)
+    Index.build(records[:300], tmp_path / "a", **sized)
+    Index.build(records[300:], tmp_path / "b", **sized)
+    assert main(["index", "merge", str(tmp_path / "a"), str(tmp_path / "b"), "-o",
+                 str(tmp_path / "m"), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "merged 2 Bloom indexes" in out and f"documents inserted {len(records)}" in out
+    assert folder_bytes(tmp_path / "m") == folder_bytes(tmp_path / "both")
+    # past the capacity of a generation the merge is refused, naming the rebuild
+    small = dict(id="id", bloom=True, capacity=400, **WORDS)
+    Index.build(records[:300], tmp_path / "a4", **small)
+    Index.build(records[300:], tmp_path / "b4", **small)
+    assert main(["index", "merge", str(tmp_path / "a4"), str(tmp_path / "b4"), "-o",
+                 str(tmp_path / "m4")]) == 2
+    assert "sized for 400" in capsys.readouterr().err and not (tmp_path / "m4").exists()
+    Index.build(records, tmp_path / "full", id="id", **WORDS)
+    assert main(["index", "merge", str(tmp_path / "a"), str(tmp_path / "full"), "-o",
+                 str(tmp_path / "mixed")]) == 2
+    assert "merges only with Bloom indexes" in capsys.readouterr().err

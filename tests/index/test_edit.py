@@ -109,7 +109,7 @@ def test_the_command_line_reads_ids_and_names_those_not_found(tmp_path, capsys):
     assert main(["index", "remove", idx, "--ids", str(ids)]) == 0
     out = capsys.readouterr().out
     assert "removed 2 documents for 4 ids (0 already removed); 2 ids not in the index: " \
-           "ghost-1, ghost-2" in out
+           '"ghost-1", "ghost-2"' in out
     assert main(["index", "info", idx]) == 0
     assert f"documents {len(old) - 2:,} in 1 segment(s), 2 removed" in capsys.readouterr().out
     done = subprocess.run([sys.executable, "-m", "neardup", "index", "remove", idx, "--ids",
@@ -117,6 +117,47 @@ def test_the_command_line_reads_ids_and_names_those_not_found(tmp_path, capsys):
     assert done.returncode == 0 and "removed 0 documents for 1 ids (1 already removed)" \
         in done.stdout
     assert Index(idx).info()["format_version"] == 2  # an older reader refuses tombstones
+
+
+def test_ids_as_json_lines_remove_any_id_and_messages_quote_them(tmp_path, capsys):
+    # a newline in an id could not be given (--ids reads lines), and ids not found were
+    # printed bare: " d2" read as d2
+    records = [{"id": "a\nb", "text": "one two three four five six seven"},
+               {"id": "d2", "text": "eight nine ten eleven twelve thirteen fourteen"},
+               {"id": "plain", "text": "fifteen sixteen seventeen eighteen nineteen x"}]
+    idx = str(tmp_path / "idx")
+    Index.build(records, idx, id="id", **WORDS)
+    ids = tmp_path / "ids.jsonl"
+    ids.write_text('"a\\nb"\n\n" d2"\n"plain"\n')
+    assert main(["index", "remove", idx, "--ids", str(ids), "-q"]) == 0
+    assert 'removed 2 documents for 3 ids (0 already removed); 1 ids not in the index: ' \
+           '" d2";' in capsys.readouterr().out
+    assert Index(idx).n == 1
+    # the format by flag (standard input, or any name), and JSON that is not a string
+    done = subprocess.run([sys.executable, "-m", "neardup", "index", "remove", idx, "--ids",
+                           "-", "--ids-format", "jsonl", "-q"], input='"d2"\n',
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "removed 1 documents for 1 ids" in done.stdout
+    ids.write_text('"x"\n42\n')
+    assert main(["index", "remove", idx, "--ids", str(ids)]) == 2
+    assert "line 2: 42 is a JSON int, not a string" in capsys.readouterr().err
+    lines = tmp_path / "ids.txt"
+    lines.write_text('"quoted"\n')
+    assert main(["index", "remove", idx, "--ids", str(lines)]) == 0
+    assert 'ids not in the index: "\\"quoted\\""' in capsys.readouterr().out
+
+
+def test_merge_and_remove_take_quiet(tmp_path, capsys):
+    old, _ = split(45, n=200)
+    Index.build(old[:60], tmp_path / "a", id="id", **WORDS)
+    Index.build(old[60:], tmp_path / "b", id="id", **WORDS)
+    assert main(["index", "merge", str(tmp_path / "a"), str(tmp_path / "b"), "-o",
+                 str(tmp_path / "c"), "-q"]) == 0
+    ids = tmp_path / "ids.txt"
+    ids.write_text(old[0]["id"] + "\n")
+    assert main(["index", "remove", str(tmp_path / "c"), "--ids", str(ids), "--quiet"]) == 0
+    assert Index(tmp_path / "c").n == len(old) - 1
+    assert "removed 1 documents" in capsys.readouterr().out
 
 
 def test_a_merge_equals_one_build_over_its_inputs_in_order(tmp_path, capsys):
