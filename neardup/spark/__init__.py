@@ -573,7 +573,7 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
                   delimiter: str | None = None, include=(), exclude=(),
                   encoding: str = "utf-8", normalize=None, tokenize=None,
                   respect_ignore: bool = True, follow_links: bool = False,
-                  quiet: bool = True, **options) -> dict:
+                  allow_empty: bool = False, quiet: bool = True, **options) -> dict:
     """``neardup index build --engine spark``: ``inputs`` read, shingled and signed as
     :func:`find_sources` does, and written by the executors as the segments of an index
     with ``writer`` (:class:`neardup.index.SegmentWriter`; see
@@ -588,7 +588,8 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     read = _read(spark, inputs, signer=signer, text_fields=text_fields, id_field=id_field,
                  fmt=fmt, delimiter=delimiter, include=include, exclude=exclude,
-                 encoding=encoding, respect_ignore=respect_ignore, follow_links=follow_links)
+                 encoding=encoding, respect_ignore=respect_ignore, follow_links=follow_links,
+                 allow_empty=allow_empty)
     report = read.report()  # the one pass: read, shingle, sign
     done = write_segments(read.signed, writer, config)
     read.release()
@@ -625,7 +626,8 @@ def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text"
                      id_field: str | None = None, fmt: str = "auto",
                      delimiter: str | None = None, include=(), exclude=(),
                      encoding: str = "utf-8", normalize=None, tokenize=None,
-                     max_documents: int = BRUTE_MAX_DOCUMENTS, **options) -> Evaluation:
+                     max_documents: int = BRUTE_MAX_DOCUMENTS, allow_empty: bool = False,
+                     **options) -> Evaluation:
     """``neardup evaluate --engine spark``: read ``inputs`` with Spark (as
     :func:`find_sources`), then :func:`evaluate`; ``read_report`` says how they were read."""
     _require_spark()
@@ -633,7 +635,8 @@ def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text"
     if spark is None:
         spark = _session()
     read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
-                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding)
+                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
+                 allow_empty=allow_empty)
     report = read.report()
     evaluation = evaluate(read.documents, order_col="doc", id_col="id", config=config,
                           normalize=normalize, tokenize=tokenize, max_documents=max_documents,
