@@ -92,7 +92,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .._core import interrupt
-from ..sinks.staging import StagedDirectory, refuse_touching_inputs
+from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
 from .bounded import StreamTooLarge, read_at_most
 from .compression import _input_compression, _open_output, _zstandard, compression_of
 from .delimited import _read_table, _write_table
@@ -579,9 +579,7 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
     out = os.fspath(out)
     formats = [resolve_format(p, fmt) for p in paths]
     if out == STDOUT:
-        if sys.stdout is None:  # started with it closed (`>&-`): a failure, not a usage error
-            raise OSError("standard output is closed: the copy (-o -) has nowhere to go; "
-                          "give -o PATH or open standard output")
+        standard_output("the copy")  # started closed (`>&-`): a failure, not a usage error
         if len(paths) != 1:
             raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
                              f"only, got {len(paths)}; give a directory for several")
