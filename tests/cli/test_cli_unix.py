@@ -75,8 +75,6 @@ def test_a_closed_standard_output_is_said_so_by_every_command(lines, run_cli, tm
     """N1: `find c.jsonl -o - >&-` raised AttributeError ('NoneType' object has no
     attribute 'buffer'); like dedup, it is "standard output is closed", exit 1, before any
     reading."""
-    import os
-
     run = run_cli(args[0], str(lines), *args[1:], "-q", preexec_fn=lambda: os.close(1))
     assert run.returncode == 1, run.stderr
     assert run.stderr.startswith("neardup: failed: standard output is closed: ")
