@@ -507,8 +507,9 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
                  encoding: str = "utf-8", normalize=None, tokenize=None,
                  respect_ignore: bool = True, follow_links: bool = False,
-                 escape_formulas: bool = True, layout: str = "auto", quiet: bool = True,
-                 against=None, **options) -> SparkFindResult:
+                 allow_empty: bool = False, escape_formulas: bool = True,
+                 layout: str = "auto", quiet: bool = True, against=None,
+                 **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
     ``layout`` (:data:`neardup.sinks.LAYOUTS`): ``auto``/``parts`` has the executors write
@@ -526,7 +527,7 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
-                               follow_links=follow_links), against)
+                               follow_links=follow_links, allow_empty=allow_empty), against)
     if out is not None:
         write_result(result, out, output_format, escape_formulas=escape_formulas,
                      layout=layout)
@@ -539,7 +540,8 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                   delimiter: str | None = None, include=(), exclude=(),
                   encoding: str = "utf-8", normalize=None, tokenize=None,
                   respect_ignore: bool = True, follow_links: bool = False,
-                  quiet: bool = True, against=None, **options) -> SparkFindResult:
+                  allow_empty: bool = False, quiet: bool = True, against=None,
+                  **options) -> SparkFindResult:
     """``neardup dedup --engine spark``: :func:`find_sources` on ``inputs``, then their copy
     minus the documents not kept, written to ``out`` (see :mod:`neardup.spark.dedup`: part
     files written by the executors for JSON Lines and Parquet, the local copy for inputs
@@ -557,7 +559,7 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
-                               follow_links=follow_links), against)
+                               follow_links=follow_links, allow_empty=allow_empty), against)
     started = time.perf_counter()
     documents = result.documents
     if against is not None:  # the new documents' rows only: the copy is of them
