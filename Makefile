@@ -41,9 +41,11 @@ lint: venv
 browser:
 	@bash scripts/install-chromium.sh || echo "chromium could not be installed: the browser test will skip"
 
-# the CLI and options reference pages are generated from the code during the build
+# the CLI and options reference pages are generated from the code during the build; no
+# --quiet: it drops the warnings before --strict counts them, and a broken link would pass
+# (tests/test_docs.py checks that it fails)
 docs: venv
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir out/site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir out/site
 
 test: lint browser docs
 	$(PY) -m pytest -q

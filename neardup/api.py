@@ -9,7 +9,6 @@ runs against an index are :mod:`neardup.index.against`, Spark is :mod:`neardup.s
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,7 @@ from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, s
 from .pipeline import outofcore
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
-from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs
+from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
 from .sources import check_copy_target, frames, read_documents, write_deduplicated
 from .sources.options import SourceOptions, as_paths
 from .text import prepare
@@ -109,6 +108,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     sinks.resolve_layout(layout, engine)  # an unknown layout, before any reading
     if out == STDOUT and layout == "parts":
         raise ValueError("--layout parts writes a results folder, not standard output")
+    if out == STDOUT:
+        standard_output("the pairs")  # closed (`>&-`): said before any reading
     groups = split_options(column_names(options, text, id))
     in_memory = frames.is_in_memory(inputs)
     refuse_touching_inputs([] if in_memory else as_paths(inputs),
@@ -157,7 +158,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
                                            representative_field=representative_field,
                                            keep_texts=report is not None)
     if out == STDOUT:  # the pairs, to standard output; everything else stays on stderr
-        sinks.write_pairs_to(sys.stdout.buffer, result, output_format,
+        sinks.write_pairs_to(standard_output("the pairs"), result, output_format,
                              escape_formulas=escape_formulas)
     elif out is not None:
         sinks.write_result(result, out, output_format, escape_formulas=escape_formulas,
@@ -401,6 +402,8 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
                          f"got {output_format!r}")
     if out == STDOUT and output_format == "parquet":
         raise ValueError("--out - writes csv or jsonl, not parquet")
+    if out == STDOUT:
+        standard_output("the listing")
     groups = split_options(column_names(options, text, id))
     if frames.is_in_memory(inputs):
         raise ValueError("repeats reads files; data in memory is not supported yet")
@@ -419,7 +422,7 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
                       work_dir=work_dir) as (documents, _, analysis, _):
             table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
     if out == STDOUT:
-        sinks.write_table_to(sys.stdout.buffer, table, output_format or "csv",
+        sinks.write_table_to(standard_output("the listing"), table, output_format or "csv",
                              escape_formulas=escape_formulas)
     elif out is not None:
         sinks.write_tables([table], out, output_format, schema=table.schema,

@@ -35,6 +35,7 @@ class SourceKeywords(TypedDict, total=False):
     encoding: str  # text encoding of the inputs (default: "utf-8")
     respect_ignore: bool  # skip VCS folders and .gitignore'd files (default: True)
     follow_links: bool  # read links that lead outside a directory input (default: False)
+    allow_empty: bool  # go on when no record could be read and some failed (default: False)
 
 
 class SimilarityKeywords(TypedDict, total=False):

@@ -391,15 +391,16 @@ STAGES = ("shingling", "minhash", "simhash", "lsh", "containment", "allpairs", "
 def on_page_markdown(markdown, page, config, files):
     if page.file.src_uri != ARCHITECTURE_PAGE:
         return markdown
-    package = Path(config["config_file_path"]).resolve().parent / "neardup"
+    root = Path(config["config_file_path"]).resolve().parent
+    package = root / "neardup"
     for name in re.findall(r"`([\w/]+\.py)`", markdown):
-        if "/" in name:
-            where = package.parent / name if name.startswith("neardup/") else package / name
-            ok = where.is_file()
+        if "/" in name:  # from the repository's root (tests/...), else from the package's
+            ok = (root / name).is_file() or (package / name).is_file()
         else:
             ok = any(package.rglob(name))
         if not ok:
-            log.warning("%s names %s, which is not in neardup/", ARCHITECTURE_PAGE, name)
+            log.warning("%s names %s, which is neither in neardup/ nor at that path in the "
+                        "repository", ARCHITECTURE_PAGE, name)
     return markdown.replace("<!-- imports -->", imports_table(package))
 
 

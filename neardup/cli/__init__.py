@@ -76,8 +76,10 @@ def _run(args) -> int:
                               work_dir=args.work_dir, escape_formulas=args.escape_formulas,
                               layout=args.layout, against=args.against, force=args.force,
                               unit=args.unit, **against_options(args))
-            print(format_report(result, top=args.top, out=args.out),
-                  file=sys.stderr if args.out == api.STDOUT else sys.stdout)
+            to_stdout = args.out == api.STDOUT  # the pairs there, the summary to stderr
+            print(format_report(result, top=args.top,
+                                out="standard output" if to_stdout else args.out),
+                  file=sys.stderr if to_stdout else sys.stdout)
         elif args.command == "evaluate":
             options = keyword_options(args)
             options.pop("method")

@@ -57,6 +57,11 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
                    help="directory input: also read links that lead outside the directory "
                         "(by default they are skipped and counted: 'link outside the "
                         "input'); links inside it are read either way")
+    g.add_argument("--allow-empty", action="store_true",
+                   help="go on when no record could be read as a document and some failed "
+                        "(a wrong --text-field, --id-field or --format); by default that run "
+                        "is an error that names the reasons and the fields the records "
+                        "have, and writes nothing")
     g.add_argument("--delimiter", help="CSV delimiter (default: ',' for csv, tab for tsv)")
     g.add_argument("--encoding", default="utf-8", metavar="NAME",
                    help="text encoding of every input (a Python codec name: latin-1, "
@@ -228,8 +233,9 @@ def _source_and_text_options(args) -> dict:
     options["exclude"] = tuple(args.exclude)
     if options["respect_ignore"]:  # the default: engines that do not take it never see it
         del options["respect_ignore"]
-    if not options["follow_links"]:
-        del options["follow_links"]
+    for key in ("follow_links", "allow_empty"):  # False, the default: see respect_ignore
+        if not options[key]:
+            del options[key]
     if args.items or args.items_field:
         return options
     for key in PREPARE_KEYS:

@@ -52,7 +52,7 @@ def format_report(result, top: int = 10, out=None) -> str:
     if "index" in c:
         lines.append(cli_index.describe_against(c))
     if "dedup" in c:
-        lines.append(f"dedup: {c['dedup']}")
+        lines += describe_dedup(c["dedup"])
     lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in result.seconds.items()))
     if out:
         lines.append(f"written to {out}")
@@ -101,6 +101,22 @@ def describe_pairs(c: dict, config) -> str:
     if config.pairs == "groups":
         line += "; written compact (set_pairs + identical)"
     return line
+
+
+def describe_dedup(written: dict) -> list[str]:
+    """The dedup copy in sentences: records written and documents removed, per input
+    where there are several (:func:`neardup.sources.write_deduplicated`'s counts)."""
+    outputs = written.get("outputs", [])
+    lines = [f"dedup: {written['written']:,} records written, {written['removed']:,} "
+             f"documents removed (near-duplicates of a kept one)"]
+    for output in outputs if len(outputs) > 1 else []:
+        lines.append(f"  {output['input']} -> {output['output']}: {output['written']:,} "
+                     f"written, {output['removed']:,} removed")
+    not_copied = sum(output.get("not_copied", 0) for output in outputs)
+    if not_copied:
+        lines.append(f"  {not_copied:,} records left out of the copy (unreadable files, "
+                     f"not regular files, ignored)")
+    return lines
 
 
 def describe_report(drawn: dict) -> str:

@@ -84,7 +84,7 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
                                                         as_paths(inputs), out)
         if explain is not None:
             table = result.explain_table()
-            write_table(table, explain)
+            write_table(table, explain, escape_formulas=True)  # as every CSV output
             result.counts["explain"] = {"path": str(explain), "rows": table.num_rows}
         if add:
             result.counts["index"]["added"] = (index.add_kept(new, result) if is_bloom

@@ -60,9 +60,12 @@ __all__ = ["LAYOUTS", "MANIFEST", "MANIFEST_VERSION", "OUTPUT_FORMATS", "PART_RO
            "write_tables"]
 
 
-def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None) -> Path:
-    """Write ``table`` as csv, jsonl or parquet (from the suffix when ``fmt`` is None)."""
-    return write_tables([table], path, fmt, schema=table.schema)[0]
+def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None, *,
+                escape_formulas: bool = True) -> Path:
+    """Write ``table`` as csv, jsonl or parquet (from the suffix when ``fmt`` is None);
+    ``escape_formulas`` (CSV only): see :func:`write_folder`."""
+    return write_tables([table], path, fmt, schema=table.schema,
+                        escape_formulas=escape_formulas)[0]
 
 
 def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str | None = None,

@@ -13,6 +13,10 @@ layouts, named by the manifest's ``layout``:
 :func:`read_results` returns the tables of either as pyarrow Tables, with the summary;
 each file it reads is hashed from the bytes it parses, and a size, SHA-256 or row count
 that differs from the manifest's is a ValueError, as is a listed file that is missing.
+A manifest no run writes is refused before any table is read (:func:`manifest_problem`):
+a name that is absolute or climbs out of the folder (``../outside/p.csv``), a file listed
+twice (its rows would be read twice), no table, a table with no file, rows that do not
+add up, pairs that are not the summary's count.
 """
 
 from __future__ import annotations
@@ -98,6 +102,10 @@ def read_results(folder: str | os.PathLike, tables: Iterable[str] | None = None)
             parts.append(table)
         out[name] = concat_parts(parts)
     summary = json.loads(_checked_bytes(folder, entries, "summary.json"))
+    counted = (summary.get("counts") or {}).get("pairs") if isinstance(summary, dict) else None
+    if "pairs" in out and counted is not None and out["pairs"].num_rows != counted:
+        raise ValueError(f"{folder / MANIFEST}: its pairs files hold {out['pairs'].num_rows:,} "
+                         f"rows where summary.json counts {counted:,} pairs")
     timings_path = folder / "timings.json"  # seconds, which change between runs: no checksum
     timings = (json.loads(timings_path.read_text(encoding="utf-8"))
                if timings_path.is_file() else {})
@@ -119,21 +127,71 @@ def load_manifest(folder: str | os.PathLike) -> dict:
             raise TypeError("files is not a list")
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not a neardup manifest: {exc}") from None
+    problem = manifest_problem(manifest)
+    if problem is not None:
+        raise ValueError(f"{path} is not a neardup manifest: {problem}")
     return manifest
+
+
+def manifest_problem(manifest: dict) -> str | None:
+    """What makes ``manifest`` one no run writes, or None: every file a plain relative
+    name under the folder (no ``..``, no absolute path), listed once; at least one
+    table, each listing one file or more, no file in two places, and its ``rows`` the
+    sum of its files' rows."""
+    entries = {}
+    for entry in manifest["files"]:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not is_plain_name(name):
+            return f"file {name!r} is not a plain relative name under the folder"
+        if name in entries:
+            return f"file {name!r} is listed twice"
+        entries[name] = entry
+    tables = manifest.get("tables")
+    if tables is not None and not isinstance(tables, dict):
+        return "tables is not a mapping"
+    listing = table_files(manifest)
+    if not listing:
+        return "it lists no table"
+    seen: set[str] = set()
+    for table, files in listing.items():
+        if not files:
+            return f"table {table!r} lists no file"
+        for name in files:
+            if not is_plain_name(name):
+                return f"table {table!r}: {name!r} is not a plain relative name under the folder"
+            if name in seen:
+                return f"table {table!r}: {name!r} is listed twice"
+            if name not in entries:
+                return f"table {table!r}: {name!r} is not among its files"
+            seen.add(name)
+        listed = (tables or {}).get(table, {}).get("rows")
+        rows = [entries[name].get("rows") for name in files]
+        if listed is not None and None not in rows and sum(rows) != listed:
+            return (f"table {table!r} has {listed:,} rows but its files hold "
+                    f"{sum(rows):,}")
+    return None
+
+
+def is_plain_name(name) -> bool:
+    """A relative path inside a folder, as a run writes it: ``pairs.csv``,
+    ``pairs/part-00000.csv`` (not absolute, no ``..``, ``.`` or empty part, no backslash)."""
+    return (isinstance(name, str) and bool(name) and "\\" not in name
+            and all(part not in ("", ".", "..") for part in name.split("/")))
 
 
 def manifest_layout(manifest: dict) -> str:
     return manifest.get("layout", "single")
 
 
-def table_files(manifest: dict) -> dict[str, list[str]]:
+def table_files(manifest: dict) -> dict[str, list]:
     """Each table's files, relative to the folder, in row order (a manifest written
     before layouts were named: one file a table, the entries with rows)."""
     tables = manifest.get("tables")
     if tables is None:
         return {e["name"].rsplit(".", 1)[0]: [e["name"]] for e in manifest["files"]
                 if "rows" in e and "/" not in e["name"]}
-    return {name: list(table["files"]) for name, table in tables.items()}
+    return {name: list(table["files"]) if isinstance(table, dict) and isinstance(
+        table.get("files"), list) else [] for name, table in tables.items()}
 
 
 def _checked_bytes(folder: Path, entries: dict, name: str) -> bytes:

@@ -19,6 +19,8 @@ Three rules every command follows when it writes:
   created new (``O_EXCL``: never an existing file, so never an input or another run's
   file), and renamed onto the target once whole. Runs writing one target at once each
   write their own sibling: the last rename wins, whole.
+- :func:`standard_output`: ``-o -`` writes to standard output, and a process started
+  with it closed (``>&-``) is told so (OSError, exit 1 in the CLI) before any reading.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import hashlib
 import os
 import secrets
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -63,6 +66,15 @@ def refuse_touching_inputs(inputs: Iterable[str | os.PathLike],
                 continue
             raise ValueError(f"{option} {os.fspath(out)} {why} {given}: choose a path outside "
                              f"the inputs")
+
+
+def standard_output(what: str):
+    """The binary stream of standard output, where ``what`` (-o -) goes; OSError when the
+    process was started with standard output closed (``sys.stdout`` is None)."""
+    if sys.stdout is None:
+        raise OSError(f"standard output is closed: {what} (-o -) has nowhere to go; give "
+                      f"-o PATH or open standard output")
+    return sys.stdout.buffer
 
 
 def refuse_inside_replaced(option: str, folder: str | os.PathLike | None,

@@ -31,6 +31,7 @@ module           reads and writes back
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
 ``frames``       data already in memory (DataFrames, Arrow, lists) as Documents
 ``itemsets``     records that already are sets: (user, item) rows, list fields
+``sniff``        what an input's first lines look like (a hint when nothing was read)
 ===============  ==========================================================
 
 Compressed files (``.gz``, ``.zst``/``.zstd``, ``.bz2``, ``.xz`` after the format's
@@ -48,6 +49,9 @@ Guarantees:
 * Accounting is closed: every record read is exactly one of processed, skipped
   (cannot be read as text, or has no text) or failed (malformed, unreadable);
   :meth:`ReadReport.check` verifies ``records_seen == processed + skipped + failed``.
+  A read where no record was processed and some failed is refused (ValueError: the
+  reasons, the fields the records have, the format the content looks like) unless
+  ``allow_empty=True``.
 * Order is deterministic: inputs in the order given, a directory's files sorted
   by relative path, records in file order.
 * Nothing is dropped silently at the document level: a duplicate id is renamed
@@ -88,7 +92,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from .._core import interrupt
-from ..sinks.staging import StagedDirectory, refuse_touching_inputs
+from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
 from .bounded import StreamTooLarge, read_at_most
 from .compression import _input_compression, _open_output, _zstandard, compression_of
 from .delimited import _read_table, _write_table
@@ -129,6 +133,7 @@ from .lines import (
 )
 from .options import SourceOptions, as_paths
 from .parquet import PARQUET_BATCH_ROWS, _read_parquet, _write_parquet, column_values
+from .sniff import SNIFFED_INPUTS, format_hint
 
 # What this package gives users and the packages above it (spark reads with the same
 # rules), wherever it is defined. A constant is read where it is defined: patch
@@ -142,9 +147,8 @@ __all__ = [
     "write_deduplicated", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
     "edited_line",
-    "encoding_label", "has_surrogates", "name_the_fields", "not_a_string", "printable",
-    "resolve_format",
-    "text_codec", "unique_names",
+    "encoding_label", "format_hint", "has_surrogates", "name_the_fields", "not_a_string",
+    "printable", "resolve_format", "text_codec", "unique_names",
 ]
 
 FORMATS = ("auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines")
@@ -179,6 +183,7 @@ def read_documents(
     extra_fields: Sequence[str] = (),
     follow_links: bool = False,
     text_strings: bool = False,
+    allow_empty: bool = False,
 ) -> tuple[Documents, ReadReport]:
     """Read every input into one :class:`Documents`, accounting for every record.
 
@@ -213,6 +218,10 @@ def read_documents(
     text_strings: a text field (JSON, Parquet) that holds a number, a boolean, a list
         or an object is skipped with its reason (:func:`not_a_string`) instead of read
         as its JSON text: a units run writes the text back into the field.
+    allow_empty: go on when no record was processed and some failed; by default that
+        read raises ValueError naming the reasons, the fields the records have and the
+        format an input's content looks like (a wrong ``text_fields``, ``id_field`` or
+        format would otherwise run on no documents, and dedup copy every record).
 
     Directories: symlinked directories are never entered (no loops); files with
     a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
@@ -228,7 +237,8 @@ def read_documents(
     sources: list[InputSource] = []
     for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                           encoding, max_problems, progress, builder, sources,
-                          respect_ignore, follow_links, text_strings=text_strings):
+                          respect_ignore, follow_links, text_strings=text_strings,
+                          allow_empty=allow_empty):
         interrupt.check()  # between records: where Ctrl-C and SIGTERM are acted on
     return builder.build(sources), report
 
@@ -253,6 +263,7 @@ def read_document_chunks(
     max_record_bytes: int | None = None,
     max_stream_bytes: int | None = None,
     text_strings: bool = False,
+    allow_empty: bool = False,
 ) -> tuple[Iterator[Documents], ReadReport, list[InputSource]]:
     """:func:`read_documents` a chunk at a time: (chunks, report, inputs).
 
@@ -262,7 +273,8 @@ def read_document_chunks(
     first document number. Concatenated, the chunks' ids, texts, sources and records
     are exactly those :func:`read_documents` returns (same renames of repeated ids,
     which needs every id so far in memory), and ``report`` is the same once the
-    chunks are exhausted (then checked); ``inputs`` fills as the inputs are opened.
+    chunks are exhausted (then checked; a read that processed nothing raises there,
+    unless ``allow_empty``); ``inputs`` fills as the inputs are opened.
     Options are checked here, before any read.
     Memory: one chunk's texts plus one block of the input (a line block of
     ``read_lines.LINE_BLOCK_BYTES``, a JSON Lines block of ``jsonl.BLOCK_BYTES``, a Parquet
@@ -290,7 +302,7 @@ def read_document_chunks(
     records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                            encoding, max_problems, progress, builder, sources,
                            respect_ignore, follow_links, max_record_bytes, max_stream_bytes,
-                           text_strings)
+                           text_strings, allow_empty)
     next(records)  # runs the checks now, not at the first chunk
 
     def chunks() -> Iterator[Documents]:
@@ -307,14 +319,18 @@ def read_document_chunks(
 def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter, encoding,
                  max_problems, progress, builder, sources, respect_ignore=True,
                  follow_links=False, max_record_bytes=None,
-                 max_stream_bytes=None, text_strings=False) -> Iterator[None]:
+                 max_stream_bytes=None, text_strings=False,
+                 allow_empty=False) -> Iterator[None]:
     """Read every input into ``builder``, yielding between records (where a chunk may end).
 
-    The first yield comes after the options are checked, before any record is read.
+    The first yield comes after the options are checked, before any record is read; the
+    last record read, the report is checked, and a read that processed nothing while
+    records failed is refused unless ``allow_empty``.
     """
     paths = [os.fspath(p) for p in inputs]
     check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding, max_problems)
-    for name, value in (("respect_ignore", respect_ignore), ("follow_links", follow_links)):
+    for name, value in (("respect_ignore", respect_ignore), ("follow_links", follow_links),
+                        ("allow_empty", allow_empty)):
         if not isinstance(value, bool):
             raise ValueError(f"{name} must be True or False, got {value!r}")
     text_fields = list(text_fields)
@@ -376,6 +392,9 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
             report.records_seen += 1
             report._fail(src.display, "", src.damaged)
     report.check()
+    if not allow_empty:
+        report.refuse_nothing_processed(  # the hints read heads of files: only when refused
+            hint for hint in map(format_hint, sources[:SNIFFED_INPUTS]) if hint)
 
 
 # ---------------------------------------------------------------- validation, naming
@@ -568,9 +587,7 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
     out = os.fspath(out)
     formats = [resolve_format(p, fmt) for p in paths]
     if out == STDOUT:
-        if sys.stdout is None:  # started with it closed (`>&-`): a failure, not a usage error
-            raise OSError("standard output is closed: the copy (-o -) has nowhere to go; "
-                          "give -o PATH or open standard output")
+        standard_output("the copy")  # started closed (`>&-`): a failure, not a usage error
         if len(paths) != 1:
             raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
                              f"only, got {len(paths)}; give a directory for several")

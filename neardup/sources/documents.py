@@ -30,7 +30,7 @@ import codecs
 import itertools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -44,6 +44,7 @@ IGNORED = "ignored (.gitignore)"  # skip reasons of a directory scan
 VCS_FOLDER = "VCS folder"
 # Routine skips are counted but not listed as problems, so real errors stay in view.
 ROUTINE_SKIPS = frozenset({"empty line", "empty text", IGNORED, VCS_FOLDER})
+NOTHING_READ_REASONS = 3  # a read that processed nothing names this many failure reasons
 
 
 @dataclass
@@ -74,6 +75,31 @@ class ReadReport:
                 f"{self.processed} processed + {sum(self.skipped.values())} skipped + "
                 f"{sum(self.failed.values())} failed = {accounted}"
             )
+
+    def refuse_nothing_processed(self, hints: Iterable[str] = ()) -> None:
+        """Raise ValueError when no record was processed and some failed (a wrong
+        ``text_fields`` or ``id_field``, a file in another format than its name says):
+        a run would go on with no documents and, for dedup, copy every record. The
+        message names the reasons (with the fields the records do have, where a field
+        is missing) and ``hints``, e.g. the format an input's content looks like."""
+        if self.processed or not self.failed:
+            return
+        failed = sum(self.failed.values())
+        reasons = sorted(self.failed.items(), key=lambda kv: (-kv[1], kv[0]))
+        named = "; ".join(f"{count:,} {reason}"
+                          for reason, count in reasons[:NOTHING_READ_REASONS])
+        if len(reasons) > NOTHING_READ_REASONS:
+            named += f"; {len(reasons) - NOTHING_READ_REASONS} more reasons"
+        where = ""
+        if self.problems:
+            first = self.problems[0]
+            where = f" (first: {first.source}{' ' + first.location if first.location else ''})"
+        message = (f"no record was read as a document: {failed:,} of {self.records_seen:,} "
+                   f"failed{where}: {named}")
+        for hint in hints:
+            message += f"; {hint}"
+        raise ValueError(f"{message}. Nothing was written; allow_empty=True (--allow-empty) "
+                         f"runs on with no documents")
 
     def as_dict(self) -> dict:
         return {

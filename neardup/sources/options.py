@@ -20,6 +20,8 @@ class SourceOptions:
     respect_ignore: directory inputs skip version-control folders and .gitignore'd files
     follow_links: directory inputs read a link that leads outside the directory (by
         default it is skipped as "link outside the input")
+    allow_empty: go on when no record could be read as a document and some failed (by
+        default such a read is refused, naming the reasons)
     """
 
     fmt: str = "auto"
@@ -31,6 +33,7 @@ class SourceOptions:
     encoding: str = "utf-8"
     respect_ignore: bool = True
     follow_links: bool = False
+    allow_empty: bool = False
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:

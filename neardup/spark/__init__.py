@@ -507,8 +507,9 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                  fmt: str = "auto", delimiter: str | None = None, include=(), exclude=(),
                  encoding: str = "utf-8", normalize=None, tokenize=None,
                  respect_ignore: bool = True, follow_links: bool = False,
-                 escape_formulas: bool = True, layout: str = "auto", quiet: bool = True,
-                 against=None, **options) -> SparkFindResult:
+                 allow_empty: bool = False, escape_formulas: bool = True,
+                 layout: str = "auto", quiet: bool = True, against=None,
+                 **options) -> SparkFindResult:
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
     ``layout`` (:data:`neardup.sinks.LAYOUTS`): ``auto``/``parts`` has the executors write
@@ -526,7 +527,7 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
-                               follow_links=follow_links), against)
+                               follow_links=follow_links, allow_empty=allow_empty), against)
     if out is not None:
         write_result(result, out, output_format, escape_formulas=escape_formulas,
                      layout=layout)
@@ -539,7 +540,8 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                   delimiter: str | None = None, include=(), exclude=(),
                   encoding: str = "utf-8", normalize=None, tokenize=None,
                   respect_ignore: bool = True, follow_links: bool = False,
-                  quiet: bool = True, against=None, **options) -> SparkFindResult:
+                  allow_empty: bool = False, quiet: bool = True, against=None,
+                  **options) -> SparkFindResult:
     """``neardup dedup --engine spark``: :func:`find_sources` on ``inputs``, then their copy
     minus the documents not kept, written to ``out`` (see :mod:`neardup.spark.dedup`: part
     files written by the executors for JSON Lines and Parquet, the local copy for inputs
@@ -557,7 +559,7 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
-                               follow_links=follow_links), against)
+                               follow_links=follow_links, allow_empty=allow_empty), against)
     started = time.perf_counter()
     documents = result.documents
     if against is not None:  # the new documents' rows only: the copy is of them
@@ -573,7 +575,7 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
                   delimiter: str | None = None, include=(), exclude=(),
                   encoding: str = "utf-8", normalize=None, tokenize=None,
                   respect_ignore: bool = True, follow_links: bool = False,
-                  quiet: bool = True, **options) -> dict:
+                  allow_empty: bool = False, quiet: bool = True, **options) -> dict:
     """``neardup index build --engine spark``: ``inputs`` read, shingled and signed as
     :func:`find_sources` does, and written by the executors as the segments of an index
     with ``writer`` (:class:`neardup.index.SegmentWriter`; see
@@ -588,7 +590,8 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     read = _read(spark, inputs, signer=signer, text_fields=text_fields, id_field=id_field,
                  fmt=fmt, delimiter=delimiter, include=include, exclude=exclude,
-                 encoding=encoding, respect_ignore=respect_ignore, follow_links=follow_links)
+                 encoding=encoding, respect_ignore=respect_ignore, follow_links=follow_links,
+                 allow_empty=allow_empty)
     report = read.report()  # the one pass: read, shingle, sign
     done = write_segments(read.signed, writer, config)
     read.release()
@@ -625,7 +628,8 @@ def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text"
                      id_field: str | None = None, fmt: str = "auto",
                      delimiter: str | None = None, include=(), exclude=(),
                      encoding: str = "utf-8", normalize=None, tokenize=None,
-                     max_documents: int = BRUTE_MAX_DOCUMENTS, **options) -> Evaluation:
+                     max_documents: int = BRUTE_MAX_DOCUMENTS, allow_empty: bool = False,
+                     **options) -> Evaluation:
     """``neardup evaluate --engine spark``: read ``inputs`` with Spark (as
     :func:`find_sources`), then :func:`evaluate`; ``read_report`` says how they were read."""
     _require_spark()
@@ -633,7 +637,8 @@ def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text"
     if spark is None:
         spark = _session()
     read = _read(spark, inputs, fmt=fmt, text_fields=text_fields, id_field=id_field,
-                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding)
+                 delimiter=delimiter, include=include, exclude=exclude, encoding=encoding,
+                 allow_empty=allow_empty)
     report = read.report()
     evaluation = evaluate(read.documents, order_col="doc", id_col="id", config=config,
                           normalize=normalize, tokenize=tokenize, max_documents=max_documents,

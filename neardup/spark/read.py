@@ -125,9 +125,14 @@ class _Read:
     # with a signer and ``min_shingles``: usable (at least min_shingles), shingles (theirs)
     # and chars (shingled by characters) over the documents, from the same job
     tally: dict | None = None
+    allow_empty: bool = False  # else a read that processed nothing is refused (report())
+    encoding: str = "utf-8"
 
     def report(self) -> dict:
-        """The ReadReport the local reader would give, from ``records`` (a few jobs)."""
+        """The ReadReport the local reader would give, from ``records`` (a few jobs); a
+        read that processed nothing while records failed is refused as the local
+        reader refuses it (:meth:`~neardup.sources.ReadReport.refuse_nothing_processed`),
+        unless ``allow_empty``."""
         if self.local_report is not None:
             return self.local_report
         from .. import sources
@@ -165,6 +170,11 @@ class _Read:
                 sources.name_the_fields(report, display, reasons,
                                          self._fields_of(source), first)
         report.check()
+        if not self.allow_empty:  # as the local reader refuses it, before anything is written
+            report.refuse_nothing_processed(
+                hint for hint in (sources.format_hint(sources.InputSource(
+                    given=path, fmt=fmt, name=path, encoding=self.encoding))
+                    for path, fmt in zip(self.paths, self.formats)) if hint)
         out = report.as_dict()
         out["inputs"] = self.inputs
         notes = list(self.notes)
@@ -200,7 +210,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           delimiter: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), encoding: str = "utf-8",
           max_problems: int = 100, respect_ignore: bool = True, follow_links: bool = False,
-          signer=None, min_shingles: int | None = None) -> _Read:
+          allow_empty: bool = False, signer=None, min_shingles: int | None = None) -> _Read:
     """The inputs read as records (one Spark pass over each file, numbered by one small
     job over the persisted records, which also counts the report's outcomes); with
     ``signer`` (:func:`neardup.spark.stages._sign_batches`'s body), each partition's
@@ -227,7 +237,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         documents, report = sources.read_documents(
             paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
             exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems,
-            respect_ignore=respect_ignore, follow_links=follow_links)
+            respect_ignore=respect_ignore, follow_links=follow_links, allow_empty=allow_empty)
         rows = list(zip(range(len(documents)), documents.ids, documents.texts))
         local_documents = documents
         local = report.as_dict()
@@ -245,7 +255,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     not_decodable = f"not {sources.encoding_label(encoding)}"
     codec = sources.text_codec(encoding)
     read = _Read(None, None, described, max_problems=max_problems, paths=paths,
-                 formats=formats)
+                 formats=formats, allow_empty=allow_empty, encoding=encoding)
     record_schema = (_RECORD_SCHEMA + _PART_SCHEMA
                      + ("" if signer is None else ", " + _SIGNED_COLUMNS))
     parts = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import subprocess
 import sys
 
@@ -67,3 +68,14 @@ def test_a_short_repr():
     result = neardup.find_texts([AD] * 2000, threshold=0.8)
     text = repr(result)
     assert len(text) < 200 and "1,999,000 pairs" in text
+
+
+@pytest.mark.parametrize("args", [["find", "-o", "-"], ["repeats"], ["dedup", "-o", "-"]])
+def test_a_closed_standard_output_is_said_so_by_every_command(lines, run_cli, tmp_path, args):
+    """N1: `find c.jsonl -o - >&-` raised AttributeError ('NoneType' object has no
+    attribute 'buffer'); like dedup, it is "standard output is closed", exit 1, before any
+    reading."""
+    run = run_cli(args[0], str(lines), *args[1:], "-q", preexec_fn=lambda: os.close(1))
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.startswith("neardup: failed: standard output is closed: ")
+    assert "AttributeError" not in run.stderr and "Traceback" not in run.stderr
