@@ -140,7 +140,7 @@ def worker(args) -> None:
         return
     from datasketch import MinHash, MinHashLSHBloom
 
-    from neardup.index.bloom import per_band_rate
+    from neardup.index.bloomfilter import per_band_rate
 
     warnings.simplefilter("ignore", RuntimeWarning)
     start = time.perf_counter()

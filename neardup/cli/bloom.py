@@ -44,14 +44,19 @@ def format_info(info: dict) -> str:
         f"document; no pairs, no Jaccard, no matched id",
         f"documents inserted {info['documents']:,}; {info['set_aside']:,} set aside (too few "
         f"shingles); filters in {len(generations)} generation(s) for {info['capacity']:,} "
-        f"documents (a new one, twice as large, opens when they are full)",
+        f"documents (a new one, twice as large, opens when "
+        + ("they are full)" if generations[-1]["takes_documents"] else
+           "documents are added: the last is of an earlier neardup)"),
     ]
     for g, gen in enumerate(generations):
+        closed = ("" if gen["takes_documents"] else
+                  "; written by an earlier neardup, it takes no new documents")
         lines.append(
             f"  generation {g}: {gen['documents']:,} of {gen['capacity']:,} documents, "
-            f"{info['bands'] + 1} filters x {gen['bits']:,} bits, {gen['hashes']} hashes, "
-            f"filled {gen['filled_fraction']:.4f}, false-positive rate {gen['fp_estimated']:.3g}"
-            f" (sized for {gen['fp']:.3g} when full)")
+            f"{info['bands'] + 1} filters x {gen['bits']:,} bits, {gen['hashes']} hashes "
+            f"({gen['probes']} probes{closed}), filled {gen['filled_fraction']:.4f}, "
+            f"false-positive rate {gen['fp_estimated']:.3g} (sized for {gen['fp']:.3g} "
+            f"when full)")
     per_inserted = info["bytes_per_inserted_document"]
     lines += [
         f"bytes {info['bytes']:,} on disk = {info['bytes_per_document']:,.2f} per document "
@@ -59,6 +64,7 @@ def format_info(info: dict) -> str:
         f"estimated false-positive rate per query {info['fp_estimated']:.3g} (from the bits "
         f"set; --fp {info['fp']:g}, kept however many documents are added)",
     ]
+    lines += [f"warning: {line}" for line in info["warnings"]]
     return "\n".join(lines + banding_lines(info))
 
 

@@ -34,10 +34,14 @@ On disk::
 
     IDX/manifest.json            format, "mode": "bloom", options, b × r, counts, and
                                  "bloom": fp, capacity, layout, one entry per generation
-                                 (capacity, bits, hashes, documents)
+                                 (capacity, bits, hashes, probes, documents)
     IDX/filters/f-000001/
         bands-G.npy  (b, m_G/64) uint64   generation G's filter per band
         exact-G.npy  (1, m_G/64) uint64   its exact-copy filter
+
+An index of layout 1 (an earlier neardup: "bloom" holds fp, capacity, bits and hashes;
+``bands.npy`` and ``exact.npy``) is read as one generation probed by double hashing, as
+it was written; its first add writes layout 2, that generation kept as it is.
 
 Writes are atomic as the segments' (:mod:`neardup.index.store`): a new version's files
 are written into ``f-NNNNNN.tmp-PID`` (space reserved first, fsynced), renamed, then the
@@ -55,6 +59,7 @@ import json
 import os
 import re
 import shutil
+import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -73,7 +78,9 @@ from ..sources import frames
 from ..sources.options import as_paths
 from . import CONFIG_OPTIONS, PREPARE_OPTIONS, SOURCE_OPTIONS, BandedIndex, store
 from .bloomfilter import (
+    DOUBLE_HASHING,
     GROWTH,
+    SPLITMIX,
     TIGHTENING,
     FilterPlan,
     Generation,
@@ -95,7 +102,8 @@ __all__ = ["DEFAULT_RATE", "BloomFindResult", "BloomIndex", "FilterPlan", "Gener
            "insert", "is_bloom", "merge", "merge_filters", "refuse_find", "set_keys"]
 
 MODE = "bloom"
-LAYOUT = 2  # filters in generations, independent probes (1: one filter, double hashing)
+LAYOUT = 2  # filters in generations, probes named per generation (1: one filter, double hashing)
+LAYOUT_1_FILES = ["bands.npy", "exact.npy"]
 DEFAULT_RATE = 1e-3  # per-query extra false-positive rate, however many are added
 REFUSED_ABOVE = 2.0  # a query refuses filters estimated past this many times their rate
 FILTERS = "filters"
@@ -254,6 +262,7 @@ class BloomIndex(BandedIndex):
         options = column_names(options, text, id)
         source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
         options.pop("threshold", None)
+        self.warn_past_rate()
         _, prep, config = _split_options(self.query_options(options))
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"index": self.path}, replaced=())
@@ -318,6 +327,28 @@ class BloomIndex(BandedIndex):
         exact = flagged & self.filters.exact_hits(exact_keys)
         return flagged, exact
 
+    def past_rate(self) -> list[str]:
+        """What to tell about generations of the earlier layout estimated past the rate
+        they were sized for (filled past their capacity): one line each."""
+        said = []
+        for g, gen in enumerate(self.filters.generations):
+            rate = gen.estimated_rate()
+            if gen.plan.probes == DOUBLE_HASHING and rate > gen.plan.rate:
+                said.append(
+                    f"generation {g} of the Bloom index {self.path}, written by an earlier "
+                    f"neardup (probed by double hashing), holds {gen.documents:,} documents "
+                    f"for a capacity of {gen.plan.capacity:,}: its bits alone flag about "
+                    f"{rate:.3g} of new documents with no near-duplicate, past the --fp "
+                    f"{gen.plan.rate:g} it was sized for, and it keeps that rate (new "
+                    f"documents go into new generations); the whole index flags about "
+                    f"{self.filters.estimated_rate():.3g}. Rebuild it from its inputs to "
+                    f"lower it")
+        return said
+
+    def warn_past_rate(self) -> None:
+        for line in self.past_rate():
+            warnings.warn(line, stacklevel=3)
+
     def check_rate(self, force: bool = False) -> float:
         """The estimated per-query rate; refused past :data:`REFUSED_ABOVE` × fp unless
         ``force`` (a query would remove that many unique documents)."""
@@ -354,10 +385,13 @@ class BloomIndex(BandedIndex):
             "version": self.manifest["version"], "documents": self.n,
             "set_aside": self.manifest["set_aside"], "capacity": filters.capacity,
             "fp": self.fp, "fp_estimated": filters.estimated_rate(),
+            "layout": self.manifest["bloom"]["layout"],
             "generations": [{**g.plan.as_dict(), "documents": g.documents,
                              "fp": g.plan.rate, "filled_fraction": round(float(f.mean()), 6),
-                             "fp_estimated": estimated_rate(f, g.plan.hashes)}
+                             "fp_estimated": estimated_rate(f, g.plan.hashes),
+                             "takes_documents": g.plan.takes_keys}
                             for g, f in zip(filters.generations, fills)],
+            "warnings": self.past_rate(),
             "filters": (self.bands + 1) * len(filters.generations),
             "bits": filters.total_bytes * 8,
             "bytes": sum(f["bytes"] for f in files),
@@ -408,6 +442,16 @@ def _merge_locked(indexes: list[BloomIndex], path) -> BloomIndex:
     first = indexes[0]
     same = ("options", "bands", "rows", "threshold")
     for other in indexes[1:]:
+        probes = [(g, a.plan.probes, b.plan.probes) for g, (a, b) in enumerate(
+            zip(first.filters.generations, other.filters.generations))
+            if a.plan.probes != b.plan.probes]
+        if probes:
+            g, a, b = probes[0]
+            raise ValueError(
+                f"Bloom indexes {first.path} and {other.path} probe generation {g} "
+                f"differently ({a} vs {b}; {DOUBLE_HASHING} is a filter written by an "
+                f"earlier neardup): their filters cannot be OR-ed. Only indexes with the "
+                f"same generations merge; query both, or rebuild one from its inputs")
         differ = [k for k in same if other.manifest[k] != first.manifest[k]]
         if _sizing(other) != _sizing(first):
             differ.append("bloom (the filters' sizing: --fp, --capacity, generations)")
@@ -499,6 +543,7 @@ def dedup_against(inputs, against, groups: OptionGroups, *, quiet: bool, force: 
     taken from it, as against a full index."""
     index = BloomIndex(against)
     index.check_rate(force=force)  # before anything is read
+    index.warn_past_rate()
     given = index.query_options(groups.given, force=force)
     groups = split_options(given, source=groups.source)
     new, documents = find_documents(inputs, groups, quiet=quiet,
@@ -531,22 +576,43 @@ def _read_manifest(path: Path) -> dict:
         raise ValueError(f"{path}: not a Bloom index of format version "
                          f"{store.FORMAT_VERSION}")
     sizing = manifest.get("bloom")
-    if isinstance(sizing, dict) and sizing.get("layout", 1) != LAYOUT:
-        raise ValueError(
-            f"{path} is a Bloom index of an earlier layout (one filter per band, probed by "
-            f"double hashing, which flagged far more than --fp in small filters and past "
-            f"capacity); this neardup reads layout {LAYOUT} only: rebuild it from its "
-            f"inputs with `neardup index build INPUTS --bloom --fp {sizing.get('fp')} "
-            f"-o NEW` (the same options)")
+    if isinstance(sizing, dict) and sizing.get("layout", 1) == 1:
+        manifest = _from_layout_1(path, manifest)
+        sizing = manifest["bloom"]
+    elif isinstance(sizing, dict) and sizing.get("layout") != LAYOUT:
+        raise ValueError(f"{path} is a Bloom index of layout {sizing.get('layout')!r}, "
+                         f"written by a later neardup; this one reads layouts 1 and "
+                         f"{LAYOUT}")
     generations = sizing.get("generations") if isinstance(sizing, dict) else None
     entry = manifest.get("filters")
     if not isinstance(generations, list) or not generations or not isinstance(entry, dict) \
             or not WRITTEN_NAME.fullmatch(str(entry.get("name"))) \
-            or [f.get("name") for f in entry.get("files", [])] != \
-            filter_files(len(generations)):
+            or [f.get("name") for f in entry.get("files", [])] not in \
+            (filter_files(len(generations)), LAYOUT_1_FILES if sizing["layout"] == 1 else None):
         raise corrupt(path / MANIFEST, "no filters entry listing each generation's "
                                        "bands-G.npy and exact-G.npy")
     return manifest
+
+
+def _from_layout_1(path: Path, manifest: dict) -> dict:
+    """A manifest of layout 1 (one filter per band and an exact-copy filter, sized for fp
+    at capacity, probed by double hashing, every document in it) as that of one closed
+    generation; its files keep their names until an add writes layout 2."""
+    s = manifest["bloom"]
+    entry = manifest.get("filters")
+    if not all(isinstance(s.get(k), int) and s.get(k) > 0 for k in ("capacity", "bits",
+                                                                     "hashes")) \
+            or s["bits"] % 64 or not isinstance(entry, dict) \
+            or not WRITTEN_NAME.fullmatch(str(entry.get("name"))) \
+            or [f.get("name") for f in entry.get("files", [])] != LAYOUT_1_FILES:
+        raise corrupt(path / MANIFEST, "a Bloom index of layout 1 without its sizing "
+                                       "(capacity, bits, hashes) or its filters entry "
+                                       "listing bands.npy and exact.npy")
+    generation = {"capacity": s["capacity"], "bits": s["bits"], "hashes": s["hashes"],
+                  "probes": DOUBLE_HASHING, "fp": s["fp"], "documents": manifest["documents"]}
+    return {**manifest, "bloom": {"fp": s["fp"], "capacity": s["capacity"], "layout": 1,
+                                  "growth": GROWTH, "tightening": TIGHTENING,
+                                  "generations": [generation]}}
 
 
 def _read_filters(path: Path, manifest: dict) -> Generations:
@@ -557,7 +623,7 @@ def _read_filters(path: Path, manifest: dict) -> Generations:
     generations = []
     for entry in s["generations"]:
         plan = FilterPlan(manifest["bands"], entry["capacity"], entry["fp"], entry["bits"],
-                          entry["hashes"])
+                          entry["hashes"], entry.get("probes", SPLITMIX))
         bands, exact = (_read_array(folder, next(files), (rows, plan.words))
                         for rows in (plan.bands, 1))
         generations.append(Generation(plan, bands, exact, entry["documents"]))
@@ -604,9 +670,9 @@ def _write_version(root: Path, manifest: dict, filters: Generations) -> None:
         manifest["filters"] = {"name": name, "files": [
             {"name": f, "bytes": (final / f).stat().st_size, "sha256": file_sha256(final / f)}
             for f in names]}
-        manifest["bloom"]["generations"] = [
+        manifest["bloom"].update(layout=LAYOUT, generations=[
             {**g.plan.as_dict(), "fp": g.plan.rate, "documents": g.documents}
-            for g in filters.generations]
+            for g in filters.generations])
         manifest["next_filters"] += 1
         write_manifest(root, manifest)
     except BaseException:

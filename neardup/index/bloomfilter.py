@@ -25,6 +25,12 @@ What is exact, what is estimated:
   small filters (m² pairs (h1, h2) only), and measured up to 30 times its formula there.
 - **The estimate.** :func:`estimated_rate` is 1 - ∏_gj (1 - fill_gj^k_g): exact for the
   filters as they are (the rate an absent key meets), whatever was inserted.
+- **A filter of the earlier layout** (one filter per band for the whole RATE, probed by
+  double hashing: (h1 + i·h2) mod m with h1 = mix64(key ⊕ salt_j), h2 = mix64(h1 ⊕ φ) | 1)
+  is read as generation 0 with those probes (:data:`DOUBLE_HASHING`), its rate estimated
+  from its bits as any filter's. It takes no new key: new documents open generations
+  with the independent probes, which share what its bits leave of RATE
+  (:meth:`Generations.budget_after_closed`), so the rate asked for holds from then on.
 
 Inserting is setting bits, so filters built apart with the same plans and OR-ed
 (:func:`merge_filters`) are the filters of one build over both.
@@ -43,6 +49,9 @@ from .._core.jit import njit
 MIN_BITS = 4096  # a filter's floor: below it fill^k is far from E[fill^k] (few bits)
 GROWTH = 2  # each new generation holds at least twice the last one's capacity
 TIGHTENING = 0.5  # at half its false-positive budget
+SPLITMIX = "splitmix64"  # independent probes: every generation written now
+DOUBLE_HASHING = "double-hashing"  # the earlier layout's probes: read, never written to
+PROBES = (SPLITMIX, DOUBLE_HASHING)
 
 
 def per_band_rate(rate: float, bands: int) -> float:
@@ -72,13 +81,25 @@ def check_capacity(capacity) -> None:
 class FilterPlan:
     """The size of one generation's filters: ``bits`` each (a multiple of 64, at least
     :data:`MIN_BITS`), ``hashes`` probes a key, for ``capacity`` documents at ``rate``
-    per query over ``bands`` filters."""
+    per query over ``bands`` filters; ``probes``: how a key's bits are found (one of
+    :data:`PROBES`; only :data:`SPLITMIX` filters take new keys)."""
 
     bands: int
     capacity: int
     rate: float
     bits: int
     hashes: int
+    probes: str = SPLITMIX
+
+    def __post_init__(self):
+        if self.probes not in PROBES:
+            raise ValueError(f"unknown Bloom probe scheme {self.probes!r} (known: "
+                             f"{', '.join(PROBES)})")
+
+    @property
+    def takes_keys(self) -> bool:
+        """Whether keys may be inserted (filters of the earlier layout are closed)."""
+        return self.probes == SPLITMIX
 
     @classmethod
     def for_rate(cls, rate: float, capacity: int, bands: int) -> FilterPlan:
@@ -112,7 +133,8 @@ class FilterPlan:
         return self.total_bytes / self.capacity
 
     def as_dict(self) -> dict:
-        return {"capacity": self.capacity, "bits": self.bits, "hashes": self.hashes}
+        return {"capacity": self.capacity, "bits": self.bits, "hashes": self.hashes,
+                "probes": self.probes}
 
 
 def band_rate(bits: int, hashes: int, keys: int) -> float:
@@ -206,20 +228,53 @@ def _hits(filters, keys, bits, hashes, generation, out):
                 out[d] += 1
 
 
+@njit(cache=True)
+def _hits_double(filters, keys, bits, hashes, generation, out):
+    """:func:`_hits` with the earlier layout's probes, (h1 + i·h2) mod m (one generation:
+    ``generation`` is not mixed in)."""
+    m = np.uint64(bits)
+    for j in range(keys.shape[1]):
+        salt = mix64(np.uint64(j + 1) * GOLDEN)
+        row = filters[j]
+        for d in range(keys.shape[0]):
+            h1 = mix64(keys[d, j] ^ salt)
+            h2 = mix64(h1 ^ GOLDEN) | np.uint64(1)
+            present = True
+            for i in range(hashes):
+                p = (h1 + np.uint64(i) * h2) % m
+                if not (row[p >> np.uint64(6)] >> (p & np.uint64(63))) & np.uint64(1):
+                    present = False
+                    break
+            if present:
+                out[d] += 1
+
+
+_HITS = {SPLITMIX: _hits, DOUBLE_HASHING: _hits_double}
+
+
 def insert(filters: np.ndarray, keys: np.ndarray, plan: FilterPlan,
            generation: int = 0) -> None:
     """Insert ``keys`` (n, k) into ``filters`` (k, words) of ``generation``, in place."""
+    if not plan.takes_keys:
+        raise ValueError(f"filters probed by {plan.probes} (a Bloom index of an earlier "
+                         f"layout) take no new keys: they go into a new generation")
     if len(keys):
         _insert(filters, np.ascontiguousarray(keys, dtype=np.uint64), plan.bits, plan.hashes,
                 generation)
+
+
+def add_hits(filters: np.ndarray, keys: np.ndarray, plan: FilterPlan, generation: int,
+             out: np.ndarray) -> None:
+    """Add to ``out`` (int32[n]) the filters of ``generation`` that hold each row's key,
+    probed as ``plan`` says (``keys`` contiguous uint64)."""
+    _HITS[plan.probes](filters, keys, plan.bits, plan.hashes, generation, out)
 
 
 def hits(filters: np.ndarray, keys: np.ndarray, plan: FilterPlan,
          generation: int = 0) -> np.ndarray:
     """int32[n]: how many of the filters hold each row's key (0: certainly absent)."""
     out = np.zeros(len(keys), dtype=np.int32)
-    _hits(filters, np.ascontiguousarray(keys, dtype=np.uint64), plan.bits, plan.hashes,
-          generation, out)
+    add_hits(filters, np.ascontiguousarray(keys, dtype=np.uint64), plan, generation, out)
     return out
 
 
@@ -239,6 +294,15 @@ class Generation:
     def empty(cls, plan: FilterPlan) -> Generation:
         return cls(plan, np.zeros((plan.bands, plan.words), dtype=np.uint64),
                    np.zeros((1, plan.words), dtype=np.uint64))
+
+    @property
+    def room(self) -> int:
+        """The documents it still takes (none for a filter of the earlier layout)."""
+        return self.plan.capacity - self.documents if self.plan.takes_keys else 0
+
+    def estimated_rate(self) -> float:
+        """Its per-query rate from its bits: 1 - ∏_j (1 - fill_j^k)."""
+        return estimated_rate(fill_fraction(self.bands), self.plan.hashes)
 
 
 class Generations:
@@ -278,7 +342,7 @@ class Generations:
         start, n = 0, len(band_keys)
         while start < n:
             last = self.generations[-1]
-            room = last.plan.capacity - last.documents
+            room = last.room
             if room <= 0:
                 self._open(n - start)
                 continue
@@ -292,15 +356,31 @@ class Generations:
     def _open(self, left: int) -> None:
         g = len(self.generations)
         capacity = max(GROWTH * self.generations[-1].plan.capacity, left)
+        closed = sum(not gen.plan.takes_keys for gen in self.generations)
+        rate = (generation_rate(self.rate, g) if not closed else
+                generation_rate(self.budget_after_closed(), g - closed))
         self.generations.append(Generation.empty(FilterPlan.for_rate(
-            generation_rate(self.rate, g), capacity, self.bands)))
+            rate, capacity, self.bands)))
+
+    def budget_after_closed(self) -> float:
+        """The share of RATE for the generations after those of the earlier layout (sized
+        for the whole RATE, closed): what their bits leave of it, RATE - r0 with r0 their
+        estimate (exact, and fixed: they take no key), kept between RATE r^3 (r:
+        :data:`TIGHTENING`; a filter at or past its rate leaves nothing, and nothing
+        cannot be sized) and RATE (1 - r), the share of the generations after the first
+        in an index written now. Those generations get it (1 - r) r^i, i = 0, 1, ..."""
+        closed = [g for g in self.generations if not g.plan.takes_keys]
+        left = self.rate - estimated_rate(
+            np.concatenate([fill_fraction(g.bands) for g in closed]),
+            np.concatenate([np.full(g.plan.bands, g.plan.hashes) for g in closed]))
+        return min(max(left, self.rate * TIGHTENING ** 3), self.rate * (1 - TIGHTENING))
 
     def hits(self, band_keys: np.ndarray) -> np.ndarray:
         """int32[n]: the band filters of all generations that hold each row's key."""
         out = np.zeros(len(band_keys), dtype=np.int32)
         keys = np.ascontiguousarray(band_keys, dtype=np.uint64)
         for g, gen in enumerate(self.generations):
-            _hits(gen.bands, keys, gen.plan.bits, gen.plan.hashes, g, out)
+            add_hits(gen.bands, keys, gen.plan, g, out)
         return out
 
     def exact_hits(self, exact_keys: np.ndarray) -> np.ndarray:
@@ -308,7 +388,7 @@ class Generations:
         out = np.zeros(len(exact_keys), dtype=np.int32)
         keys = np.ascontiguousarray(np.asarray(exact_keys)[:, None], dtype=np.uint64)
         for g, gen in enumerate(self.generations):
-            _hits(gen.exact, keys, gen.plan.bits, gen.plan.hashes, g, out)
+            add_hits(gen.exact, keys, gen.plan, g, out)
         return out > 0
 
     def fill(self) -> list[np.ndarray]:

@@ -12,13 +12,19 @@ Properties checked:
   build over both at the same capacity; the same input gives byte-identical files;
 - a write killed at any step leaves the previous version, and the next writer sweeps;
 - refusals name the option: --fp outside (0, 1), --capacity < 1, --fp without --bloom,
-  find --against a Bloom index, compact/remove on one, options that differ.
+  find --against a Bloom index, compact/remove on one, options that differ;
+- an index of layout 1 (written by an earlier neardup: one filter per band, double
+  hashing) still finds every document it holds, grows into generations with the new
+  probes, and meets the rate its info estimates; past its own rate it says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -445,17 +451,6 @@ def test_a_query_against_filters_far_past_their_rate_is_refused(tmp_path):
                          force=True) == []
 
 
-def test_an_index_of_the_earlier_layout_names_the_rebuild(tmp_path):
-    Index.build(corpus(15, n=50), tmp_path / "old", id="id", bloom=True, **WORDS)
-    manifest_path = tmp_path / "old" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    manifest["bloom"] = {"fp": 0.001, "capacity": 50, "bits": 4096, "hashes": 14}
-    manifest_path.write_text(json.dumps(manifest))
-    with pytest.raises(ValueError, match=r"earlier layout .* rebuild it from its inputs "
-                                         r"with `neardup index build INPUTS --bloom"):
-        BloomIndex(tmp_path / "old")
-
-
 def test_the_command_line_merges_bloom_indexes(tmp_path, capsys):
     records = corpus(16)
     sized = dict(id="id", bloom=True, capacity=1000, **WORDS)
@@ -478,3 +473,115 @@ def test_the_command_line_merges_bloom_indexes(tmp_path, capsys):
     assert main(["index", "merge", str(tmp_path / "a"), str(tmp_path / "full"), "-o",
                  str(tmp_path / "mixed")]) == 2
     assert "merges only with Bloom indexes" in capsys.readouterr().err
+
+
+# ---- indexes of layout 1, written by an earlier neardup ----
+
+DATA = Path(__file__).parent / "data"
+
+
+def legacy_corpus(n=300, first=0, words=30):
+    """Documents of 30 words picked by SHA-256 of (document, position): a pure function,
+    the input of the layout-1 indexes under data/."""
+    def word(i, j):
+        return f"w{int(hashlib.sha256(f'{i}-{j}'.encode()).hexdigest()[:8], 16) % 100_000}"
+    return [{"id": f"d{i}", "text": " ".join(word(i, j) for j in range(words))}
+            for i in range(first, first + n)]
+
+
+def legacy_index(tmp_path, name):
+    """data/NAME, built by neardup 0a9c221 (layout 1) from legacy_corpus() with
+    `index build legacy.jsonl --id-field id --shingle word -k 1 --bloom --fp 0.01
+    --capacity C -o NAME`: C = 400 (bloom-layout1), C = 60 (bloom-layout1-full)."""
+    shutil.copytree(DATA / name, tmp_path / name)
+    return tmp_path / name
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def test_an_index_of_layout_1_finds_its_documents_and_grows_with_new_probes(tmp_path,
+                                                                            capsys):
+    idx = legacy_index(tmp_path, "bloom-layout1")
+    held, added = legacy_corpus(), legacy_corpus(n=1000, first=300)
+    index = BloomIndex(idx)
+    info = index.info(verify=True)
+    assert info["layout"] == 1 and info["corrupt_files"] == [] and info["warnings"] == []
+    assert [(g["probes"], g["documents"], g["capacity"], g["takes_documents"])
+            for g in info["generations"]] == [("double-hashing", 300, 400, False)]
+    # its estimate from its fill, as 0a9c221's `index info` printed it
+    assert f"{info['fp_estimated']:.3g}" == "0.000962"
+    # read with its own probes: every document it holds is flagged
+    assert index.query(held, id="id").flagged.all()
+
+    # an add goes into a new generation with the new probes, at the rate left
+    common = ["--id-field", "id", "--shingle", "word", "-k", "1", "-q"]
+    assert main(["index", "add", str(idx), write_jsonl(tmp_path / "add.jsonl", added),
+                 *common]) == 0
+    assert "1 new generation(s) of filters opened" in capsys.readouterr().out
+    manifest = json.loads((idx / "manifest.json").read_text())
+    assert manifest["bloom"]["layout"] == 2
+    assert [(g["probes"], g["documents"]) for g in manifest["bloom"]["generations"]] == \
+        [("double-hashing", 300), ("splitmix64", 1000)]
+    assert [f["name"] for f in manifest["filters"]["files"]] == \
+        ["bands-0.npy", "exact-0.npy", "bands-1.npy", "exact-1.npy"]
+    index = BloomIndex(idx)
+    info = index.info(verify=True)
+    first, grown = info["generations"]
+    assert info["corrupt_files"] == [] and info["warnings"] == []
+    # generation 0's bits are untouched: the same filters, the same estimate
+    written = DATA / "bloom-layout1" / "filters" / "f-000001"
+    for name, array in (("bands", index.filters.generations[0].bands),
+                        ("exact", index.filters.generations[0].exact)):
+        assert np.array_equal(np.load(written / f"{name}.npy"), array)
+    assert f"{first['fp_estimated']:.3g}" == "0.000962"
+    # what generation 0 leaves of --fp 0.01 is more than the usual half: the usual half
+    assert grown["fp"] == pytest.approx(0.01 / 4) and grown["capacity"] == 1000
+    assert info["fp_estimated"] <= 0.01
+    # no false negatives, old documents or new
+    assert index.query(held + added, id="id").flagged.all()
+    # the false-flag rate of the grown index is what info estimates from its bits
+    rng = np.random.default_rng(17)
+    queries = 200_000
+    absent = rng.integers(0, 2**64, size=(queries, index.bands), dtype=np.uint64)
+    false = int((index.filters.hits(absent) > 0).sum())
+    estimate = info["fp_estimated"]
+    assert abs(false - queries * estimate) <= 5 * np.sqrt(queries * estimate) + 2
+    assert main(["index", "info", str(idx)]) == 0
+    assert "(double-hashing probes; written by an earlier neardup" in capsys.readouterr().out
+
+
+def test_an_index_of_layout_1_past_its_rate_says_so(tmp_path, capsys):
+    idx = legacy_index(tmp_path, "bloom-layout1-full")  # 300 documents for a capacity of 60
+    held, added = legacy_corpus(), legacy_corpus(n=200, first=300)
+    info = BloomIndex(idx).info()
+    assert info["fp_estimated"] > 0.9 and len(info["warnings"]) == 1
+    assert "holds 300 documents for a capacity of 60" in info["warnings"][0]
+    assert main(["index", "info", str(idx)]) == 0
+    assert "warning: generation 0 of the Bloom index" in capsys.readouterr().out
+    common = ["--id-field", "id", "--shingle", "word", "-k", "1", "-q"]
+    assert main(["index", "add", str(idx), write_jsonl(tmp_path / "add.jsonl", added),
+                 *common]) == 0
+    assert "past the --fp 0.01 it was sized for" in capsys.readouterr().err
+    info = BloomIndex(idx).info()
+    # nothing left of the rate: the new generation gets the floor, 0.01 / 8, halved
+    assert [g["probes"] for g in info["generations"]] == ["double-hashing", "splitmix64"]
+    assert info["generations"][1]["fp"] == pytest.approx(0.01 / 16)
+    # a query is refused past 2 x --fp, as against any index, and warned with --force
+    with pytest.raises(ValueError, match=r"times the --fp 0.01 .*--force"):
+        neardup.dedup(held, against=idx, id="id")
+    with pytest.warns(UserWarning, match="written by an earlier neardup"):
+        assert neardup.dedup(held + added, against=idx, id="id", force=True) == []
+
+
+def test_a_merge_with_an_index_of_layout_1_names_the_probes(tmp_path, capsys):
+    idx = legacy_index(tmp_path, "bloom-layout1")
+    Index.build(legacy_corpus(n=100, first=300), tmp_path / "new", id="id", bloom=True,
+                fp=0.01, capacity=400, **WORDS)
+    assert main(["index", "merge", str(idx), str(tmp_path / "new"), "-o",
+                 str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert "probe generation 0 differently (double-hashing vs splitmix64" in err
+    assert not (tmp_path / "m").exists()
