@@ -236,13 +236,16 @@ def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str]
                 if record in edits:
                     raw = edited_line(raw, record, edits[record], text_field, src.fmt,
                                       src.encoding)
-            elif not whole:  # copied a piece at a time: a record a bound skipped is long
-                out.write(raw)
+            content = bool(raw.strip())  # jsonl: a blank line is no record
+            if not whole and record not in removed and record not in edits:
+                out.write(raw)  # copied a piece at a time: a record a bound skipped is long
                 while (raw := f.readline(COPY_PIECE_BYTES)) and not raw.endswith(b"\n"):
                     out.write(raw)
+                    content = content or bool(raw.strip())
+                content = content or bool(raw.strip())
             if record not in removed:
                 out.write(raw)
-                if src.fmt == "lines" or not whole or raw.strip():  # jsonl: blank lines
-                    written += 1                                     # are no records
+                if src.fmt == "lines" or content:
+                    written += 1
             record += 1
     return written, int(src.damaged is not None)

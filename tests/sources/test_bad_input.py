@@ -413,3 +413,17 @@ def test_dedup_copy_quotes_a_carriage_return_inside_a_field(tmp_path, write, rea
     assert out.read_bytes() == f'id,text\n"0","a\r"\n1,{FOX}\n"3","b\rc"\n'.encode()
     copy, _ = read([out], id_field="id")
     assert copy.ids == ["0", "1", "3"] and copy.texts == ["a\r", FOX, "b\rc"]
+
+
+@pytest.mark.parametrize("tail", [b" ", b"\t \r"])
+def test_a_blank_last_line_without_newline_is_no_record_in_the_copy(tmp_path, tail):
+    """JSON Lines: a last line of spaces and no newline is copied but counted as no record
+    (it is none when read), however the copy reads it."""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"text": "a b c"}\n' + tail)
+    documents, report = read_documents([str(path)], fmt="jsonl")
+    assert report.records_seen == 1 == len(documents)
+    counts = write_deduplicated(documents, np.ones(1, dtype=bool), [str(path)],
+                                str(tmp_path / "out.jsonl"))
+    assert counts["written"] == report.records_seen
+    assert (tmp_path / "out.jsonl").read_bytes() == path.read_bytes()
