@@ -117,6 +117,7 @@ from .documents import (
     not_a_string,
     printable,
     text_codec,
+    text_not_strings,
 )
 from .jsonfile import JSONL_FIELDS_NAMED, _read_json, _write_json, name_the_fields
 from .lines import (
@@ -144,7 +145,7 @@ __all__ = [
     "edited_line",
     "encoding_label", "has_surrogates", "name_the_fields", "not_a_string", "printable",
     "resolve_format",
-    "text_codec", "unique_names",
+    "text_codec", "text_not_strings", "unique_names",
 ]
 
 FORMATS = ("auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines")

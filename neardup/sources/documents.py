@@ -264,6 +264,13 @@ def not_a_string(name: str, value) -> str | None:
     return f"field {name!r} holds {kind}, not a string (--unit edits strings only)"
 
 
+def text_not_strings(names: Sequence[str], values: Sequence) -> str | None:
+    """The skip reason of the first text field (``names``, their ``values``) that holds
+    no string (:func:`not_a_string`); None when they all do."""
+    return next((r for name, value in zip(names, values, strict=True)
+                 if (r := not_a_string(name, value)) is not None), None)
+
+
 def has_surrogates(text: str) -> bool:
     """Whether text holds a lone surrogate, which no UTF-8 output can hold.
 
