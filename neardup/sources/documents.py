@@ -117,6 +117,8 @@ class InputSource:
     stat: tuple[int, int] | None = None  # file: (size, mtime_ns) when read
     compression: str | None = None  # "gzip", "zstd", "bz2", "xz" (from the suffix) or None
     damaged: str | None = None  # a compressed file's stream broke: why (its last record)
+    record_bound: int | None = None  # csv/tsv: the longest row read; the copy copies a
+    # longer one (skipped) as it was, a piece at a time
 
     @property
     def display(self) -> str:
