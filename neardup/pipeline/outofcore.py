@@ -99,7 +99,7 @@ from .._core.columns import IdColumn
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
 from ..sinks.staging import sweep_dead_runs
-from ..sources import compression_of
+from ..sources import compression_of, resolve_format
 
 CHUNK_SHARE = 0.5  # of the limit above ``fixed``, for a chunk, when the records are not counted
 TEXT_SHARE = 0.75  # of a chunk's budget, for its text; the rest for its documents' rows
@@ -185,7 +185,8 @@ class InputSurvey:
     Parquet files), None when an input cannot be counted (a directory, standard input, a
     pipe); ``counted``: the documents of the inputs that could be. ``longest``: bytes of
     the longest line, with ``where`` saying which; ``bounded``: every input is a line
-    file, so no document is longer than that (in characters).
+    file (lines, JSON Lines) so no document is longer than that (in characters); a CSV/TSV
+    row is not bounded by its line (a quoted field spans lines).
     """
 
     records: int | None = None
@@ -202,7 +203,8 @@ def survey_inputs(paths: Sequence[str], fmt: str = "auto") -> InputSurvey:
     bounded = bool(paths)
     for path in paths:
         kind = _survey_kind(path, fmt)
-        bounded = bounded and kind == "lines"
+        bounded = bounded and kind == "lines" and resolve_format(path, fmt) not in ("csv",
+                                                                                  "tsv")
         if kind == "parquet":
             try:
                 import pyarrow.parquet as pq

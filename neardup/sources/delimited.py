@@ -36,6 +36,7 @@ from .documents import InputSource, _ReadContext, text_codec
 
 def _read_table(ctx: _ReadContext) -> Iterator[None]:
     src = ctx.src
+    src.record_bound = ctx.max_record_bytes  # the copy skips the same rows the same way
 
     def first_line(line: str) -> None:  # the copy ends its lines as the header does
         src.line_terminator = "\r\n" if line.endswith("\r\n") else "\n"
@@ -77,7 +78,8 @@ def _read_table_rows(ctx: _ReadContext, rows) -> Iterator[None]:
 
 
 def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
-              on_first_line: Callable[[str], None] | None = None
+              on_first_line: Callable[[str], None] | None = None,
+              copy_skipped: Callable[[str], None] | None = None
               ) -> Iterator[tuple[int, int, list | None, str, str]]:
     """(row number, first line number, fields or None, why None, the row's text if None)
     for the header and each row.
@@ -94,8 +96,14 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
     line, so the rows it would have swallowed are read as rows.
 
     ``bound``: a row longer than that many characters (its lines together) is not kept:
-    the rest of its line is consumed unread and the row comes back as None with the reason
-    :func:`~neardup.sources.bounded.too_large` gives, reading going on at the next line.
+    the rest of it is consumed a piece at a time (:class:`_RowSkip` follows its quoting
+    across lines, so a long quoted field that spans lines stays one record) and the row
+    comes back as None with the reason :func:`~neardup.sources.bounded.too_large` gives,
+    reading going on after it. Its quoting is the csv module's (a quote that closes a
+    field spanning lines with text after it ends the field there); a quote still open at
+    the end of the file fails the row, which then holds the rest of the file. With
+    ``copy_skipped``, each piece of such a row is handed to it as it is read (the copy
+    keeps the row's characters unchanged).
     ``on_first_line`` gets the file's first line (with its line end).
     """
     stream = io.TextIOWrapper(binary, encoding=codec, errors="surrogateescape", newline="")
@@ -104,6 +112,8 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
     consumed: list[str] = []  # the lines of the row being parsed
     at_end: list[bool] = [False]  # the row being parsed ran into the end of the file
     held = [0]  # characters of the lines in consumed
+    skipped: list[_RowSkip | None] = [None]  # the row too long, once consumed
+    cut_crlf = [False]  # that row's last piece ended with "\r": a "\n" may follow
 
     def lines() -> Iterator[str]:  # a new one after each resync, which fills pending
         keep = consumed.append
@@ -121,9 +131,20 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
             line = stream.readline(room + 1)
             if not line:
                 break
+            if cut_crlf[0]:  # the "\n" of a skipped row's last "\r\n", read apart
+                cut_crlf[0] = False
+                if line == "\n":
+                    if copy_skipped is not None:
+                        copy_skipped(line)
+                    continue
             if len(line) > room:
-                if not line.endswith(("\n", "\r")):
-                    _skip_text_line(stream)
+                skip = _RowSkip(delimiter, copy_skipped)
+                for piece in (*consumed, line):
+                    skip.feed(piece)
+                while not skip.ended and (piece := stream.readline(DISCARD_BYTES)):
+                    skip.feed(piece)
+                skipped[0] = skip
+                cut_crlf[0] = skip.after_cr
                 raise _RowTooLarge
             keep(line)
             held[0] += len(line)
@@ -145,8 +166,12 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
                 return
             except csv.Error as err:
                 row, error = None, f"malformed row: {err}"
-            except _RowTooLarge:  # its lines so far and the one too long: one record
-                row, error, oversized = None, too_large(bound), True
+            except _RowTooLarge:  # its lines, consumed to where its quoting ends it
+                skip, skipped[0] = skipped[0], None
+                row, error, oversized = None, too_large(bound), skip.lines - len(consumed)
+                if skip.in_quotes:  # the file ended inside a quoted field
+                    error = (f"quote opened on line {next_line + skip.opened} is never "
+                             f"closed (the rest of the file is this row, {error})")
                 reader = csv.reader(lines(), delimiter=delimiter)
             if row and (len(consumed) > 1 or at_end[0]):
                 quote = _runaway_quote(consumed, field_end, at_end[0])
@@ -167,7 +192,9 @@ def _csv_rows(binary, codec: str, delimiter: str, bound: int | None = None,
             next_line += len(consumed) + oversized
             if row is not None and not row:
                 continue
-            yield row_number, first_line, row, error, "" if row is not None else "".join(consumed)
+            # a row too long was handed to copy_skipped as it was read
+            raw = "" if row is not None or oversized else "".join(consumed)
+            yield row_number, first_line, row, error, raw
             row_number += 1
     finally:
         csv.field_size_limit(previous_limit)
@@ -178,10 +205,61 @@ class _RowTooLarge(Exception):
     """A row ran past the bound while its lines were read."""
 
 
-def _skip_text_line(stream) -> None:
-    """Consume a text stream's current line through its line end, keeping none of it."""
-    while (chunk := stream.readline(DISCARD_BYTES)) and not chunk.endswith(("\n", "\r")):
-        pass
+class _RowSkip:
+    """A CSV row consumed a piece at a time from its start, keeping none of it: where it
+    ends follows the csv module's quoting, so a line break inside a quoted field does not
+    end it. The pieces are lines or parts of one (a text stream's ``readline``), so a line
+    break outside quotes ends a piece; ``ended`` once one has ended the row.
+
+    The csv module's grammar for a field: it is quoted if it starts with '"'; inside,
+    '""' is a quote and a lone '"' closes it; text after the closing quote joins the
+    field; anywhere else a '"' is text. Scanning jumps from quote to quote (``str.find``)
+    and, outside quotes, from field end to field end: no step per character."""
+
+    _START, _UNQUOTED, _QUOTED, _QUOTE = range(4)  # at a field's start, in one, in quotes,
+    # just past a quote inside quotes (closing, or the first of '""')
+
+    def __init__(self, delimiter: str, copy: Callable[[str], None] | None = None):
+        self.field_end = re.compile(f"[{re.escape(delimiter)}\r\n]")
+        self.copy = copy
+        self.state = self._START
+        self.lines = 0  # physical lines consumed (the last one counted, ended or not)
+        self.opened = 0  # the 0-based line, from the row's first, of the open quote
+        self.ended = False
+        self.after_cr = False  # the last piece ended with "\r" (a "\n" may follow it)
+        self._line_open = False  # the last piece did not end its line
+
+    @property
+    def in_quotes(self) -> bool:
+        return self.state == self._QUOTED
+
+    def feed(self, piece: str) -> None:
+        if self.copy is not None:
+            self.copy(piece)
+        if not self._line_open and not (self.after_cr and piece == "\n"):
+            self.lines += 1  # ("\r" and "\n" of one line end come apart at a piece's end)
+        state, pos, end = self.state, 0, len(piece)
+        while pos < end:
+            if state == self._QUOTED:
+                pos = piece.find('"', pos) + 1
+                if pos == 0:
+                    break
+                state = self._QUOTE
+            elif state in (self._QUOTE, self._START) and piece[pos] == '"':
+                if state == self._START:
+                    self.opened = self.lines - 1
+                state, pos = self._QUOTED, pos + 1
+            else:  # an unquoted field or the text after a closing quote: to its end
+                match = self.field_end.search(piece, pos)
+                if match is None:
+                    state = self._UNQUOTED
+                    break
+                state, pos = self._START, match.end()
+        self.state = state
+        self.after_cr = piece.endswith("\r")
+        self._line_open = not piece.endswith(("\n", "\r"))
+        # a line break ends the piece, and the row when it was outside quotes
+        self.ended = not self._line_open and state == self._START
 
 
 def _runaway_quote(lines: list[str], field_end: re.Pattern,
@@ -265,8 +343,8 @@ def _write_table(src: InputSource, removed: set[int], out, edits: dict[int, str]
             with _open_binary(src) as f:  # opened twice: a decompressing stream cannot seek
                 if f.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8:
                     text_out.write("\ufeff")
-        with _open_binary(src) as f, contextlib.closing(_csv_rows(f, codec,
-                                                                 src.delimiter)) as rows:
+        with _open_binary(src) as f, contextlib.closing(_csv_rows(
+                f, codec, src.delimiter, src.record_bound, copy_skipped=text_out.write)) as rows:
             header = next(rows, None)
             if header is not None:
                 write_row(header[2])
@@ -277,7 +355,7 @@ def _write_table(src: InputSource, removed: set[int], out, edits: dict[int, str]
                 if record in edits and row is not None:
                     row = [*row[:column], edits[record], *row[column + 1:]]
                 if row is None:  # not parsed, so not rewritten: its lines, byte for byte
-                    text_out.write(text)
+                    text_out.write(text)  # ("" for a row too long: copied as it was read)
                 else:
                     write_row(row)
                 written += 1

@@ -143,6 +143,8 @@ class InputSource:
     stat: tuple[int, int] | None = None  # file: (size, mtime_ns) when read
     compression: str | None = None  # "gzip", "zstd", "bz2", "xz" (from the suffix) or None
     damaged: str | None = None  # a compressed file's stream broke: why (its last record)
+    record_bound: int | None = None  # csv/tsv: the longest row read; the copy copies a
+    # longer one (skipped) as it was, a piece at a time
 
     @property
     def display(self) -> str:
@@ -288,6 +290,13 @@ def not_a_string(name: str, value) -> str | None:
             if isinstance(value, (int, float)) else "a list" if isinstance(value, list)
             else "an object" if isinstance(value, dict) else f"a {type(value).__name__}")
     return f"field {name!r} holds {kind}, not a string (--unit edits strings only)"
+
+
+def text_not_strings(names: Sequence[str], values: Sequence) -> str | None:
+    """The skip reason of the first text field (``names``, their ``values``) that holds
+    no string (:func:`not_a_string`); None when they all do."""
+    return next((r for name, value in zip(names, values, strict=True)
+                 if (r := not_a_string(name, value)) is not None), None)
 
 
 def has_surrogates(text: str) -> bool:

@@ -32,9 +32,9 @@ from .documents import (
     _ReadContext,
     as_text,
     has_surrogates,
-    not_a_string,
     printable,
     text_codec,
+    text_not_strings,
 )
 
 JSONL_FIELDS_NAMED = 20  # a reason names at most this many of a record's fields
@@ -57,8 +57,7 @@ def _add_json_object(ctx: _ReadContext, obj: dict, record: int, default_id: str,
         report._fail(display, location, reason)
         return
     if ctx.text_strings:
-        wrong = next((r for name in ctx.text_fields
-                      if (r := not_a_string(name, obj[name])) is not None), None)
+        wrong = text_not_strings(ctx.text_fields, [obj[name] for name in ctx.text_fields])
         if wrong is not None:
             report._skip(display, location, wrong)
             return

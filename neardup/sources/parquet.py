@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from .documents import InputSource, _ReadContext, as_text, not_a_string
+from .documents import InputSource, _ReadContext, as_text, text_not_strings
 
 PARQUET_BATCH_ROWS = 8192
 
@@ -83,9 +83,8 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
             if any(v is None for v in values):
                 report._skip(display, location, "null text")
                 continue
-            if ctx.text_strings and (wrong := next(
-                    (r for name, v in zip(ctx.text_fields, values, strict=True)
-                     if (r := not_a_string(name, v)) is not None), None)) is not None:
+            if ctx.text_strings and (wrong := text_not_strings(ctx.text_fields,
+                                                               values)) is not None:
                 report._skip(display, location, wrong)
                 continue
             if ids is not None and doc_id is None:

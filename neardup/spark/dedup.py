@@ -164,7 +164,10 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
             .join(gone, "record", "left_anti"))
     if changed is not None:
         kept = kept.join(changed, "record", "left")
-        if fmt == "parquet":  # the text column's value replaced, every other as it was
+        # the text column's value replaced, every other as it was; a column of another
+        # type (numbers, lists) holds no text a units run reads, so nothing to replace
+        if fmt == "parquet" and frame.schema[text_field].dataType.typeName() in ("string",
+                                                                                 "binary"):
             kept = kept.withColumn(text_field, F.coalesce(F.col("edit"), kept[text_field]))
     order = TableOrder(("record",), key_bucket("record", total))
     rows = in_parts(kept, order, COPY_PART_ROWS).mapInArrow(write, _PART_ROW).collect()

@@ -210,13 +210,17 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           delimiter: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), encoding: str = "utf-8",
           max_problems: int = 100, respect_ignore: bool = True, follow_links: bool = False,
-          allow_empty: bool = False, signer=None, min_shingles: int | None = None) -> _Read:
+          allow_empty: bool = False, signer=None, min_shingles: int | None = None,
+          text_strings: bool = False) -> _Read:
     """The inputs read as records (one Spark pass over each file, numbered by one small
     job over the persisted records, which also counts the report's outcomes); with
     ``signer`` (:func:`neardup.spark.stages._sign_batches`'s body), each partition's
     processed records are also signed in the same pass and ``signed`` holds them without
     their texts; with ``min_shingles`` too, the same job counts ``tally`` (the documents
-    of at least ``min_shingles`` shingles, their shingles, those shingled by characters)."""
+    of at least ``min_shingles`` shingles, their shingles, those shingled by characters).
+    ``text_strings``: a text field (JSON, Parquet) holding a number, a boolean, a list or
+    an object is skipped with its reason, as the local reader's ``text_strings`` skips it
+    (a units run writes the text back into the field)."""
     from .. import sources
 
     _require_spark()
@@ -237,7 +241,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         documents, report = sources.read_documents(
             paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
             exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems,
-            respect_ignore=respect_ignore, follow_links=follow_links, allow_empty=allow_empty)
+            respect_ignore=respect_ignore, follow_links=follow_links, allow_empty=allow_empty,
+            text_strings=text_strings)
         rows = list(zip(range(len(documents)), documents.ids, documents.texts))
         local_documents = documents
         local = report.as_dict()
@@ -266,7 +271,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         if path_fmt == "jsonl":
             lines = spark.read.text(path, lineSep="\n").select(
                 F.col("value").cast("binary").alias("raw"))
-            body = _jsonl_records(index, encoding, not_decodable, text_fields, id_field, prefix)
+            body = _jsonl_records(index, encoding, not_decodable, text_fields, id_field, prefix,
+                                  text_strings)
             parts.append(_ranked(lines).mapInArrow(_numbering(body, signer), record_schema))
             continue
         if path_fmt == "parquet":
@@ -298,8 +304,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
             .alias("_id"),
             *([corrupt.alias("_corrupt")] if corrupt is not None else []))
         if path_fmt == "parquet":
-            body = _parquet_records(index, codec, not_decodable, len(text_fields), id_field,
-                                    prefix)
+            body = _parquet_records(index, codec, not_decodable, text_fields, id_field,
+                                    prefix, text_strings)
         else:
             body = _csv_records(index, sep, width, len(text_fields), id_field, prefix,
                                 encoding, not_decodable)
@@ -552,9 +558,17 @@ def _parsed_block(rows: _RecordRows, lines: list, records: list, text_fields: li
 
 
 def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: list[str],
-                   id_field: str | None, prefix: str):
-    """mapInArrow body: (raw line, record) → records, as the local JSONL reader sorts them."""
-    from ..sources import JSONL_FIELDS_NAMED, as_text, decode_line, printable
+                   id_field: str | None, prefix: str, text_strings: bool = False):
+    """mapInArrow body: (raw line, record) → records, as the local JSONL reader sorts them
+    (``text_strings``: a text field that holds no string is skipped, as :func:`_read` says;
+    Arrow's block parser reads string text fields only, so it never meets one)."""
+    from ..sources import (
+        JSONL_FIELDS_NAMED,
+        as_text,
+        decode_line,
+        printable,
+        text_not_strings,
+    )
 
     utf8 = codecs.lookup(encoding).name == "utf-8"
 
@@ -589,6 +603,11 @@ def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: 
                 if absent is not None:
                     rows.add(record, "failed", f"missing field {absent!r}", is_object=True,
                              fields=[printable(k) for k in list(obj)[:JSONL_FIELDS_NAMED + 1]])
+                    continue
+                wrong = text_not_strings(text_fields, [obj[name] for name in text_fields]
+                                         ) if text_strings else None
+                if wrong is not None:
+                    rows.add(record, "skipped", wrong, is_object=True)
                     continue
                 text = "\n".join(as_text(obj[name]) for name in text_fields)
                 doc_id = (as_text(obj[id_field]) if id_field is not None
@@ -630,10 +649,12 @@ def _csv_records(source: int, sep: str, width: int, n_text: int, id_field: str |
     return run
 
 
-def _parquet_records(source: int, codec: str, not_decodable: str, n_text: int,
-                     id_field: str | None, prefix: str):
-    """mapInArrow body: Parquet rows (_t0.., _id, record) → records, as the local reader."""
-    from ..sources import as_text, column_values
+def _parquet_records(source: int, codec: str, not_decodable: str, text_fields: list[str],
+                     id_field: str | None, prefix: str, text_strings: bool = False):
+    """mapInArrow body: Parquet rows (_t0.., _id, record) → records, as the local reader
+    (``text_strings``: a text column that holds no string is skipped, as :func:`_read`
+    says)."""
+    from ..sources import as_text, column_values, text_not_strings
 
     def to_text(value) -> str:
         return value.decode(codec) if isinstance(value, bytes) else as_text(value)
@@ -641,12 +662,16 @@ def _parquet_records(source: int, codec: str, not_decodable: str, n_text: int,
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             rows = _RecordRows(source)
-            texts = [column_values(batch.column(f"_t{k}")) for k in range(n_text)]
+            texts = [column_values(batch.column(f"_t{k}")) for k in range(len(text_fields))]
             ids = column_values(batch.column("_id"))
             for k, record in enumerate(batch.column("record").to_pylist()):
                 values = [column[k] for column in texts]
                 if any(v is None for v in values):
                     rows.add(record, "skipped", "null text")
+                    continue
+                wrong = text_not_strings(text_fields, values) if text_strings else None
+                if wrong is not None:
+                    rows.add(record, "skipped", wrong)
                     continue
                 if id_field is not None and ids[k] is None:
                     rows.add(record, "failed", f"null id in column {id_field!r}")

@@ -98,7 +98,7 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     if spark is None:
         spark = _session(quiet=quiet)
     started = time.perf_counter()
-    read = _read(spark, paths, **source_options)
+    read = _read(spark, paths, text_strings=True, **source_options)  # the text goes back
     report = read.report()
     seconds = {"read": round(time.perf_counter() - started, 4)}
     cached: list[DataFrame] = []

@@ -264,3 +264,31 @@ def test_no_warning_when_every_record_fits_or_the_inputs_are_not_counted():
     small = InputSurvey(records=10, counted=10, longest=1_000, where="line 1 of a.txt",
                         bounded=True)
     assert ChunkPlan.for_limit(parse_size("256M"), 128, 17, survey=small).skip_warning() is None
+
+
+def test_a_csv_cell_over_many_lines_past_the_bound_is_one_skipped_row(corpus, tmp_path):
+    """A quoted cell of 100,000 short lines (3 MB) among the rows, under a limit whose
+    bound it passes: one record skipped, at its row, and every other row read as a row
+    (the cell's lines are not rows); the pairs are those of the input without it."""
+    import csv
+
+    texts, ids = corpus
+    long_cell = "Nav bar, \"quoted\"\n" + "lorem ipsum, dolor \"sit\" amet\r\n" * 100_000
+    at = 500
+    rows = [[i, t] for i, t in zip(ids, texts)]
+    for path, body in ((tmp_path / "with.csv", rows[:at] + [["big", long_cell]] + rows[at:]),
+                       (tmp_path / "without.csv", rows)):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([["id", "text"], *body])
+    without = neardup.find(tmp_path / "without.csv", id_field="id", **SHINGLES)
+    result = neardup.find(tmp_path / "with.csv", id_field="id", memory_limit="150M",
+                          work_dir=tmp_path / "w", **SHINGLES)
+    bound = result.counts["chunks"]["max_record_bytes"]
+    assert bound < len(long_cell)
+    read = result.read_report
+    assert (read["records_seen"], read["processed"], read["skipped"], read["failed"]) == \
+        (len(rows) + 1, len(rows), {f"record larger than {bound:,} bytes": 1}, {})
+    assert [p["location"] for p in read["problems"]] == [f"row {at + 1} (line {at + 2})"]
+    assert result.ids == without.ids and without.counts["pairs"] > 50
+    for name in ("pair_i", "pair_j", "jaccard", "labels", "representative"):
+        assert np.array_equal(getattr(result, name), getattr(without, name)), name

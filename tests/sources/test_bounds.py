@@ -92,12 +92,72 @@ def test_a_csv_field_past_the_bound_skips_its_row_only(tmp_path, newlines):
             f.write(block.replace(b"x" * 64, b"x" * 63 + b"\n") if newlines else block)
         f.write(f'"\nb,"{SHORT[1]}"\n'.encode())
     ids, texts, report, peak = read_bounded([path], id_field="id")
-    assert texts[0] == SHORT[0] and ids[0] == "a"
-    assert report["skipped"] == {TOO_LARGE: 1}
-    assert report["problems"][0]["location"].startswith("row 2 (line 3)")
-    if not newlines:  # one line: the row after it is read as it is
-        assert ids == ["a", "b"] and texts == SHORT
+    # on one line or on 65,536: one record skipped, the row after it read as a row
+    assert ids == ["a", "b"] and texts == SHORT
+    assert (report["records_seen"], report["skipped"], report["failed"]) == \
+        (3, {TOO_LARGE: 1}, {})
+    assert [p["location"] for p in report["problems"]] == ["row 2 (line 3)"]
     assert peak < 8 * MiB
+
+
+def _csv_text(rows, lineterminator: str, quoting: int) -> list[str]:
+    """Each row's CSV text (the first the header)."""
+    import csv
+    import io
+
+    texts = []
+    for row in rows:
+        out = io.StringIO(newline="")
+        csv.writer(out, lineterminator=lineterminator, quoting=quoting).writerow(row)
+        texts.append(out.getvalue())
+    return texts
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_csv_row_past_the_bound_is_one_record_wherever_its_quotes_span_lines(tmp_path,
+                                                                               seed):
+    """Random rows with quoted fields over lines, quotes, delimiters, CR and CRLF: read
+    under a bound, a row longer than the bound (its lines together) is one skipped
+    record, named at its row and line, and every other row is read as it is without a
+    bound."""
+    import csv
+    import random
+
+    from neardup.sources import read_documents
+
+    rng = random.Random(seed)
+    ending = rng.choice(["\n", "\r\n"])
+    pieces = ["a", "b c", ",", '"', '""', "\n", "\r\n", " ", "xyz" * 5]
+    if ending == "\r\n":  # the csv module quotes a lone CR only under a CRLF ending
+        pieces.append("\r")
+
+    def field() -> str:
+        return "".join(rng.choice(pieces) for _ in range(rng.choice([0, 1, 3, 8, 30, 90])))
+
+    rows = [["id", "text", "n"]] + [[f"r{k}", field() + "t", field()]
+                                    for k in range(rng.randint(5, 40))]
+    row_texts = _csv_text(rows, ending, rng.choice([csv.QUOTE_MINIMAL, csv.QUOTE_ALL]))
+    path = tmp_path / "in.csv"
+    path.write_bytes("".join(row_texts).encode())
+    bound = rng.randint(20, 200)
+    starts = [1 + sum(len(t.splitlines()) for t in row_texts[:k]) for k in range(len(rows))]
+    long = {k for k in range(1, len(rows)) if len(row_texts[k]) > bound}  # header: row 0
+    whole, whole_report = read_documents([path], id_field="id")
+    chunks, report, _ = read_document_chunks([path], id_field="id", chunk_chars=MiB,
+                                             max_record_bytes=bound)
+    ids, records = [], []
+    for chunk in chunks:
+        ids += chunk.ids
+        records += chunk.record.tolist()
+    kept = [k for k, r in enumerate(whole.record.tolist()) if r + 1 not in long]
+    assert ids == [whole.ids[k] for k in kept] == [rows[r + 1][0] for r in records]
+    assert len(whole) == len(rows) - 1 and len(ids) == len(rows) - 1 - len(long)
+    report = report.as_dict()
+    assert report["records_seen"] == len(rows) - 1 and report["failed"] == {}
+    assert report["skipped"] == ({f"record larger than {bound:,} bytes": len(long)}
+                                 if long else {})
+    assert [p["location"] for p in report["problems"]] == [
+        f"row {k} (line {starts[k]})" for k in sorted(long)]
 
 
 def test_a_directory_file_past_the_bound_is_skipped_unread(tmp_path, write):

@@ -1,8 +1,9 @@
 """dedup --unit on Spark: the part files, read in order, are the local copy byte for byte,
 and the counts are the local engine's, for every unit Spark runs and both keep policies,
 on a planted corpus split into several partitions (boilerplate lines and paragraphs,
-repeated sentences, multi-byte UTF-8, CRLF, blank and failed lines, skipped records, a
-last line without a newline) and with hash collisions forced."""
+repeated sentences, multi-byte UTF-8, CRLF, blank and failed lines, skipped records, text
+fields that hold no string (skipped with their reason and copied unchanged), a last line
+without a newline) and with hash collisions forced."""
 
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ from tests.spark.settings import split_inputs  # noqa: E402
 BOILERPLATE = ["Accept cookies to continue.", "ACCEPT   cookies to continue.",
                "Impressum © 2024 Ünïcode GmbH.", "日本語のナビゲーション。",
                "Home | News | Contact"]
+# text fields that are no string: skipped with their reason, copied as they are (a
+# boilerplate line inside one is not a unit; a repeated number is not cut to "")
+NOT_STRINGS = {40: 12345678901234567890, 50: ["Accept cookies to continue.", "x"],
+               60: {"Accept cookies to continue.": 1}, 70: True, 80: 1.5,
+               90: 12345678901234567890}
 SENTENCES = ["The river rose.", "Nobody came!", "Was it late?", "Prices fell (again).",
              "Ça va très bien.", "Der Zug fährt ab."]
 
@@ -66,6 +72,8 @@ def _corpus(tmp_path, texts=None) -> os.PathLike:
                 f.write("{not json\n")  # failed, copied as it is
             if k == 30:
                 f.write(json.dumps({"id": "empty", "text": "  "}) + "\n")  # skipped
+            if k in NOT_STRINGS:
+                f.write(json.dumps({"id": f"v{k}", "text": NOT_STRINGS[k]}) + "\n")
         f.write(json.dumps({"id": "last", "text": "Accept cookies to continue.\nEnd."}))
     return path
 
@@ -86,6 +94,13 @@ def test_spark_copy_is_the_local_copy_byte_for_byte(spark, tmp_path, small_split
     path = _corpus(tmp_path)
     local = same_copy(path, tmp_path, unit=unit, keep=keep, min_chars=min_chars, id="id")
     assert local.counts["units_removed"] > 10 and local.counts["bytes_removed"] > 0
+    copied = joined(tmp_path / "spark").splitlines(keepends=True)
+    for k, value in NOT_STRINGS.items():  # each as it was, in its place
+        line = (json.dumps({"id": f"v{k}", "text": value}) + "\n").encode()
+        assert line in copied
+    assert local.read_report["skipped"] == {"empty text": 1} | {
+        f"field 'text' holds {kind}, not a string (--unit edits strings only)": n
+        for kind, n in (("a number", 3), ("a list", 1), ("an object", 1), ("a boolean", 1))}
     if min_chars > 1:
         assert local.counts["documents_dropped"] > 0
 
@@ -139,6 +154,27 @@ def test_parquet_rows_and_driver_read_inputs_as_local(spark, tmp_path, small_spl
                  "spark", "-o", str(tmp_path / "spark.jsonl")]) == 0  # the CLI: the same call
     assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     assert f"{local.counts['units_removed']:,} removed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("values", "kind"), [([7, 8, 7], "a number"),
+                                             ([["a b", "a b"], None, ["a b"]], "a list")])
+def test_a_parquet_text_column_that_holds_no_string_is_copied_unchanged(spark, tmp_path,
+                                                                        values, kind):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"id": ["a", "b", "c"], "text": values, "n": [1, 2, 3]})
+    pq.write_table(table, tmp_path / "in.parquet")
+    local = neardup.dedup(tmp_path / "in.parquet", tmp_path / "local.parquet", unit="line",
+                          id="id")
+    result = neardup.dedup(tmp_path / "in.parquet", tmp_path / "spark", unit="line", id="id",
+                           engine="spark")
+    assert pq.read_table(tmp_path / "local.parquet").equals(table)
+    assert pa.concat_tables(pq.read_table(p) for p in parts(tmp_path / "spark")).equals(table)
+    same_counts(result, local, tmp_path / "spark")
+    reason = f"field 'text' holds {kind}, not a string (--unit edits strings only)"
+    assert result.read_report["skipped"] == (
+        {reason: 3} if None not in values else {"null text": 1, reason: 2})
 
 
 def test_a_copy_with_several_text_fields_is_refused_by_name(spark, tmp_path):

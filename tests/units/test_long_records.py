@@ -101,3 +101,53 @@ def test_standard_input_past_what_the_limit_leaves_for_it_is_refused(tmp_path):
     assert run.returncode == 2
     assert f"holds more than {room:,} bytes" in run.stderr.decode()
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def csv_corpus(path, lines: int) -> list[bytes]:
+    """As :func:`corpus` in CSV: the long record a quoted cell over ``lines`` lines, with
+    quotes, delimiters and CRLF inside it; the rows written (the header first)."""
+    big = 'Nav bar, "quoted"\n' + 'lorem ipsum, "dolor" sit amet\r\n' * lines
+    rows = [b"id,text\n", b'a,"Nav bar\nsmall one"\n',
+            b'big,"' + big.replace('"', '""').encode() + b'"\n', b'c,"Nav bar\nsmall two"\n']
+    with open(path, "wb") as f:
+        f.writelines(rows)
+    return rows
+
+
+@pytest.mark.parametrize("unit", ["line", "span"])
+def test_a_csv_cell_over_many_lines_a_chunk_cannot_take_is_one_record_copied_unchanged(
+        tmp_path, unit):
+    rows = csv_corpus(tmp_path / "in.csv", 100_000)  # 3 MB over 100,001 lines
+    bound = chunking_for(parse_size(LIMIT), unit).record_bytes
+    assert len(rows[2]) > bound
+    result = neardup.dedup(tmp_path / "in.csv", tmp_path / "out.csv", unit=unit, id="id",
+                           memory_limit=LIMIT, work_dir=tmp_path / "w")
+    (tmp_path / "small.csv").write_bytes(rows[0] + rows[1] + rows[3])
+    neardup.dedup(tmp_path / "small.csv", tmp_path / "small.out.csv", unit=unit, id="id")
+    small = (tmp_path / "small.out.csv").read_bytes()
+    if unit == "line":
+        assert small.endswith(b"\nc,small two\n")  # its repeated line removed
+    at = small.rindex(b"\nc,") + 1
+    assert (tmp_path / "out.csv").read_bytes() == small[:at] + rows[2] + small[at:]
+    assert result.read_report["skipped"] == {too_large(bound): 1}
+    assert result.read_report["failed"] == {}
+    assert [p["location"] for p in result.read_report["problems"]] == ["row 2 (line 4)"]
+    c = result.counts
+    assert (c["records_seen"], c["documents_kept"], c["skipped"], c["dedup"]["written"]) == \
+        (3, 2, 1, 3)
+
+
+@pytest.mark.slow
+def test_a_long_csv_cell_over_many_lines_keeps_the_limit(tmp_path, anon_peak):
+    """33 MB in one quoted cell of a million lines: read on at the next line inside the
+    cell, its lines were 961,165 failed rows and the run passed the 384M limit; skipped
+    to where its quote closes, it is one record, copied unchanged, under the limit."""
+    rows = csv_corpus(tmp_path / "in.csv", 1_000_000)
+    command = [sys.executable, "-m", "neardup", "dedup", str(tmp_path / "in.csv"),
+               "--id-field", "id", "--unit", "line", "--memory-limit", LIMIT, "-q", "-o",
+               str(tmp_path / "out.csv"), "--work-dir", str(tmp_path / "w")]
+    code, peak, err = anon_peak(command, limit=parse_size(LIMIT), timeout=120)
+    assert code == 0, err
+    assert 0 < peak <= parse_size(LIMIT)
+    copy = (tmp_path / "out.csv").read_bytes()
+    assert copy.startswith(rows[0] + rows[1] + rows[2]) and copy.endswith(b"c,small two\n")
