@@ -148,14 +148,8 @@ __all__ = [
     "write_deduplicated", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
     "edited_line",
-<<<<<<< HEAD
     "encoding_label", "format_hint", "has_surrogates", "name_the_fields", "not_a_string",
-    "printable", "resolve_format", "text_codec", "unique_names",
-=======
-    "encoding_label", "has_surrogates", "name_the_fields", "not_a_string", "printable",
-    "resolve_format",
-    "text_codec", "text_not_strings", "unique_names",
->>>>>>> units2
+    "printable", "resolve_format", "text_codec", "text_not_strings", "unique_names",
 ]
 
 FORMATS = ("auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines")
