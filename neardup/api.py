@@ -36,6 +36,7 @@ STDOUT = "-"
 __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evaluate", "explain",
            "field_ranks", "find", "find_items", "repeats", "tune"]
 
+
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
@@ -155,8 +156,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         drawn = write_report(result, report,
                              texts=documents.texts if documents is not None else None,
                              repeats=_most_repeated_lines(documents, groups))
-        counting.add(result.counts,
-                       report={k: v for k, v in drawn.items() if k != "notes"})
+        counting.add(result.counts, report={k: v for k, v in drawn.items() if k != "notes"})
     return result
 
 

@@ -137,8 +137,8 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
                  .select("doc", F.coalesce(F.col("keep"), F.lit(True)).alias("representative")))
         edits = applied.where(F.col("keep")).select("doc", "text")
         counting.add(counts, dedup=write_copies(read, flags, out, edits=edits,
-                                                  text_field=text_fields[0],
-                                                  encoding=encoding))
+                                                text_field=text_fields[0],
+                                                encoding=encoding))
         seconds["write"] = round(time.perf_counter() - started, 4)
     finally:  # the run's caches go, whether it wrote or failed
         for frame in cached:
