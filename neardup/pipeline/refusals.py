@@ -52,7 +52,7 @@ class Refusal:
 
 _FILES = ("find", "dedup")  # whole documents, from files
 _TEXT = ("find", "dedup", "evaluate", "index build")  # every Spark run that shingles texts
-_LOCAL_S_CURVE = "the Spark engine computes no S-curve; use the local engine for it"
+_LOCAL_S_CURVE = "it computes no S-curve; use the local engine for it"
 _BLOOM = "a Bloom index is built on the local engine (a few tens of bytes a document)"
 _HELD = "holds every set in memory"
 
