@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from . import cluster, lsh, sinks
+from ._core import counts as counting
 from ._core.progress import StageTimer
-from .config import check_num_perm
+from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
-from .pipeline import outofcore
+from .pipeline import outofcore, refusals
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
@@ -33,9 +34,6 @@ ENGINES = ("local", "spark")
 STDOUT = "-"
 __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evaluate", "explain",
            "field_ranks", "find", "find_items", "repeats", "tune"]
-
-_SPARK_SPILLS = ("--memory-limit bounds the local engine; Spark spills by itself: drop "
-                 "--memory-limit with --engine spark")
 
 
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
@@ -112,17 +110,13 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         standard_output("the pairs")  # closed (`>&-`): said before any reading
     groups = split_options(column_names(options, text, id))
     in_memory = frames.is_in_memory(inputs)
+    _refuse(engine, "find", groups, memory_limit=memory_limit, in_memory=in_memory,
+            items=bool(groups.items), report=report, against=against,
+            representative_field=representative_field)
     refuse_touching_inputs([] if in_memory else as_paths(inputs),
                            {"--out": out, "--report": report, "--work-dir": work_dir})
     refuse_inside_replaced("--out", out, {"--report": report})
-    if in_memory and (engine == "spark" or memory_limit is not None):
-        raise ValueError("data already in memory runs on the local engine without "
-                         "memory_limit (for a Spark DataFrame: neardup.spark.find)")
     if engine == "spark":
-        if representative_field is not None or report is not None or memory_limit is not None:
-            raise ValueError("--representative-field, --report and --memory-limit are not "
-                             "supported by the Spark engine (write the result with --out, "
-                             "then neardup report; Spark spills by itself)")
         from . import spark
 
         probe, groups = _spark_against(against, groups, {"--out": out}, force)
@@ -131,9 +125,8 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
                                   against=probe, **_spark_keywords(groups))
     documents = None
     if against is not None:
-        if memory_limit is not None or report is not None or groups.items:
-            raise ValueError("--against runs in memory on documents: no --memory-limit, "
-                             "--report or item sets")
+        if report is not None or groups.items:
+            raise ValueError("--against runs on documents: no --report or item sets")
         refuse_touching_inputs([against], {"--out": out, "--report": report})
         from .index.against import find_against
 
@@ -141,11 +134,6 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
                               representative_field=representative_field)[1]
     elif memory_limit is not None:
         limit = outofcore.parse_size(memory_limit)
-        if groups.items:
-            raise ValueError("memory_limit applies to documents; item sets are read whole")
-        if report is not None:
-            raise ValueError("report needs every text in memory; with memory_limit write "
-                             "--out and run `neardup report` on it")
         from .pipeline.chunked import find_chunked
 
         result = find_chunked(inputs, groups, quiet=quiet,
@@ -169,7 +157,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
         drawn = write_report(result, report,
                              texts=documents.texts if documents is not None else None,
                              repeats=_most_repeated_lines(documents, groups))
-        result.counts["report"] = {k: v for k, v in drawn.items() if k != "notes"}
+        counting.add(result.counts, report={k: v for k, v in drawn.items() if k != "notes"})
     return result
 
 
@@ -243,25 +231,14 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
+    _refuse(engine, "dedup", groups, in_memory=frames.is_in_memory(inputs), out=out, add=add,
+            explain=explain, representative_field=representative_field)
     if explain is not None and against is None:
         raise ValueError("explain= (--explain) needs against= (an index): it names the "
                          "indexed or earlier new document each removed one matched")
     if engine == "spark":
-        if add:
-            raise ValueError("--add is not supported by the Spark engine: its kept "
-                             "documents' sets and signatures stay on the executors; run "
-                             "dedup --against IDX --engine spark, then `neardup index add "
-                             "IDX` on the copy (or --engine local for --add)")
-        if representative_field is not None:
-            raise ValueError("--representative-field is not supported by the Spark engine")
-        if explain is not None:
-            raise ValueError("--explain is not supported by the Spark engine (it names each "
-                             "removed record's match on the local engine): use --engine "
-                             "local for it")
-        if frames.is_in_memory(inputs) or out is None or out == STDOUT:
-            raise ValueError("dedup --engine spark copies files into out= (a folder of "
-                             "part files); data in memory and standard output are the "
-                             "local engine's")
+        if out is None:
+            raise ValueError("dedup of files needs out= (the path of the copy)")
         refuse_touching_inputs(as_paths(inputs), {"--out": out})
         from . import spark
 
@@ -291,7 +268,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     result, documents = find_documents(inputs, groups, quiet=quiet,
                                        representative_field=representative_field)
     written = write_deduplicated(documents, result.representative, as_paths(inputs), out)
-    result.counts["dedup"] = written
+    counting.add(result.counts, dedup=written)
     return result
 
 
@@ -337,6 +314,7 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
     if named:
         raise ValueError(f"--unit {units.unit} runs on files; "
                          f"{', '.join(named)} apply to whole-document dedup")
+    refusals.check(engine, "dedup --unit", {"out": out, "memory_limit": memory_limit})
     if frames.is_in_memory(inputs):
         raise ValueError("--unit removes units from files; data in memory is not "
                          "supported yet (write it as JSON Lines or Parquet first)")
@@ -349,11 +327,6 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
 
     check_unit_groups(groups, copy=True)
     if engine == "spark":
-        if out == STDOUT:
-            raise ValueError("dedup --engine spark copies files into out= (a folder of "
-                             "part files); standard output is the local engine's")
-        if memory_limit is not None:
-            raise ValueError(_SPARK_SPILLS)
         from .spark.units import check_spark_unit, dedup_units_sources
 
         check_spark_unit(units)
@@ -385,8 +358,7 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if engine == "spark" and memory_limit is not None:
-        raise ValueError(_SPARK_SPILLS)
+    refusals.check(engine, "repeats", {"memory_limit": memory_limit})
     units = UnitOptions(unit, min_tokens=min_tokens)
     if units.kind == "document":
         raise ValueError("repeats lists units inside documents: give unit= line, "
@@ -454,13 +426,9 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
     refuse_touching_inputs(as_paths(inputs), {"--plot": plot, "--json": json_path})
     options.pop("representative", None)
     groups = split_options(options)
+    _refuse(engine, "evaluate", groups, sweep=sweep, plot=plot, curve_from=curve_from,
+            compare_sketches=compare_sketches)
     if engine == "spark":
-        if sweep or plot is not None or curve_from is not None:
-            raise ValueError("--sweep, --plot and --curve-from are not supported by the Spark "
-                             "engine, which computes no S-curve; use the local engine for them")
-        if compare_sketches:
-            raise ValueError("--compare-sketches is not supported by the Spark engine, which "
-                             "runs one sketch a run; use the local engine for it")
         from . import spark
 
         result = spark.evaluate_sources(as_paths(inputs), **_spark_keywords(groups))
@@ -535,16 +503,10 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "local":
         return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
-    if options.get("bloom") or options.get("fp") is not None or \
-            options.get("capacity") is not None:
-        raise ValueError("a Bloom index (--bloom, --fp, --capacity) is built on the local "
-                         "engine: it is a few tens of bytes a document")
-    for key in ("bloom", "fp", "capacity"):
-        options.pop(key, None)
+    bloom = {key: options.pop(key, None) for key in ("bloom", "fp", "capacity")}
     groups = split_options(column_names(options, text, id))
-    if groups.items or frames.is_in_memory(inputs):
-        raise ValueError("index build --engine spark reads files (not item sets or data "
-                         "in memory); use the local engine")
+    _refuse(engine, "index build", groups, in_memory=frames.is_in_memory(inputs),
+            items=bool(groups.items), **bloom)
     refuse_touching_inputs(as_paths(inputs), {"--out": path})
     keywords = _spark_keywords(groups)
     from . import spark
@@ -560,6 +522,17 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     index = Index.build_by(path, groups.prepare, groups.config(), fill)
     index.build_report = {k: done[k] for k in ("documents", "set_aside", "read_report")}
     return index
+
+
+def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
+            **given) -> None:
+    """What ``engine`` (under ``memory_limit``) refuses of ``command``'s options, checked
+    in :data:`neardup.pipeline.refusals.REFUSALS` before any work: ``given`` are the entry
+    point's keywords, then the similarity options as given, their defaults and the text
+    options (the config is built later, once)."""
+    refusals.check(refusals.engine_of(engine, memory_limit), command,
+                   {**given, "memory_limit": memory_limit, **groups.similarity},
+                   FindConfig, groups.prepare)
 
 
 def _spark_against(against, groups: OptionGroups, outputs: dict, force: bool):
@@ -587,9 +560,6 @@ def _spark_keywords(groups: OptionGroups) -> dict:
     """The keywords of the Spark engine's entry points: the source group as given, the
     text group as a normalizer and a tokenizer, the similarity keywords."""
     prep = groups.prepare
-    if prep.code == "auto" or prep.generated != "keep":
-        raise ValueError("the Spark engine takes --code LANG (one language), not --code "
-                         "auto or --generated; use the local engine for those")
     tokenize = prep.code_tokenizer(prep.code) if prep.code is not None else None
     return {**groups.source.given(), "normalize": prep.normalize, "tokenize": tokenize,
             **groups.similarity}

@@ -39,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from ._core import columns, jit
+from ._core import counts as counting
 from ._core.jit import njit, prange
 from ._core.kernels import sized_kernel
 
@@ -150,8 +151,7 @@ class PairSet:
         sizes = g.sizes
         identical = int((sizes * (sizes - 1) // 2).sum())
         between = int((g.sizes_of(self.set_i) * g.sizes_of(self.set_j)).sum())
-        return {"pairs": identical + between, "identical_pairs": identical,
-                "near_duplicate_pairs": between, "set_pairs": int(self.set_i.size)}
+        return counting.pair_counts(identical, between, self.set_i.size)
 
     @property
     def total(self) -> int:

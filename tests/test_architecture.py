@@ -4,6 +4,7 @@ layers import only downwards, an underscore name stays in its module's package."
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -111,3 +112,108 @@ def _inside_function(tree: ast.AST, target: ast.AST) -> bool:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and target in ast.walk(node):
             return True
     return False
+
+
+# ---------------------------------------------------------------- a decision is written once
+
+COUNTS_MODULE = PACKAGE / "_core" / "counts.py"
+REFUSALS_MODULE = PACKAGE / "pipeline" / "refusals.py"
+# count keys that name nothing else in the package (tables, manifests and evaluation
+# metrics reuse "documents", "pairs", "candidates", ...): a dict with one is a counts dict
+GENERIC_KEYS = {"documents", "shingles", "candidates", "pairs", "identical_pairs", "set_pairs",
+                "clusters", "method", "index", "dedup", "report", "explain"}
+# the refusal an engine says, in the table's words or those it replaced
+REFUSAL = re.compile(r"not supported (by the Spark engine|with (a |the )?(--)?memory[_ -]limit)"
+                     r"|bounds the local engine; Spark spills", re.IGNORECASE)
+
+
+def _counts_made_outside(source: str, keys: set[str], all_keys: set[str]) -> list[str]:
+    """Where ``source`` builds a counts dict: a dict display or ``dict(...)`` with one of
+    ``keys``, or ``<...>counts[key] = / +=`` with any of ``all_keys``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            named = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "dict":
+            named = {k.arg for k in node.keywords}
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            named = set()
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+                    holder = target.value
+                    name = getattr(holder, "id", None) or getattr(holder, "attr", "")
+                    if name.endswith("counts") and target.slice.value in all_keys:
+                        named.add(target.slice.value)
+            if named:
+                found.append(f"{node.lineno}: {sorted(named)}")
+            continue
+        else:
+            continue
+        if named & keys:
+            found.append(f"{node.lineno}: {sorted(named & keys)}")
+    return found
+
+
+def _refusals_raised_outside(source: str) -> list[str]:
+    """The lines of ``source`` that raise an engine's refusal in their own words."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            words = " ".join(c.value for c in ast.walk(node.exc)
+                             if isinstance(c, ast.Constant) and isinstance(c.value, str))
+            if REFUSAL.search(words):
+                found.append(f"{node.lineno}: {words[:80]}")
+    return found
+
+
+def test_the_counts_are_made_in_one_module():
+    """Every count key is written in neardup/_core/counts.py only: an engine hands it what
+    it measured, so a second definition of a count (or of their order) cannot drift."""
+    from neardup._core.counts import COUNTS
+
+    keys = set(COUNTS) - GENERIC_KEYS
+    made = []
+    for path, _ in _modules():
+        if path != COUNTS_MODULE:
+            made += [f"{path.relative_to(ROOT)}:{where}" for where in
+                     _counts_made_outside(path.read_text(encoding="utf-8"), keys, set(COUNTS))]
+    assert made == []
+
+
+def test_engine_refusals_are_raised_from_one_table():
+    """An option an engine refuses is a row of neardup/pipeline/refusals.py, raised by its
+    ``check``; a refusal raised in its own words elsewhere is a second table."""
+    raised = []
+    for path, _ in _modules():
+        if path != REFUSALS_MODULE:
+            raised += [f"{path.relative_to(ROOT)}:{where}" for where in
+                       _refusals_raised_outside(path.read_text(encoding="utf-8"))]
+    assert raised == []
+
+
+def test_the_checks_catch_a_second_definition():
+    """The two checks above on the code this replaced: the counts the Spark engine built
+    itself, and the refusals it raised itself."""
+    from neardup._core.counts import COUNTS
+
+    spark_counts = '''
+def _counts(n, usable, n_copies, center, fallback):
+    return {"documents": n, "too_few_shingles": n - usable, "shingled": usable,
+            "distinct_sets": usable - n_copies, **center, **fallback}
+def _against(counts, with_index):
+    counts["pairs"] += with_index
+    counts.update({"removable": 0, "new_documents": 3})
+'''
+    assert set(_counts_made_outside(spark_counts, set(COUNTS) - GENERIC_KEYS, set(COUNTS))) == {
+        "3: ['distinct_sets', 'shingled', 'too_few_shingles']", "6: ['pairs']",
+        "7: ['new_documents', 'removable']"}
+    spark_refusal = '''
+if config.method == "exact":
+    raise ValueError("method='exact' is not supported by the Spark engine, which runs "
+                     "MinHash + LSH; use the local engine for the exact join")
+if config.sketch != "minhash":
+    raise ValueError(f"sketch {config.sketch!r} is not supported with memory_limit")
+'''
+    assert {w.split(":")[0] for w in _refusals_raised_outside(spark_refusal)} == {"3", "6"}

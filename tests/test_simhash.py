@@ -166,7 +166,7 @@ def test_the_options_are_checked_at_the_door():
     from neardup import spark
 
     spark._check_find_config(FindConfig(sketch="simhash"))  # the Spark engine runs it too
-    with pytest.raises(ValueError, match="measure='containment' is not supported by the Spark"):
+    with pytest.raises(ValueError, match="--measure containment is not supported by the Spark"):
         spark._check_find_config(FindConfig(measure="containment"))
 
 

@@ -8,6 +8,7 @@ import os
 from contextlib import nullcontext
 from pathlib import Path
 
+from .._core import counts as counting
 from ..options import OptionGroups, split_options
 from ..pipeline.run import find_documents
 from ..sinks import OUTPUT_FORMATS, write_table
@@ -80,12 +81,12 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
             kept = frames.keep_rows(inputs, frames.kept_row_mask(documents, result.kept_new,
                                                                  rows))
         else:
-            result.counts["dedup"] = write_deduplicated(documents, result.kept_new,
-                                                        as_paths(inputs), out)
+            counting.add(result.counts, dedup=write_deduplicated(
+                documents, result.kept_new, as_paths(inputs), out))
         if explain is not None:
             table = result.explain_table()
             write_table(table, explain, escape_formulas=True)  # as every CSV output
-            result.counts["explain"] = {"path": str(explain), "rows": table.num_rows}
+            counting.add(result.counts, explain={"path": str(explain), "rows": table.num_rows})
         if add:
             result.counts["index"]["added"] = (index.add_kept(new, result) if is_bloom
                                                else query.add_kept(index, new, result))

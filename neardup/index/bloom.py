@@ -66,6 +66,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import cluster, lsh
+from .._core import counts as counting
 from .._core.hashing import GOLDEN, mix64
 from .._core.jit import njit
 from .._core.machine import machine_memory
@@ -522,15 +523,12 @@ def dedup_result(index: BloomIndex, new: FindResult) -> BloomFindResult:
     matched, _ = cluster.anchored_cover(p.head, p.set_i[free], p.set_j[free],
                                         p.jaccard[free], new.n, rank)
     kept = (matched < 0) & ~flagged
-    counts = dict(new.counts)
-    counts["removable"] = int(new.n - kept.sum())
-    counts["new_documents"] = new.n
-    counts["index"] = {
-        "mode": MODE, "path": str(index.path), "documents": index.n,
-        "flagged": int(flagged.sum()), "flagged_exact": int(exact.sum()),
-        "removed_for_new": int((~kept & ~flagged).sum()),
-        "fp_estimated": index.filters.estimated_rate(), "fp": index.fp,
-    }
+    section = {"mode": MODE, "path": str(index.path), "documents": index.n,
+               "flagged": int(flagged.sum()), "flagged_exact": int(exact.sum()),
+               "removed_for_new": int((~kept & ~flagged).sum()),
+               "fp_estimated": index.filters.estimated_rate(), "fp": index.fp}
+    counts = counting.against_index(new.counts, removable=int(new.n - kept.sum()),
+                                    new_documents=new.n, index=section)
     values = {f.name: getattr(new, f.name) for f in fields(new) if f.init}
     values.update(representative=kept, counts=counts)
     return BloomFindResult(**values, flagged=flagged)

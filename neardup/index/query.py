@@ -44,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import cluster, lsh, verify
+from .._core import counts as counting
 from ..lsh import sorted_unique
 from ..minhash import Signatures
 from ..pairs import PairSet
@@ -200,29 +201,25 @@ def against(index, new: FindResult) -> IndexFindResult:
                                                       n_new, rank)
     representative = np.concatenate([matched < 0, np.ones(m, dtype=bool)])
 
-    counts = dict(new.counts)
-    counts.update(pair_set.counts())
     # a new document and an indexed one with equal sets are a pair of identical sets, as
     # a batch run (which groups them) counts it: identical, not a pair of distinct sets
     identical, identical_set_pairs = _identical_with_index(pair_set, doc_i, jaccard)
-    counts["identical_pairs"] += identical
-    counts["near_duplicate_pairs"] -= identical
-    counts["set_pairs"] -= identical_set_pairs
-    sizes = np.bincount(labels, minlength=n)
+    pairs = pair_set.counts()
     in_pairs = sorted_unique(doc_j[doc_j >= n_new])
-    counts.update({
-        "candidates": int(new.counts["candidates"] + old.size),
-        "clusters": int((sizes > 1).sum()),
-        "documents_in_clusters": int(sizes[sizes > 1].sum()),
-        "removable": int(n_new - representative[:n_new].sum()),
-        "new_documents": n_new,
-        "index": {"path": str(index.path), "documents": index.n,
-                  "segments": len(index.segments), "candidates": int(old.size),
-                  "documents_listed": int(m), "documents_in_pairs": int(in_pairs.size),
-                  "pairs_with_index": int(_pairs_with_index(pair_set, n_new)),
-                  "identical_pairs_with_index": identical,
-                  "new_in_clusters_with_index": int(with_index[labels[:n_new]].sum())},
-    })
+    counts = counting.against_index(
+        new.counts,
+        pairs=counting.pair_counts(pairs["identical_pairs"] + identical,
+                                     pairs["near_duplicate_pairs"] - identical,
+                                     pairs["set_pairs"] - identical_set_pairs),
+        candidates=new.counts["candidates"] + old.size,
+        **counting.cluster_counts(np.bincount(labels, minlength=n)),
+        removable=n_new - representative[:n_new].sum(), new_documents=n_new,
+        index=counting.index_section(
+            path=index.path, documents=index.n, segments=len(index.segments),
+            candidates=old.size, documents_listed=m, documents_in_pairs=in_pairs.size,
+            pairs_with_index=_pairs_with_index(pair_set, n_new),
+            identical_pairs_with_index=identical,
+            new_in_clusters_with_index=with_index[labels[:n_new]].sum()))
     old_ids = index.ids(listed).to_pylist()
     indexed = np.empty(m, dtype=object)
     indexed.fill("indexed")  # one str for all (np.full makes one a row)

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import allpairs, cluster, containment, lsh, minhash, planner, simhash, verify
 from .._core import columns, jit, kernels
+from .._core import counts as counting
 from .._core.progress import StageTimer
 from ..config import CONTAINMENT_METHODS, SKETCHES, FindConfig  # noqa: F401 (re-exported)
 from ..pairs import PairSet
@@ -141,26 +142,18 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
 
     method = config.method
     method_choice = {"method": method, "reason": "chosen by the user"}
-    if config.measure == "containment":
-        if spilled is not None:
-            raise ValueError("measure 'containment' holds every set in memory (its size "
-                             "classes and exact join); leave out the memory limit")
+    if config.measure == "containment":  # refused under a memory limit (pipeline.refusals)
         if method == "auto":
             method = "exact"
             method_choice = {"method": method, "reason": "measure containment: the exact "
                                                          "join (method 'lsh' to band by size "
                                                          "class)"}
-    if config.sketch == "simhash":
-        if spilled is not None:
-            raise ValueError("sketch 'simhash' is not supported with a memory limit")
+    if config.sketch == "simhash":  # refused under a memory limit, as method "exact"
         method_choice = {"method": "simhash",
                          "reason": "chosen by the user" if method == "lsh" else
                          "sketch simhash: its search, chosen by the user"}
         method = "simhash"
-    if spilled is not None and method != "lsh":
-        if method == "exact":
-            raise ValueError("method 'exact' holds every set in memory; use 'lsh' or "
-                             "'auto' with a memory limit")
+    if spilled is not None and method != "lsh":  # "auto"
         method = "lsh"
         method_choice = {"method": method, "reason": "memory limit: the exact join and the "
                                                      "planner hold every set in memory"}
@@ -274,29 +267,16 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     status[sizes < config.min_shingles] = "too few shingles"
     for reason, mask in (set_aside or {}).items():
         status[mask] = reason
-    cluster_sizes = np.bincount(labels, minlength=n)
-    counts = {
-        "documents": n,
-        "too_few_shingles": int(((sizes < config.min_shingles) & ~aside).sum()),
-        "shingled": int(usable.size),
-        "shingles": int(sizes[usable].sum()),
-        "distinct_sets": int(group_first.size),
-        "identical_copies": int(copies.size),
-        "candidates": int(ci.size),
-        **pair_set.counts(),
-        "clusters": int((cluster_sizes > 1).sum()),
-        "documents_in_clusters": int(cluster_sizes[cluster_sizes > 1].sum()),
-        "removable": int(n - representative.sum()),
-        **({"min_member_similarity": _min_member_similarity(sets, labels, representative,
-                                                            config.measure)}
-           if config.clusters == "center" else {}),
-        "buckets": bucket_stats.as_dict(),
-        **({"simhash": search_stats.as_dict()} if search_stats is not None else {}),
-        **({"containment_search": containment_search}
-           if containment_search is not None else {}),
-        "method": method,
-        "method_choice": method_choice,
-    }
+    lowest = (_min_member_similarity(sets, labels, representative, config.measure)
+              if config.clusters == "center" else counting.NOT_CENTER)
+    counts = counting.find_counts(
+        documents=n, set_aside=aside.sum(),
+        shingled=usable.size, shingles=sizes[usable].sum(), identical_copies=copies.size,
+        candidates=ci.size, pairs=pair_set.counts(),
+        **counting.cluster_counts(np.bincount(labels, minlength=n)),
+        removable=n - representative.sum(), min_member_similarity=lowest,
+        search=counting.search_counts(bucket_stats, search_stats, containment_search),
+        method=method, method_choice=method_choice)
     return FindResult(
         ids=ids if isinstance(ids, columns.IdColumn) else list(ids), config=config, plan=plan,
         shingle_counts=sizes, status=status, pair_set=pair_set, labels=labels,

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .._core import columns
+from .._core import counts as counting
 from .._core.heap import release_freed_memory
 from .._core.progress import StageTimer
 from ..options import OptionGroups
@@ -30,22 +31,10 @@ from .run import add_counts, representative_config
 def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
                  representative_field: str | None, limit: int, work_dir) -> FindResult:
     """:func:`~neardup.pipeline.run.find_documents` a chunk at a time under ``limit``
-    bytes; the same pairs, clusters and representatives."""
+    bytes; the same pairs, clusters and representatives. What a memory limit cannot run
+    (:mod:`neardup.pipeline.refusals`) was refused at the door."""
     config = representative_config(groups, representative_field)
-    if config.representative == "field" and representative_field != "id":
-        raise ValueError(f"with memory_limit the representative field can only be 'id', "
-                         f"got {representative_field!r}")
     prep, source_options = groups.prepare, groups.source.given()
-    if config.method == "exact":
-        raise ValueError("method 'exact' holds every set in memory; use 'lsh' or 'auto' "
-                         "with memory_limit")
-    if config.measure != "jaccard":
-        raise ValueError(f"measure {config.measure!r} holds every set in memory (its exact "
-                         f"join, and with method 'lsh' its size classes); leave out "
-                         f"memory_limit")
-    if config.sketch != "minhash":
-        raise ValueError(f"sketch {config.sketch!r} is not supported with memory_limit "
-                         f"(the spilled files hold MinHash signatures)")
     plan = config.band_plan()
     chunking = outofcore.ChunkPlan.for_run(limit, config, as_paths(inputs), source_options)
     if (skipping := chunking.skip_warning()) is not None:
@@ -104,7 +93,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
     if prep.generated == "flag":
         result.status[generated & (result.status == "ok")] = "ok (generated)"
     result.counts.update(counts)
-    result.counts["chunks"] = {**chunking.as_dict(), "chunks_read": chunks_read}
+    counting.add(result.counts, chunks={**chunking.as_dict(), "chunks_read": chunks_read})
     result.read_report = report.as_dict()
     result.read_report["inputs"] = [
         {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,

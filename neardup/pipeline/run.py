@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._core import counts as counting
 from .._core.heap import release_freed_memory
 from .._core.prefetch import prefetched
 from .._core.progress import StageTimer
@@ -192,7 +193,7 @@ def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: Sta
     timer.compile_seconds += chunk_timer.compile_seconds
     release_freed_memory()  # the texts' and shingling's heap, before the next stages
     if "languages" in counts:  # in route order, as one call over every text has them
-        counts["languages"] = dict(sorted(counts["languages"].items()))
+        counting.add(counts, languages=dict(sorted(counts["languages"].items())))
     documents = Documents(
         ids=ids, texts=texts if keep_texts else None,
         source=np.concatenate(source) if source else np.empty(0, dtype=np.int32),

@@ -19,8 +19,9 @@ the group sizes, not from the listing.
 
 This package's entry module holds the entry points and what they report: :func:`find`,
 :func:`evaluate`, :func:`find_sources`, :func:`dedup_sources` and
-:func:`evaluate_sources` (read, find, write), the options the Spark engine refuses, and
-the counts. The rest:
+:func:`evaluate_sources` (read, find, write), and the measures the counts are made of
+(:mod:`neardup._core.counts` makes them; what the engine refuses is
+:mod:`neardup.pipeline.refusals`'s table). The rest:
 
 ==============  ==========================================================
 module          holds
@@ -63,9 +64,11 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from .. import lsh, simhash
+from .._core import counts as counting
 from ..config import FindConfig
 from ..evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
 from ..pairs import PAIR_SCHEMA
+from ..pipeline import refusals
 from ..sinks import resolve_layout
 from ..text import prepare
 from .components import center_clusters, connected_components
@@ -377,23 +380,15 @@ def _run_config(df, text_col: str, order_col: str | None, config: FindConfig | N
 
 
 def _check_find_config(config: FindConfig) -> None:
-    if config.representative == "field":
-        raise ValueError("representative='field' is not supported by the Spark engine; "
-                         "use first, longest or shortest")
-    if config.method == "exact":
-        raise ValueError("method='exact' is not supported by the Spark engine, which runs "
-                         "MinHash + LSH; use the local engine for the exact join")
+    """What Spark refuses of a find's config (:mod:`neardup.pipeline.refusals`)."""
+    refusals.check(refusals.SPARK, "find", {}, config, partial=True)
     if config.method == "auto":  # runs LSH ("lsh" warned when the config was made)
         config.warn_if_bands_fall_short()
-    _check_sketch_and_measure(config)
 
 
 def _check_sketch_and_measure(config: FindConfig) -> None:
-    """Spark runs MinHash + LSH or the SimHash search, on Jaccard only (find and evaluate)."""
-    if config.measure != "jaccard":
-        raise ValueError(f"measure={config.measure!r} is not supported by the Spark engine, "
-                         f"which runs MinHash + LSH or SimHash; use the local engine (the "
-                         f"exact join)")
+    """What Spark refuses of an evaluation's config (:mod:`neardup.pipeline.refusals`)."""
+    refusals.check(refusals.SPARK, "evaluate", {}, config, partial=True)
 
 
 # ---------------------------------------------------------------- counts
@@ -403,24 +398,25 @@ def _search_stats(entries: DataFrame, config: FindConfig) -> dict:
     """The counts of the candidate search: LSH's bucket stats, or with SimHash the local
     search's (:class:`~neardup.simhash.SearchStats`) and LSH's left at zero, as locally."""
     if config.sketch != "simhash":
-        return {"buckets": _bucket_stats(entries, config)}
+        return counting.search_counts(_bucket_stats(entries, config))
     k = config.hamming_distance()
     row = (entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
            .agg(F.coalesce(F.sum(F.col("m") * (F.col("m") - 1)), F.lit(0)).alias("twice"),
                 F.coalesce(F.max("m"), F.lit(0)).alias("largest")).first())
     stats = simhash.SearchStats(k, k + 1, int(row["twice"]) // 2, int(row["largest"]))
-    return {"buckets": lsh.CandidateStats().as_dict(), "simhash": stats.as_dict()}
+    return counting.search_counts(lsh.CandidateStats(), stats)
 
 
-def _bucket_stats(entries: DataFrame, config: FindConfig) -> dict:
+def _bucket_stats(entries: DataFrame, config: FindConfig) -> lsh.CandidateStats:
     """LSH's bucket counts from the rows of bucket stats each partition left (whole buckets
     in each partition: the sums and the largest are the local engine's)."""
     stats = entries.where(F.col("doc_a").isNull())
     row = stats.agg(F.coalesce(F.max("largest"), F.lit(0)).alias("largest"),
                     F.coalesce(F.sum("over"), F.lit(0)).alias("over"),
                     F.coalesce(F.sum("avoided"), F.lit(0)).alias("avoided")).first()
-    return {"buckets_over_limit": int(row["over"]), "largest_bucket": int(row["largest"]),
-            "pairs_avoided": int(row["avoided"])}
+    return lsh.CandidateStats(buckets_over_limit=int(row["over"]),
+                              largest_bucket=int(row["largest"]),
+                              pairs_avoided=int(row["avoided"]))
 
 
 def _at_once(*queries):
@@ -444,7 +440,7 @@ def _counts(signed, copies, candidates, pair_counts, clustered, config, search,
     shingles and chars when the reader counted them (else a query of ``signed``). The
     queries run at once."""
     center_run = config.clusters == "center"
-    doc_row, n_copies, n_candidates, cluster_row, lowest, pairs = _at_once(
+    doc_row, n_copies, n_candidates, cluster_row, lowest_row, pairs = _at_once(
         (lambda: documents) if documents is not None else lambda: signed.agg(
             F.count("*").alias("n"),
             F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
@@ -458,45 +454,34 @@ def _counts(signed, copies, candidates, pair_counts, clustered, config, search,
         # with clusters "center": the lowest similarity of a removed doc to its kept
         (lambda: clustered.agg(F.min("similarity")).first()[0]) if center_run else (lambda: None),
         pair_counts)
-    n, usable = int(doc_row["n"]), int(doc_row["usable"] or 0)
     in_clusters = int(cluster_row["in_clusters"])
     clusters = int(cluster_row["clusters"] or 0)
-    center = {}
+    method, method_choice = _method(config)
+    lowest = counting.NOT_CENTER
     if center_run:
-        center = {"min_member_similarity": None if lowest is None else round(lowest, 6)}
-    fallback = {}
+        lowest = None if lowest_row is None else round(lowest_row, 6)
+    counts = counting.find_counts(
+        documents=doc_row["n"], shingled=doc_row["usable"] or 0,
+        shingles=doc_row["shingles"] or 0, identical_copies=n_copies,
+        candidates=n_candidates, pairs=pairs, clusters=clusters,
+        documents_in_clusters=in_clusters, removable=in_clusters - clusters,
+        min_member_similarity=lowest, search=search, method=method,
+        method_choice=method_choice)
     if char_fallback and config.shingle_kind == "word":
-        fallback = {"char_fallback": int(doc_row["chars"] or 0)}
-        prepare.warn_char_fallback(fallback["char_fallback"])
-    return {
-        "documents": n,
-        "too_few_shingles": n - usable,
-        "shingled": usable,
-        "shingles": int(doc_row["shingles"] or 0),
-        "distinct_sets": usable - n_copies,  # the heads: every usable set but its copies
-        "identical_copies": n_copies,
-        "candidates": n_candidates,
-        **pairs,
-        "clusters": clusters,
-        "documents_in_clusters": in_clusters,
-        "removable": in_clusters - clusters,
-        **center,
-        **search,
-        **_method_counts(config),
-        **fallback,
-    }
+        fallback = int(doc_row["chars"] or 0)
+        prepare.warn_char_fallback(fallback)
+        counts.update(counting.shingling_counts(char_fallback=fallback))
+    return counts
 
 
-def _method_counts(config: FindConfig) -> dict:
-    """method and method_choice as the local engine reports them (Spark never plans)."""
+def _method(config: FindConfig) -> tuple[str, dict]:
+    """(method, method_choice) as the local engine reports them (Spark never plans)."""
     if config.sketch == "simhash":
-        return {"method": "simhash",
-                "method_choice": {"method": "simhash", "reason": "chosen by the user"
-                                  if config.method == "lsh" else
-                                  "sketch simhash: its search, chosen by the user"}}
-    return {"method": "lsh",
-            "method_choice": {"method": "lsh", "reason": "chosen by the user"
-                              if config.method == "lsh" else "the Spark engine runs MinHash + LSH"}}
+        return "simhash", {"method": "simhash", "reason": "chosen by the user"
+                           if config.method == "lsh" else
+                           "sketch simhash: its search, chosen by the user"}
+    return "lsh", {"method": "lsh", "reason": "chosen by the user" if config.method == "lsh"
+                   else "the Spark engine runs MinHash + LSH"}
 
 
 # ---------------------------------------------------------------- from inputs
@@ -564,7 +549,7 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
     documents = result.documents
     if against is not None:  # the new documents' rows only: the copy is of them
         documents = documents.where(F.col("doc") < result.new_documents)
-    result.counts["dedup"] = write_copies(read, documents, out)
+    counting.add(result.counts, dedup=write_copies(read, documents, out))
     result.seconds["write"] = round(time.perf_counter() - started, 4)
     read.release()
     return result
@@ -602,8 +587,9 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
            source_options: dict, against=None):
     """(result, read) of ``inputs``: read, shingled and signed in one pass, then found
     (and paired with the index ``against`` probes, if given)."""
-    config = FindConfig.from_options(**options)  # checked before any reading
-    _check_find_config(config)
+    config = FindConfig.from_options(**options)  # refused options: by neardup.api's door
+    if config.method == "auto":  # runs LSH ("lsh" warned when the config was made)
+        config.warn_if_bands_fall_short()
     if spark is None:
         spark = _session(quiet=quiet)
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)

@@ -45,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import cluster, verify
+from .._core import counts as counting
 from ..lsh import sorted_unique
 from ..minhash import Signatures
 from ..pairs import PAIR_SCHEMA
@@ -309,23 +310,21 @@ def _counts(before: dict, n_new: int, probe, found: DataFrame, listed: DataFrame
                             F.count("*").alias("documents"),
                             F.sum(F.when((F.col("doc") < n_new) & F.col("with_index"), 1)
                                   .otherwise(0)).alias("new_with_index")).first()
-    counts = dict(before)
-    counts["pairs"] += with_index
-    counts["identical_pairs"] += identical
-    counts["near_duplicate_pairs"] += with_index - identical
-    counts["set_pairs"] += int(row["set_pairs"]) - int(row["identical_sets"] or 0)
     n_found = found.count()
-    counts.update({
-        "candidates": int(before["candidates"] + n_found),
-        "clusters": int(clusters["clusters"]),
-        "documents_in_clusters": int(clusters["documents"]),
-        "removable": new_documents.where(~F.col("representative")).count(),
-        "new_documents": n_new,
-        "index": {"path": probe.path, "documents": probe.documents,
-                  "segments": len(probe.manifest["segments"]), "candidates": n_found,
-                  "documents_listed": listed.count(),
-                  "documents_in_pairs": int(row["in_pairs"]),
-                  "pairs_with_index": with_index, "identical_pairs_with_index": identical,
-                  "new_in_clusters_with_index": int(clusters["new_with_index"] or 0)},
-    })
+    identical_sets = int(row["identical_sets"] or 0)
+    index = counting.index_section(
+        path=probe.path, documents=probe.documents, segments=len(probe.manifest["segments"]),
+        candidates=n_found, documents_listed=listed.count(), documents_in_pairs=row["in_pairs"],
+        pairs_with_index=with_index, identical_pairs_with_index=identical,
+        new_in_clusters_with_index=clusters["new_with_index"] or 0)
+    counts = counting.against_index(
+        before,
+        pairs=counting.pair_counts(
+            before["identical_pairs"] + identical,
+            before["near_duplicate_pairs"] + with_index - identical,
+            before["set_pairs"] + int(row["set_pairs"]) - identical_sets),
+        candidates=before["candidates"] + n_found, clusters=clusters["clusters"],
+        documents_in_clusters=clusters["documents"],
+        removable=new_documents.where(~F.col("representative")).count(),
+        new_documents=n_new, index=index)
     return counts

@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import lsh, simhash, verify
+from .._core import counts as counting
 from .._core.hashing import GOLDEN, mix64
 from ..config import FindConfig
 from ..minhash import Signatures, minhash
@@ -535,8 +536,7 @@ def _pair_counts(group_sizes: DataFrame, set_pairs: DataFrame) -> dict:
                 F.sum(F.coalesce("size_a", F.lit(1)) * F.coalesce("size_b", F.lit(1)))
                 .alias("between"))).first()
     identical, between = int(twice_identical) // 2, int(row["between"] or 0)
-    return {"pairs": identical + between, "identical_pairs": identical,
-            "near_duplicate_pairs": between, "set_pairs": int(row["set_pairs"])}
+    return counting.pair_counts(identical, between, row["set_pairs"])
 
 
 def _numbered(df: DataFrame, text_col: str, id_col: str | None,

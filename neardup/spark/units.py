@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
+from .._core import counts as counting
 from ..units import RemovalRanges, UnitAnalysis, UnitOptions, characters_left, remaining_texts
 from ..units import split as unit_split
 from ..units.run import UnitResult, run_counts
@@ -135,8 +136,9 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
                  .join(applied.select("doc", "keep"), "doc", "left")
                  .select("doc", F.coalesce(F.col("keep"), F.lit(True)).alias("representative")))
         edits = applied.where(F.col("keep")).select("doc", "text")
-        counts["dedup"] = write_copies(read, flags, out, edits=edits, text_field=text_fields[0],
-                                       encoding=encoding)
+        counting.add(counts, dedup=write_copies(read, flags, out, edits=edits,
+                                                text_field=text_fields[0],
+                                                encoding=encoding))
         seconds["write"] = round(time.perf_counter() - started, 4)
     finally:  # the run's caches go, whether it wrote or failed
         for frame in cached:

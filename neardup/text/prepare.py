@@ -32,6 +32,7 @@ from .cleaning import PRESETS, UNSPACED_THRESHOLD, Cleaner, make_cleaner, unspac
 
 if TYPE_CHECKING:
     from ..code import CodeTokenizer
+from .._core import counts as counting
 from ..shingling import ShingleOptions, ShingleSets, normalize_light, word_tokens
 
 CLEAN_STEP_FLAGS = ("stem", "lemmatize", "stopwords", "accents", "digits", "punctuation",
@@ -217,22 +218,22 @@ def shingle_documents(texts: Sequence[str], ids: Sequence[str], shingle: Shingle
     routes, route_of, route_options = document_routes(texts, ids, shingle, prep)
     sets = shingle_routes(texts, route_of, route_options or [shingle], timer)
     per_route = np.bincount(route_of, minlength=len(routes))
-    counts = {}
+    languages = unknown = fallback = found_generated = None
     if prep.code is not None:
-        counts["languages"] = {r[5:]: int(c) for r, c in zip(routes, per_route, strict=True)
-                               if r.startswith("code:")}
-        counts["unknown_language"] = int(per_route[routes.index("words")]) \
-            if "words" in routes else 0
+        languages = {r[5:]: int(c) for r, c in zip(routes, per_route, strict=True)
+                     if r.startswith("code:")}
+        unknown = int(per_route[routes.index("words")]) if "words" in routes else 0
     if shingle.kind == "word" and prep.code is None:
         fallback = int(per_route[routes.index("chars")]) if "chars" in routes else 0
-        counts["char_fallback"] = fallback
         warn_char_fallback(fallback)
     generated = np.zeros(len(texts), dtype=bool)
     if prep.generated != "keep":
         generated = np.fromiter(map(_code().is_generated, texts), dtype=bool,
                                 count=len(texts))
-        counts[f"generated_{'excluded' if prep.generated == 'exclude' else 'flagged'}"] = \
-            int(generated.sum())
+        found_generated = generated.sum()
+    counts = counting.shingling_counts(languages=languages, unknown_language=unknown,
+                                         char_fallback=fallback, generated=found_generated,
+                                         generated_mode=prep.generated)
     return Prepared(sets, routes, route_of, generated, counts)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core import counts as counting
 from .._core.jit import njit
 from ..sources import read_documents, write_deduplicated
 from . import UnitAnalysis, UnitOptions, characters_left, find_repeated_units, remaining_texts
@@ -145,7 +146,7 @@ def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True
         written = write_deduplicated(documents, keep, inputs, out, edits=edits,
                                      text_field=groups.source.text_fields[0])
     counts = _counts(options, report, analysis, keep)
-    counts["dedup"] = written
+    counting.add(counts, dedup=written)
     return UnitResult(counts, report.as_dict())
 
 

@@ -73,5 +73,6 @@ def test_cli_repeats_engine_spark_writes_the_local_file(spark, tmp_path, small_s
 
 def test_memory_limit_with_spark_is_refused_by_name(tmp_path):
     path = test_spans._corpus(tmp_path, ["a b"])
-    with pytest.raises(ValueError, match="--memory-limit bounds the local engine"):
+    with pytest.raises(ValueError, match="^--memory-limit is not supported by the Spark "
+                                         "engine: it bounds the local engine"):
         neardup.repeats(path, engine="spark", memory_limit="1G")

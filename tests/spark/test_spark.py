@@ -547,7 +547,8 @@ def test_evaluate_on_spark_counts_as_local_brute_and_exact(spark, tmp_path, caps
     with pytest.raises(ValueError, match=f"{len(texts) - 1:,} documents are over its limit "
                                          "of 100; use the local engine"):
         neardup_spark.evaluate_sources(path, max_documents=100, **options)
-    with pytest.raises(ValueError, match="--sweep, --plot and --curve-from are not supported"):
+    with pytest.raises(ValueError, match="^--sweep is not supported by the Spark engine: "
+                                         "it computes no S-curve"):
         neardup.api.evaluate(path, engine="spark", sweep=True)
 
 

@@ -1,0 +1,217 @@
+"""What a ``find`` counts: the keys of ``result.counts`` (the ``"counts"`` of a results
+folder's ``summary.json``, what ``neardup find`` prints), their order and their meaning.
+
+This module is the only place the keys are written: every engine measures its
+quantities and hands them to :func:`find_counts` (the local engine, in memory and
+under ``--memory-limit``, and the Spark engine), a run against an index to
+:func:`against_index`, shingling to :func:`shingling_counts`, and what a run adds
+afterwards (a dedup copy, a report, the chunk plan) goes in with :func:`add`. So one
+run's counts have the same keys in the same order whichever engine ran it, and
+``tests/test_architecture.py`` fails if a count key builds a dict anywhere else.
+
+All document counts are of documents as read (one a record with a text), in the
+input's order; pair counts are of document pairs, counted from the sizes of the
+identical groups, never by listing (see :mod:`neardup.pairs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# the counts of every find, in this order
+FIND_COUNTS: dict[str, str] = {
+    "documents": "documents read",
+    "too_few_shingles": "documents with fewer than min_shingles shingles: in no pair, each "
+                        "its own cluster (status 'too few shingles')",
+    "shingled": "documents with at least min_shingles shingles (not set aside): those "
+                "compared",
+    "shingles": "the shingles of the shingled documents, added up (a set counts each "
+                "distinct shingle once)",
+    "distinct_sets": "distinct shingle sets among the shingled documents: identical sets "
+                     "are grouped exactly before any sketch, and only one of each is "
+                     "sketched and compared",
+    "identical_copies": "shingled documents whose set equals an earlier one's "
+                        "(shingled - distinct_sets)",
+    "candidates": "pairs of distinct sets the search proposed (LSH buckets, the SimHash "
+                  "search or the exact join), before verification",
+    "pairs": "document pairs reported: identical_pairs + near_duplicate_pairs (with "
+             "verification every one has similarity >= threshold)",
+    "identical_pairs": "document pairs inside identical groups (Jaccard 1): g(g - 1)/2 "
+                       "for a group of g",
+    "near_duplicate_pairs": "document pairs between different sets: g_A * g_B for each "
+                            "pair of distinct sets (A, B)",
+    "set_pairs": "pairs of distinct sets reported (each stands for g_A * g_B document "
+                 "pairs)",
+    "clusters": "clusters of two or more documents",
+    "documents_in_clusters": "documents in those clusters",
+    "removable": "documents a dedup removes: those not kept as their cluster's "
+                 "representative",
+    "min_member_similarity": "with clusters 'center' only: the lowest exact similarity of "
+                             "a removed document to the one kept for it (null: no "
+                             "cluster)",
+    "buckets": "LSH's oversized buckets: buckets_over_limit, largest_bucket, pairs_avoided "
+               "(zeros when LSH did not run)",
+    "simhash": "with sketch 'simhash' only: the Hamming search's distance, blocks, block "
+               "pairs compared and largest block bucket",
+    "containment_search": "with measure 'containment' and method 'lsh' only: the size "
+                          "classes and how each pair of classes was searched",
+    "method": "how candidates were found: lsh, exact or simhash",
+    "method_choice": "the method and why (chosen by the user, by the planner with its "
+                     "estimates, or forced by the run)",
+}
+
+# what shingling counts, after the find counts, where it applies
+SHINGLING_COUNTS: dict[str, str] = {
+    "languages": "with --code: documents per language tokenized",
+    "unknown_language": "with --code: documents no lexer claimed (shingled as words)",
+    "char_fallback": "word shingles: documents mostly in scripts without spaces, shingled "
+                     "by characters instead",
+    "generated_excluded": "--generated exclude: documents found generated, set aside",
+    "generated_flagged": "--generated flag: documents found generated, flagged in their "
+                         "status",
+}
+
+# what a run adds after that, in the order it adds them
+RUN_COUNTS: dict[str, str] = {
+    "chunks": "under --memory-limit: the chunk plan and the chunks read",
+    "new_documents": "against an index: the new documents (numbered first; the indexed "
+                     "ones of the result follow)",
+    "index": "against an index: what the query read and found there",
+    "dedup": "dedup: what the copy holds (records written and removed, its path)",
+    "explain": "dedup --explain: the file naming each removed document's match",
+    "report": "--report: what the HTML report drew",
+}
+
+COUNTS: dict[str, str] = {**FIND_COUNTS, **SHINGLING_COUNTS, **RUN_COUNTS}
+NOT_CENTER = object()  # min_member_similarity's default: not a "center" run
+
+# the "index" section of a run against a full index, in this order
+INDEX_COUNTS: dict[str, str] = {
+    "path": "the index",
+    "documents": "documents in the index",
+    "segments": "its segments",
+    "candidates": "(new set, indexed document) candidates the index's buckets gave",
+    "documents_listed": "indexed documents in the result (those that were candidates)",
+    "documents_in_pairs": "indexed documents in a verified pair",
+    "pairs_with_index": "document pairs new x indexed",
+    "identical_pairs_with_index": "of those, pairs of equal sets",
+    "new_in_clusters_with_index": "new documents in a cluster that holds an indexed one",
+}
+
+
+def pair_counts(identical_pairs: int, near_duplicate_pairs: int, set_pairs: int) -> dict:
+    """The four pair counts (pairs, identical_pairs, near_duplicate_pairs, set_pairs)."""
+    return {"pairs": int(identical_pairs) + int(near_duplicate_pairs),
+            "identical_pairs": int(identical_pairs),
+            "near_duplicate_pairs": int(near_duplicate_pairs), "set_pairs": int(set_pairs)}
+
+
+def search_counts(buckets, simhash=None, containment_search: dict | None = None) -> dict:
+    """The candidate search's counts: ``buckets`` (:class:`neardup.lsh.CandidateStats`),
+    ``simhash`` (:class:`neardup.simhash.SearchStats`, when it ran) and
+    ``containment_search`` (a dict, when the size classes ran)."""
+    return {"buckets": buckets.as_dict(),
+            **({"simhash": simhash.as_dict()} if simhash is not None else {}),
+            **({"containment_search": containment_search}
+               if containment_search is not None else {})}
+
+
+def find_counts(*, documents: int, shingled: int, shingles: int, identical_copies: int,
+                candidates: int, pairs: Mapping, clusters: int, documents_in_clusters: int,
+                removable: int, search: Mapping, method: str, method_choice: dict,
+                set_aside: int = 0, min_member_similarity=NOT_CENTER) -> dict:
+    """The counts of a find, from what an engine measured (see :data:`FIND_COUNTS`).
+
+    ``set_aside``: documents kept out of every pair for another reason (``--generated
+    exclude``), counted neither as shingled nor as too few shingles; ``pairs``: from
+    :func:`pair_counts`; ``search``: from :func:`search_counts`;
+    ``min_member_similarity``: given (a float, or None for no cluster) by a run with
+    clusters "center" only."""
+    center = ({} if min_member_similarity is NOT_CENTER
+              else {"min_member_similarity": min_member_similarity})
+    return {
+        "documents": int(documents),
+        "too_few_shingles": int(documents) - int(shingled) - int(set_aside),
+        "shingled": int(shingled),
+        "shingles": int(shingles),
+        "distinct_sets": int(shingled) - int(identical_copies),
+        "identical_copies": int(identical_copies),
+        "candidates": int(candidates),
+        **pair_counts(pairs["identical_pairs"], pairs["near_duplicate_pairs"],
+                      pairs["set_pairs"]),
+        "clusters": int(clusters),
+        "documents_in_clusters": int(documents_in_clusters),
+        "removable": int(removable),
+        **center,
+        **search,
+        "method": method,
+        "method_choice": method_choice,
+    }
+
+
+def cluster_counts(cluster_sizes) -> dict:
+    """(clusters, documents_in_clusters) keywords of :func:`find_counts` from the size of
+    each cluster label (int[n], as ``np.bincount(labels)``)."""
+    big = cluster_sizes[cluster_sizes > 1]
+    return {"clusters": int(big.size), "documents_in_clusters": int(big.sum())}
+
+
+def shingling_counts(*, languages: dict | None = None, unknown_language: int | None = None,
+                     char_fallback: int | None = None, generated: int | None = None,
+                     generated_mode: str = "exclude") -> dict:
+    """Shingling's counts (:data:`SHINGLING_COUNTS`), each where it was counted (None:
+    not counted); ``generated``: the documents found generated, under ``generated_mode``
+    ("exclude" or "flag")."""
+    out = {}
+    if languages is not None:
+        out["languages"] = languages
+    if unknown_language is not None:
+        out["unknown_language"] = int(unknown_language)
+    if char_fallback is not None:
+        out["char_fallback"] = int(char_fallback)
+    if generated is not None:
+        key = "generated_excluded" if generated_mode == "exclude" else "generated_flagged"
+        out[key] = int(generated)
+    return out
+
+
+def index_section(*, path: str, documents: int, segments: int, candidates: int,
+                  documents_listed: int, documents_in_pairs: int, pairs_with_index: int,
+                  identical_pairs_with_index: int, new_in_clusters_with_index: int) -> dict:
+    """The ``index`` count of a run against a full index (:data:`INDEX_COUNTS`)."""
+    return {"path": str(path), "documents": int(documents), "segments": int(segments),
+            "candidates": int(candidates), "documents_listed": int(documents_listed),
+            "documents_in_pairs": int(documents_in_pairs),
+            "pairs_with_index": int(pairs_with_index),
+            "identical_pairs_with_index": int(identical_pairs_with_index),
+            "new_in_clusters_with_index": int(new_in_clusters_with_index)}
+
+
+def against_index(new_counts: Mapping, *, removable: int, new_documents: int, index: dict,
+                  pairs: Mapping | None = None, candidates: int | None = None,
+                  clusters: int | None = None,
+                  documents_in_clusters: int | None = None) -> dict:
+    """The counts of a run against an index: the new documents' own counts
+    (``new_counts``, from :func:`find_counts`) with those the index changes, in their
+    places (a Bloom index changes only ``removable``), then ``new_documents`` and
+    ``index`` (:func:`index_section`, or a Bloom index's)."""
+    counts = dict(new_counts)
+    if pairs is not None:
+        counts.update(pair_counts(pairs["identical_pairs"], pairs["near_duplicate_pairs"],
+                                  pairs["set_pairs"]))
+    changed = {"candidates": candidates, "clusters": clusters,
+               "documents_in_clusters": documents_in_clusters, "removable": removable}
+    counts.update({key: int(value) for key, value in changed.items() if value is not None})
+    counts["new_documents"] = int(new_documents)
+    counts["index"] = index
+    return counts
+
+
+def add(counts: dict, **added) -> dict:
+    """``counts`` with what a run adds after the find (:data:`RUN_COUNTS`, or shingling's
+    counts added up over chunks), in the order given; an unknown key is refused."""
+    unknown = set(added) - set(COUNTS)
+    if unknown:
+        raise KeyError(f"no count {sorted(unknown)}; the counts are {list(COUNTS)}")
+    counts.update(added)
+    return counts

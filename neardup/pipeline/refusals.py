@@ -1,0 +1,154 @@
+"""What each engine refuses: one table, checked at the door before any work.
+
+The local engine runs every option. Under ``--memory-limit`` it reads, shingles and signs
+a chunk at a time, so what needs every set or text in memory is refused; the Spark
+engine runs MinHash + LSH or SimHash on Jaccard, from files. A row names the engine,
+the commands it applies to, the option (its library keyword) and the values refused;
+:func:`check` raises the row's message, which names the CLI flag. ``neardup.api``
+checks every entry point once, before reading anything or starting Spark; the Spark
+engine's own DataFrame entry points (:func:`neardup.spark.find`,
+:func:`neardup.spark.evaluate`) check the options of the run's config the same way.
+``tests/test_architecture.py`` fails on such a refusal written anywhere else, and
+``tests/test_refusals.py`` calls the API once per row and expects its message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+SPARK = "spark"
+MEMORY_LIMIT = "memory_limit"  # the local engine under --memory-limit
+WHERE = {SPARK: "by the Spark engine", MEMORY_LIMIT: "with memory_limit (--memory-limit)"}
+GIVEN = "given"  # a row's ``refused``: any value given (not None, not False)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """``option`` (a keyword of the entry point, or a field of its config or text
+    options) refused by ``engine`` in ``commands`` when its value is in ``refused``
+    (:data:`GIVEN`: any value given) or, with ``allowed``, not in it."""
+
+    engine: str
+    commands: tuple[str, ...]
+    option: str
+    flag: str  # what the message names: the CLI flag, with the value when one is refused
+    why: str
+    refused: tuple | str = GIVEN
+    allowed: tuple | None = None
+
+    def refuses(self, value) -> bool:
+        if self.allowed is not None:
+            return value not in self.allowed
+        if self.refused == GIVEN:
+            return value is not None and value is not False
+        return value in self.refused
+
+    def message(self, value) -> str:
+        named = self.flag if self.refused == GIVEN and self.allowed is None \
+            else f"{self.flag} {value}"
+        return f"{named} is not supported {WHERE[self.engine]}: {self.why}"
+
+
+_FILES = ("find", "dedup")  # whole documents, from files
+_TEXT = ("find", "dedup", "evaluate", "index build")  # every Spark run that shingles texts
+_LOCAL_S_CURVE = "it computes no S-curve; use the local engine for it"
+_BLOOM = "a Bloom index is built on the local engine (a few tens of bytes a document)"
+_HELD = "holds every set in memory"
+
+REFUSALS: tuple[Refusal, ...] = (
+    # ---- the Spark engine
+    Refusal(SPARK, ("find", "dedup", "index build"), "in_memory", "data in memory",
+            "it reads files (for a Spark DataFrame: neardup.spark.find); use the local "
+            "engine"),
+    Refusal(SPARK, ("find", "index build"), "items", "--items/--items-field",
+            "it reads texts, not item sets; use the local engine"),
+    Refusal(SPARK, _FILES, "representative_field", "--representative-field",
+            "it keeps the first, longest or shortest document (--representative)"),
+    Refusal(SPARK, _FILES, "representative", "--representative",
+            "use first, longest or shortest", refused=("field",)),
+    Refusal(SPARK, ("find",), "report", "--report",
+            "write the result with --out, then run `neardup report` on it"),
+    Refusal(SPARK, ("find", "dedup --unit", "repeats"), "memory_limit", "--memory-limit",
+            "it bounds the local engine; Spark spills by itself: drop --memory-limit"),
+    Refusal(SPARK, _FILES, "method", "--method",
+            "it runs MinHash + LSH (or SimHash); use the local engine for the exact join",
+            refused=("exact",)),
+    Refusal(SPARK, ("find", "dedup", "evaluate"), "measure", "--measure",
+            "it runs MinHash + LSH or SimHash on Jaccard; use the local engine (the "
+            "exact join)", allowed=("jaccard",)),
+    Refusal(SPARK, _TEXT, "code", "--code",
+            "it takes --code LANG (one language); use the local engine for auto",
+            refused=("auto",)),
+    Refusal(SPARK, _TEXT, "generated", "--generated",
+            "use the local engine to exclude or flag generated files", allowed=("keep",)),
+    Refusal(SPARK, ("dedup",), "add", "--add",
+            "its kept documents' sets and signatures stay on the executors; run dedup "
+            "--against IDX --engine spark, then `neardup index add IDX` on the copy (or "
+            "--engine local for --add)"),
+    Refusal(SPARK, ("dedup",), "explain", "--explain",
+            "it names each removed record's match on the local engine: use --engine "
+            "local for it"),
+    Refusal(SPARK, ("dedup", "dedup --unit"), "out", "--out",
+            "dedup --engine spark copies files into out= (a folder of part files); "
+            "standard output is the local engine's", refused=("-",)),
+    Refusal(SPARK, ("evaluate",), "sweep", "--sweep", _LOCAL_S_CURVE),
+    Refusal(SPARK, ("evaluate",), "plot", "--plot", _LOCAL_S_CURVE),
+    Refusal(SPARK, ("evaluate",), "curve_from", "--curve-from", _LOCAL_S_CURVE),
+    Refusal(SPARK, ("evaluate",), "compare_sketches", "--compare-sketches",
+            "it runs one sketch a run; use the local engine for it"),
+    Refusal(SPARK, ("index build",), "bloom", "--bloom", _BLOOM),
+    Refusal(SPARK, ("index build",), "fp", "--fp", f"it sizes a Bloom index; {_BLOOM}"),
+    Refusal(SPARK, ("index build",), "capacity", "--capacity",
+            f"it sizes a Bloom index; {_BLOOM}"),
+    # ---- the local engine under a memory limit (find only: dedup's is for units)
+    Refusal(MEMORY_LIMIT, ("find",), "in_memory", "data in memory",
+            "it is held whole already; drop memory_limit"),
+    Refusal(MEMORY_LIMIT, ("find",), "items", "--items/--items-field",
+            "item sets are read whole"),
+    Refusal(MEMORY_LIMIT, ("find",), "report", "--report",
+            "the report needs every text in memory: write --out and run `neardup report` "
+            "on it"),
+    Refusal(MEMORY_LIMIT, ("find",), "against", "--against",
+            "a run against an index holds the new documents in memory"),
+    Refusal(MEMORY_LIMIT, ("find",), "method", "--method",
+            f"its exact join {_HELD}; use --method lsh or auto", refused=("exact",)),
+    Refusal(MEMORY_LIMIT, ("find",), "measure", "--measure",
+            f"containment {_HELD} (its exact join, and with --method lsh its size "
+            f"classes)", allowed=("jaccard",)),
+    Refusal(MEMORY_LIMIT, ("find",), "sketch", "--sketch",
+            "the files it spills hold MinHash signatures", allowed=("minhash",)),
+    Refusal(MEMORY_LIMIT, ("find",), "representative_field", "--representative-field",
+            "a chunk at a time only the id field is kept (--representative-field id)",
+            allowed=(None, "id")),
+)
+ENGINES = tuple(WHERE)
+
+
+def check(engine: str, command: str, options: Mapping, *groups, partial: bool = False
+          ) -> None:
+    """ValueError with the message of the first row of :data:`REFUSALS` that refuses
+    ``command``'s options on ``engine`` ("local", or one of :data:`ENGINES`): each
+    option's value is ``options[name]``, else the attribute of the first of ``groups``
+    (a :class:`~neardup.config.FindConfig`, :class:`~neardup.text.prepare.PrepareOptions`)
+    that has it. An option a row needs and no one gives is a LookupError, unless
+    ``partial`` (an entry point that takes only a config)."""
+    missing = object()
+    for row in REFUSALS:
+        if row.engine != engine or command not in row.commands:
+            continue
+        value = options.get(row.option, missing)
+        for group in groups:
+            if value is missing:
+                value = getattr(group, row.option, missing)
+        if value is missing:
+            if partial:
+                continue
+            raise LookupError(f"{command} on {engine}: the door gave no {row.option!r}")
+        if row.refuses(value):
+            raise ValueError(row.message(value))
+
+
+def engine_of(engine: str, memory_limit) -> str:
+    """The table's engine for ``engine`` ("local" or "spark") with ``memory_limit``."""
+    return MEMORY_LIMIT if engine == "local" and memory_limit is not None else engine
