@@ -80,7 +80,10 @@ class StageTimer:
             COMPILING.announce = True
 
     @contextmanager
-    def stage(self, name: str, detail: str = ""):
+    def stage(self, name: str, detail: str = "", keep: bool = True):
+        """Time stage ``name`` (``detail``: what it works on, for its first line);
+        ``keep``: add its time to ``seconds`` (False: its work records its own, as the
+        results folder's writer does)."""
         interrupt.check()  # a stage boundary: where Ctrl-C and SIGTERM are acted on
         if "numba" in sys.modules:  # loaded some other way than a neardup kernel
             time_compiles()
@@ -89,19 +92,30 @@ class StageTimer:
                   flush=True)
         start = time.perf_counter()
         compiled = COMPILING.seconds
+        self.began(name)
         try:
             yield
             interrupt.check()
         finally:
+            ran = self.ran(name)
             elapsed = time.perf_counter() - start
             compiling = COMPILING.seconds - compiled
-            self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
+            if keep:
+                self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
             self.compile_seconds += compiling
             if not self.quiet:
                 note = (f" ({compiling:.2f} s of it compiling kernels, once)"
                         if compiling >= COMPILE_NOTE_SECONDS and compiling > 0 else "")
-                print(f"[neardup] {name} done in {elapsed:.2f} s{note}", file=sys.stderr,
+                print(f"[neardup] {name} done in {elapsed:.2f} s{note}{ran}", file=sys.stderr,
                       flush=True)
+
+    def began(self, name: str) -> None:
+        """Called as stage ``name`` starts (an engine's timer watches its own work here)."""
+
+    def ran(self, name: str) -> str:
+        """Called as stage ``name`` ends: what the engine ran in it, for the end line
+        (" (3 Spark jobs, 12 tasks)"), or ""."""
+        return ""
 
     def bar(self, iterable, total: int, desc: str):
         """A tqdm bar on stderr for long loops over batches (none when quiet); between

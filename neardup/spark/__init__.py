@@ -72,6 +72,7 @@ from ..pipeline import refusals
 from ..sinks import resolve_layout
 from ..text import prepare
 from .components import center_clusters, connected_components
+from .progress import SparkStageTimer
 from .read import _read, read_documents, read_sources
 from .repeats import repeats_sources
 from .session import _require_spark, _session
@@ -137,6 +138,8 @@ class SparkFindResult:
     new_documents: int | None = None  # against an index: documents 0..n_new-1 are new
     # each table's order and bucket: how the parts layout cuts it (neardup.spark.write)
     orders: dict[str, TableOrder] = field(default_factory=dict, repr=False)
+    # the run's stages: their times are ``seconds``; progress on standard error unless quiet
+    timer: SparkStageTimer | None = field(default=None, repr=False)
 
     def summary(self) -> dict:
         return {"counts": self.counts, "config": self.config.as_dict(),
@@ -144,6 +147,8 @@ class SparkFindResult:
 
 
 # ---------------------------------------------------------------- the pipeline
+
+READ_STAGE = "read, shingle and sign"  # the one pass over the inputs
 
 
 def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
@@ -168,64 +173,38 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
 
 def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize=None,
                    signed: DataFrame | None = None, char_fallback: bool = False,
-                   documents: int | None = None, tally: dict | None = None
-                   ) -> SparkFindResult:
+                   documents: int | None = None, tally: dict | None = None,
+                   timer: SparkStageTimer | None = None) -> SparkFindResult:
     """:func:`find` on numbered documents (doc, id, and text unless ``signed`` holds
     their sketches already, as :func:`~neardup.spark.read._read` gives them with a signer);
     ``char_fallback``: the documents were (or are) signed with it, and it is counted;
     ``documents``: how many there are (numbered 0..documents-1), when known; ``tally``:
     the reader's (:attr:`neardup.spark.read._Read.tally`, with ``documents``), so that no
-    query counts the signed documents again."""
+    query counts the signed documents again; ``timer``: the run's stages (progress on
+    standard error unless it is quiet; a quiet one by default)."""
+    if timer is None:
+        timer = SparkStageTimer(docs.sparkSession, quiet=True)
     plan = config.band_plan()
     # the documents' counts when the reader made them (``documents`` is a table below)
     known = None if tally is None or documents is None else {"n": documents, **tally}
-    seconds: dict[str, float] = {}
-    stages = _lsh_stages(docs, config, plan, normalize, tokenize, seconds, signed=signed,
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize, timer, signed=signed,
                          char_fallback=char_fallback, documents=documents)
     signed, heads, copies, candidates = (stages.signed, stages.heads, stages.copies,
                                          stages.candidates)
-    started = time.perf_counter()
-    search_stats = _search_stats(stages.entries, config)
-    seconds[stages.search] += time.perf_counter() - started
+    with timer.stage(stages.search, "the buckets' statistics"):
+        search_stats = _search_stats(stages.entries, config)
 
     # verification: both sets and signatures joined to each candidate
-    started = time.perf_counter()
-    checked = _checked(heads, candidates, config).persist()
-    verified = checked.where(F.col("jaccard") >= config.threshold) if config.verify else checked
-    seconds["verify"] = time.perf_counter() - started
+    with timer.stage("verify"):
+        checked = _checked(heads, candidates, config).persist()
+        verified = (checked.where(F.col("jaccard") >= config.threshold) if config.verify
+                    else checked)
 
-    # clusters: connected components of the set pairs and each copy's edge to its head,
-    # which are those of every document pair (listing them all is not needed here). The
-    # components hold only the documents on an edge, usually few: the cluster columns are
-    # computed for them, and every other document is a cluster of one, its own
-    # representative, so no step below shuffles all n documents
-    started = time.perf_counter()
     set_pair_docs = verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
                                     F.col("estimate_6").alias("estimate")).persist()
     base = signed.select("doc", "id", "size", "text_length")
-    by_label = Window.partitionBy("label")
-    if config.clusters == "center":  # stars: one task runs the local cover on the edges
-        stars = center_clusters(set_pair_docs, copies,
-                                base.select("doc", F.col("text_length").alias("key")),
-                                config.representative)
-        # a centre whose neighbours were all taken first is a cluster of one: not listed
-        clustered = (stars.join(base, "doc")
-                     .withColumn("cluster_size", F.count("*").over(by_label))
-                     .where(F.col("cluster_size") > 1))
-    else:
-        components = connected_components(
-            set_pair_docs.select("doc_a", "doc_b").union(copies), "doc_a", "doc_b")
-        rank = {"first": [F.col("doc")],
-                "longest": [F.col("text_length").desc(), F.col("doc")],
-                "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
-        clustered = (components.withColumnRenamed("node", "doc").join(base, "doc")
-                     .withColumn("cluster_size", F.count("*").over(by_label))
-                     .withColumn("representative",
-                                 F.row_number().over(by_label.orderBy(*rank)) == 1))
-    label_ids = clustered.where(F.col("doc") == F.col("label")).select(
-        "label", F.col("id").alias("cluster"))
-    clustered = clustered.join(label_ids, "label").persist()
-    seconds["cluster"] = time.perf_counter() - started
+    with timer.stage("cluster"):
+        clustered = _clustered(set_pair_docs, copies, base, config)
 
     ok = F.when(F.col("size") >= config.min_shingles, F.lit("ok")).otherwise(
         F.lit("too few shingles"))
@@ -255,11 +234,10 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
         F.col("estimate_6").alias("estimate"),
         (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
 
-    started = time.perf_counter()
-    counts = _counts(signed, copies, candidates,
-                     lambda: _pair_counts(group_sizes, set_pair_docs),
-                     clustered, config, search_stats, char_fallback, known)
-    seconds["count"] = time.perf_counter() - started
+    with timer.stage("count"):
+        counts = _counts(signed, copies, candidates,
+                         lambda: _pair_counts(group_sizes, set_pair_docs),
+                         clustered, config, search_stats, char_fallback, known)
     n = counts["documents"]
     orders = {name: TableOrder(by, key_bucket(by[0], n)) for name, by
               in [("pairs", ("doc_a", "doc_b")), ("set_pairs", ("doc_a", "doc_b")),
@@ -269,7 +247,39 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
                            clusters=clusters, documents=documents, candidates=candidate_table,
                            labels=labels, config=config, plan=plan,
-                           counts=counts, seconds=seconds, orders=orders)
+                           counts=counts, seconds=timer.seconds, orders=orders, timer=timer)
+
+
+def _clustered(set_pair_docs: DataFrame, copies: DataFrame, base: DataFrame,
+               config: FindConfig) -> DataFrame:
+    """The documents in clusters of two or more (``base``'s columns, label, cluster id,
+    cluster_size, representative): connected components (or stars) of the set pairs and
+    each copy's edge to its head, which are those of every document pair (listing them all
+    is not needed). The components hold only the documents on an edge, usually few: the
+    cluster columns are computed for them, and every other document is a cluster of one,
+    its own representative, so no step shuffles all n documents."""
+    by_label = Window.partitionBy("label")
+    if config.clusters == "center":  # stars: one task runs the local cover on the edges
+        stars = center_clusters(set_pair_docs, copies,
+                                base.select("doc", F.col("text_length").alias("key")),
+                                config.representative)
+        # a centre whose neighbours were all taken first is a cluster of one: not listed
+        clustered = (stars.join(base, "doc")
+                     .withColumn("cluster_size", F.count("*").over(by_label))
+                     .where(F.col("cluster_size") > 1))
+    else:
+        components = connected_components(
+            set_pair_docs.select("doc_a", "doc_b").union(copies), "doc_a", "doc_b")
+        rank = {"first": [F.col("doc")],
+                "longest": [F.col("text_length").desc(), F.col("doc")],
+                "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
+        clustered = (components.withColumnRenamed("node", "doc").join(base, "doc")
+                     .withColumn("cluster_size", F.count("*").over(by_label))
+                     .withColumn("representative",
+                                 F.row_number().over(by_label.orderBy(*rank)) == 1))
+    label_ids = clustered.where(F.col("doc") == F.col("label")).select(
+        "label", F.col("id").alias("cluster"))
+    return clustered.join(label_ids, "label").persist()
 
 
 
@@ -298,7 +308,8 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     docs = _numbered(df, text_col, id_col, order_col).persist()
 
     started = time.perf_counter()
-    stages = _lsh_stages(docs, config, plan, normalize, tokenize, {},
+    stages = _lsh_stages(docs, config, plan, normalize, tokenize,
+                         SparkStageTimer(docs.sparkSession, quiet=True),
                          char_fallback=char_fallback)
     documents = stages.usable.count()
     if documents > max_documents:
@@ -513,9 +524,11 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
                                follow_links=follow_links, allow_empty=allow_empty), against)
-    if out is not None:
-        write_result(result, out, output_format, escape_formulas=escape_formulas,
-                     layout=layout)
+    if out is not None:  # the writer times itself: "write" in the folder's timings
+        with result.timer.stage("write", f"the tables into {out}", keep=False):
+            write_result(result, out, output_format, escape_formulas=escape_formulas,
+                         layout=layout)
+    result.timer.say_totals()
     read.release()
     return result
 
@@ -545,12 +558,12 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
                                follow_links=follow_links, allow_empty=allow_empty), against)
-    started = time.perf_counter()
     documents = result.documents
     if against is not None:  # the new documents' rows only: the copy is of them
         documents = documents.where(F.col("doc") < result.new_documents)
-    counting.add(result.counts, dedup=write_copies(read, documents, out))
-    result.seconds["write"] = round(time.perf_counter() - started, 4)
+    with result.timer.stage("write", f"the kept records into {out}"):
+        counting.add(result.counts, dedup=write_copies(read, documents, out))
+    result.timer.say_totals()
     read.release()
     return result
 
@@ -573,12 +586,16 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
     if spark is None:
         spark = _session(quiet=quiet)
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
-    read = _read(spark, inputs, signer=signer, text_fields=text_fields, id_field=id_field,
-                 fmt=fmt, delimiter=delimiter, include=include, exclude=exclude,
-                 encoding=encoding, respect_ignore=respect_ignore, follow_links=follow_links,
-                 allow_empty=allow_empty)
-    report = read.report()  # the one pass: read, shingle, sign
-    done = write_segments(read.signed, writer, config)
+    timer = SparkStageTimer(spark, quiet)
+    with timer.stage(READ_STAGE):
+        read = _read(spark, inputs, signer=signer, text_fields=text_fields,
+                     id_field=id_field, fmt=fmt, delimiter=delimiter, include=include,
+                     exclude=exclude, encoding=encoding, respect_ignore=respect_ignore,
+                     follow_links=follow_links, allow_empty=allow_empty)
+        report = read.report()  # the one pass: read, shingle, sign
+    with timer.stage("write", "the index's segments"):
+        done = write_segments(read.signed, writer, config)
+    timer.say_totals()
     read.release()
     return {**done, "read_report": report}
 
@@ -593,20 +610,20 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
     if spark is None:
         spark = _session(quiet=quiet)
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
-    started = time.perf_counter()
-    read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
-                 **source_options)  # runs the one pass: read, shingle, sign and band
-    report = read.report()
-    read_seconds = time.perf_counter() - started
+    timer = SparkStageTimer(spark, quiet)
+    with timer.stage(READ_STAGE):
+        read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
+                     **source_options)  # runs the one pass: read, shingle, sign and band
+        report = read.report()
     result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed,
                             char_fallback=tokenize is None, documents=read.document_count,
-                            tally=read.tally)
-    result.seconds = {"read, shingle and sign": round(read_seconds, 4), **result.seconds}
+                            tally=read.tally, timer=timer)
     result.read_report = report
     if against is not None:
         from .against import with_index
 
-        result = with_index(result, read.signed, against)
+        with timer.stage("against index", keep=False):  # with_index times it
+            result = with_index(result, read.signed, against)
     return result, read
 
 

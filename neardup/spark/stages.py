@@ -32,7 +32,6 @@ verification join; a signature is K x 4 bytes (K x 1 or 2 with ``bits``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -42,6 +41,7 @@ import pyarrow as pa
 from .. import lsh, simhash, verify
 from .._core import counts as counting
 from .._core.hashing import GOLDEN, mix64
+from .._core.progress import StageTimer
 from ..config import FindConfig
 from ..minhash import Signatures, minhash
 from ..shingling import ShingleSets, set_fingerprints, shingle
@@ -341,24 +341,41 @@ class _Stages:
 
 
 def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
-                seconds: dict, signed: DataFrame | None = None,
+                timer: StageTimer, signed: DataFrame | None = None,
                 char_fallback: bool = False, documents: int | None = None) -> _Stages:
     """Sign (doc, text), group identical sets, LSH buckets, candidate pairs of heads;
     ``signed``: the documents signed already (as a reader with a signer gives them);
     ``char_fallback``: :func:`_signer`'s; ``documents``: one more than the largest doc
-    when the caller knows it (a reader counts them), else found by a job."""
-    started = time.perf_counter()
+    when the caller knows it (a reader counts them), else found by a job; ``timer``: the
+    stages' (:class:`~neardup.spark.progress.SparkStageTimer`)."""
     if signed is None:
-        signed = docs.select("doc", "id", "text").mapInArrow(
-            _sign_batches(config, plan, normalize, tokenize, char_fallback),
-            _SIGNED_SCHEMA).persist()
-    else:  # a projection of the reader's persisted records: not cached twice
+        with timer.stage("sign"):
+            signed = docs.select("doc", "id", "text").mapInArrow(
+                _sign_batches(config, plan, normalize, tokenize, char_fallback),
+                _SIGNED_SCHEMA).persist()
+    else:  # a projection of the reader's persisted records (signed as read): not cached twice
         signed = signed.select("doc", "id", *_SIGNED_NAMES)
     usable = signed.where(F.col("size") >= config.min_shingles)
-    seconds["sign"] = time.perf_counter() - started
 
     # identical sets: grouped by fingerprint, confirmed on the arrays, head = smallest doc
-    started = time.perf_counter()
+    with timer.stage("group identical sets"):
+        copies, heads = _identical_sets(usable)
+
+    if config.sketch == "simhash":
+        with timer.stage("hamming search"):
+            entries, candidates = _hamming_search(heads, config.hamming_distance())
+        return _Stages(signed, usable, copies, heads, entries, candidates, "hamming search")
+
+    # LSH: (band, key, doc) for heads, hashed by (band, key) so that each partition holds
+    # whole buckets, paired there as the local engine pairs them (star/skip past max_bucket)
+    with timer.stage("lsh"):
+        entries, candidates = _lsh_candidates(docs, heads, config, plan, documents)
+    return _Stages(signed, usable, copies, heads, entries, candidates)
+
+
+def _identical_sets(usable: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(copies, heads) of the ``usable`` documents: each copy's (doc_a head, doc_b), and the
+    documents that are no copy (a set's smallest doc)."""
     # only the (fingerprint, doc) columns are shuffled; the sets of the few documents whose
     # fingerprint is shared are joined after, to confirm them
     shared = (usable.groupBy("fingerprint")
@@ -371,17 +388,13 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
               .join(head_sets, "head").where(F.col("shingles") == F.col("head_set"))
               .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
     heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
-    seconds["group identical sets"] = time.perf_counter() - started
+    return copies, heads
 
-    if config.sketch == "simhash":
-        started = time.perf_counter()
-        entries, candidates = _hamming_search(heads, config.hamming_distance())
-        seconds["hamming search"] = time.perf_counter() - started
-        return _Stages(signed, usable, copies, heads, entries, candidates, "hamming search")
 
-    # LSH: (band, key, doc) for heads, hashed by (band, key) so that each partition holds
-    # whole buckets, paired there as the local engine pairs them (star/skip past max_bucket)
-    started = time.perf_counter()
+def _lsh_candidates(docs: DataFrame, heads: DataFrame, config: FindConfig, plan: lsh.BandPlan,
+                    documents: int | None) -> tuple[DataFrame, DataFrame]:
+    """(entries, candidates): the heads' band entries bucketed (rows with doc_a null: a
+    partition's bucket stats) and the distinct candidate pairs of heads (doc_a < doc_b)."""
     if documents is None:
         largest = docs.agg(F.max("doc")).first()[0]
         documents = 0 if largest is None else int(largest) + 1
@@ -397,9 +410,7 @@ def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normali
         _bucket_batches(n, config.max_bucket, config.bucket_policy), _BUCKETED_SCHEMA).persist()
     candidates = (bucketed.where(F.col("doc_a").isNotNull()).select("doc_a", "doc_b")
                   .distinct().persist())
-    entries = bucketed  # its rows with doc_a null: a partition's bucket stats
-    seconds["lsh"] = time.perf_counter() - started
-    return _Stages(signed, usable, copies, heads, entries, candidates)
+    return bucketed, candidates  # bucketed's rows with doc_a null: the bucket stats
 
 
 def _exploded_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -41,7 +41,6 @@ and shares step 5.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -51,6 +50,7 @@ from .._core import counts as counting
 from ..units import RemovalRanges, UnitAnalysis, UnitOptions, characters_left, remaining_texts
 from ..units import split as unit_split
 from ..units.run import UnitResult, run_counts
+from .progress import SparkStageTimer
 from .read import _read
 from .session import _require_spark, _session
 
@@ -98,54 +98,61 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
     check_dedup_inputs(paths, [sources.resolve_format(p, fmt) for p in paths])
     if spark is None:
         spark = _session(quiet=quiet)
-    started = time.perf_counter()
-    read = _read(spark, paths, text_strings=True, **source_options)  # the text goes back
-    report = read.report()
-    seconds = {"read": round(time.perf_counter() - started, 4)}
+    timer = SparkStageTimer(spark, quiet)
+    with timer.stage("read"):
+        read = _read(spark, paths, text_strings=True, **source_options)  # the text goes back
+        report = read.report()
     cached: list[DataFrame] = []
     try:
-        started = time.perf_counter()
-        documents = read.documents.select("doc", "text")
-        if options.kind == "span":
-            from .spans import span_removals
-
-            applied, unit_counts, persisted = span_removals(documents, options, normalize,
-                                                            hashes)
-        else:
-            pieces = documents.mapInArrow(unit_rows(options.kind, normalize, hashes),
-                                          _UNIT_ROW)
-            removed, unit_counts, persisted = _removed_units(pieces, options)
-            applied = _removals_applied(documents, removed, options.min_chars)
-        cached += persisted
-        applied = applied.persist()
-        cached.append(applied)
-        removed_tokens = [F.sum("tokens").alias("tokens")] if options.kind == "span" else []
-        totals = applied.agg(F.count("*").alias("changed"), F.sum("bytes").alias("bytes"),
-                             F.sum((~F.col("keep")).cast("long")).alias("dropped"),
-                             *removed_tokens).first()
-        if options.kind == "span":
-            unit_counts["tokens_removed"] = int(totals["tokens"] or 0)
-        unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
-        unit_counts["documents_changed"] = int(totals["changed"])
-        n_documents = report["processed"]
-        counts = run_counts(options, report, unit_counts,
-                            n_documents - int(totals["dropped"] or 0), n_documents)
-        seconds["units"] = round(time.perf_counter() - started, 4)
-        started = time.perf_counter()
+        with timer.stage("units", f"{options.unit} of {report['processed']:,} documents"):
+            applied, counts = _applied_units(read, report, options, normalize, hashes, cached)
         flags = (read.documents.select("doc")
                  .join(applied.select("doc", "keep"), "doc", "left")
                  .select("doc", F.coalesce(F.col("keep"), F.lit(True)).alias("representative")))
         edits = applied.where(F.col("keep")).select("doc", "text")
-        counting.add(counts, dedup=write_copies(read, flags, out, edits=edits,
-                                                text_field=text_fields[0],
-                                                encoding=encoding))
-        seconds["write"] = round(time.perf_counter() - started, 4)
+        with timer.stage("write", f"the copies into {out}"):
+            counting.add(counts, dedup=write_copies(read, flags, out, edits=edits,
+                                                    text_field=text_fields[0],
+                                                    encoding=encoding))
     finally:  # the run's caches go, whether it wrote or failed
         for frame in cached:
             frame.unpersist()
         read.release()
+    timer.say_totals()
+    seconds = {name: round(value, 4) for name, value in timer.seconds.items()}
     local_report = {k: v for k, v in report.items() if k != "inputs"}  # as the local run's
     return UnitResult(counts, local_report, seconds=seconds)
+
+
+def _applied_units(read, report: dict, options: UnitOptions, normalize, hashes,
+                   cached: list) -> tuple[DataFrame, dict]:
+    """(applied, counts): each changed document's (doc, text, keep, bytes[, tokens]) with
+    its repeated units removed, persisted, and the run's counts (:func:`run_counts`); the
+    frames to release are added to ``cached``."""
+    documents = read.documents.select("doc", "text")
+    if options.kind == "span":
+        from .spans import span_removals
+
+        applied, unit_counts, persisted = span_removals(documents, options, normalize, hashes)
+    else:
+        pieces = documents.mapInArrow(unit_rows(options.kind, normalize, hashes), _UNIT_ROW)
+        removed, unit_counts, persisted = _removed_units(pieces, options)
+        applied = _removals_applied(documents, removed, options.min_chars)
+    cached += persisted
+    applied = applied.persist()
+    cached.append(applied)
+    removed_tokens = [F.sum("tokens").alias("tokens")] if options.kind == "span" else []
+    totals = applied.agg(F.count("*").alias("changed"), F.sum("bytes").alias("bytes"),
+                         F.sum((~F.col("keep")).cast("long")).alias("dropped"),
+                         *removed_tokens).first()
+    if options.kind == "span":
+        unit_counts["tokens_removed"] = int(totals["tokens"] or 0)
+    unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
+    unit_counts["documents_changed"] = int(totals["changed"])
+    n_documents = report["processed"]
+    counts = run_counts(options, report, unit_counts,
+                        n_documents - int(totals["dropped"] or 0), n_documents)
+    return applied, counts
 
 
 def unit_rows(kind: str, normalize, hashes: Callable | None):

@@ -49,3 +49,14 @@ def test_a_tiny_input_goes_to_the_exact_join_without_planning():
     larger = find_texts(corpus.texts, threshold=0.8, shingle_kind="word", shingle_size=1)
     assert not larger.counts["method_choice"]["reason"].startswith("small input")
     assert "estimated" in larger.counts["method_choice"]["reason"]
+
+
+def test_a_stage_whose_work_times_itself_is_not_counted_twice(capsys):
+    timer = StageTimer(quiet=False)
+    with timer.stage("write", "the tables", keep=False):
+        timer.seconds["write"] = 1.5  # as the results folder's writer records its own time
+    with timer.stage("count"):
+        pass
+    assert timer.seconds["write"] == 1.5 and set(timer.seconds) == {"write", "count"}
+    err = capsys.readouterr().err
+    assert "[neardup] write: the tables ..." in err and "[neardup] write done in " in err
