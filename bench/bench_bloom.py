@@ -262,7 +262,7 @@ def write_section(runs: list[dict], command: str, total_s: float, generate_s: fl
                    f"include start-up and reading the JSON Lines; datasketch builds and "
                    f"queries in one process: its query seconds are timed inside it, its "
                    f"build seconds are the rest of the process's wall); {platform.machine()}, "
-                   f"{os.cpu_count()} cores shared with other engineers' jobs (load average "
+                   f"{os.cpu_count()} cores shared with other jobs (load average "
                    f"in the table; the same step varies up to 2x run to run). "
                    f"Columns: *flagged* = NEW documents said to have a near-duplicate in "
                    f"OLD (the full index: a verified pair J >= t); *planted recall* = NEW "

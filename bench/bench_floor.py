@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The floor: ``neardup find`` against a hand-written single-threaded C program (issue 23).
+"""The floor: ``neardup find`` against a hand-written single-threaded C program.
 
 ``bench/floor.c`` does the least a MinHash-LSH search of a JSON Lines file can do: read
 the file, take each ``"text"`` string, hash every word 5-gram, keep K = 128
@@ -220,8 +220,7 @@ def main() -> int:
                        "Alternating fresh processes; each cell the median, the runs in brackets. "
                        "Recall: planted pairs with exact word 5-gram Jaccard ≥ 0.8 found (the "
                        f"floor's are unverified candidates). The floor's own split (first run): "
-                       f"{splits}. Targets (issue 23): neardup ≤ 2× the floor's CPU-seconds, "
-                       "≤ 1.5× its wall.\n\n" + text)
+                       f"{splits}.\n\n" + text)
     return 0
 
 

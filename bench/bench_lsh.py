@@ -6,7 +6,7 @@ the documents near copies of another: each minimum kept with a probability drawn
 uniform in [0.75, 1.0], so their buckets are the sizes a real corpus makes), then cut
 into 18 x 6 bands (:func:`neardup.lsh.band_keys`, the bands ``neardup find`` picks at
 t = 0.8, K = 128) and paired (:func:`neardup.lsh.candidate_pairs`, max_bucket 1000,
-star). In the same run, alternating, the algorithm the stage used before issue 23: a
+star). In the same run, alternating, the stage's earlier algorithm: a
 global argsort of each band's n keys, a lexsort of the repeated ones, every band's
 pairs sorted, then all of them (``sorted_pairs`` below); both must give the same pairs
 and counts. Times are in-process medians of ``--repeats`` runs; the exponent is
@@ -49,7 +49,7 @@ def signatures(n: int, seed: int = 0) -> np.ndarray:
 
 
 def sorted_pairs(keys: np.ndarray, max_bucket: int = 1000, star: bool = True):
-    """The stage before issue 23 (its numpy, the same pair kernel): (i, j, stats)."""
+    """The stage's earlier algorithm (its numpy, the same pair kernel): (i, j, stats)."""
     n = keys.shape[0]
     stats, codes = lsh.CandidateStats(), []
     for band in range(keys.shape[1]):
@@ -124,7 +124,7 @@ def report(rows: list[dict], repeats: int, load: str) -> str:
              "runs, with the stage's wall seconds beside them. *grouped*: "
              "`lsh.candidate_pairs` (keys cut by their top bits into L2-sized pieces, "
              "grouped by a hash table in each; pairs merged by a counting sort on their "
-             "first document); *sorted*: the same stage before issue 23 (a global argsort "
+             "first document); *sorted*: the stage's earlier algorithm (a global argsort "
              "per band, every pair sorted). Both give the same pairs and counts (checked in "
              "the run). The stage `neardup find` times as `lsh` is band keys (unchanged) + "
              "pairs.", "",

@@ -322,7 +322,7 @@ def write_section(args, results: list[dict], machine: str, python: str) -> None:
                    "Before the limit was checked (commit ca6c474, same corpus): 64M, 256M "
                    "and 1G all ran, peaking at 287, 291 and 300 MiB of anonymous memory, "
                    "without a warning; one document of 20,000,000 characters under 256M "
-                   "peaked at 367 MiB (the issue's 200 MB document: 3.2 GB).\n\n"
+                   "peaked at 367 MiB (a document of 200 MB: 3.2 GB).\n\n"
                    + table(results) + ("\n\n" + in_memory if in_memory else ""))
 
 

@@ -19,8 +19,9 @@ the limit, for the comparison.
 Run: ``python bench/bench_scale.py --sizes 10000 100000 1000000``. Figures go to
 stdout (a Markdown table) and to ``--out`` (JSON).
 
-``--out-of-core N ...`` runs the issue-23 case instead: ``neardup find FILE --id-field id
---shingle word --ngram 5 --threshold 0.8 --memory-limit L`` on the scale corpus of N
+``--out-of-core N ...`` runs the out-of-core case instead, word 5-grams under a limit:
+``neardup find FILE --id-field id --shingle word --ngram 5 --threshold 0.8 --memory-limit L``
+on the scale corpus of N
 documents (``--corpora DIR`` holding ``scale_N.jsonl``, else generated into ``--cache``),
 under ``/usr/bin/time -v`` with the child's anonymous memory (``RssAnon``, what the
 limit bounds) sampled every 20 ms beside it: wall, CPU seconds, peak RSS, peak RssAnon,

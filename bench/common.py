@@ -190,7 +190,7 @@ def machine_lines() -> list[str]:
         f"- date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
         f"- machine: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
         f"{memory:.0f} GiB memory, {platform.system()} {platform.release()}; **shared with "
-        "other engineers' jobs while measuring** (ratios come from alternating tools within "
+        "other jobs while measuring** (ratios come from alternating tools within "
         "one run, so contention hits every tool alike; absolute seconds are pessimistic)",
         f"- Python {platform.python_version()}; neardup {neardup.__version__}, datasketch "
         f"{datasketch.__version__}, rensa {version('rensa')}, numpy {np.__version__}, "
