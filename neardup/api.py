@@ -494,19 +494,23 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     ``find --engine spark`` does and write the segments themselves
     (:mod:`neardup.spark.segments`; ``path`` on a file system the driver and executors
     share), the driver lists them. The rows, ids and options are the local build's (in
-    several segments; after ``compact`` the same files). Returns the
-    :class:`~neardup.Index`; on Spark ``index.build_report`` holds the read report and
-    the documents read and set aside."""
+    several segments; after ``compact`` the same files). With ``bloom=True`` on Spark
+    the executors set the Bloom filters and the driver ORs them
+    (:mod:`neardup.spark.bloom`): the local Bloom build's files. Returns the
+    :class:`~neardup.Index` (or :class:`~neardup.index.bloom.BloomIndex`); on Spark
+    ``index.build_report`` holds the read report and the documents read and set aside."""
     from .index import Index, SegmentWriter
+    from .index.bloom import BloomIndex, build_rate
 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "local":
         return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
-    bloom = {key: options.pop(key, None) for key in ("bloom", "fp", "capacity")}
+    bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)
+    rate = build_rate(bloom, options.pop("fp", None), capacity)
     groups = split_options(column_names(options, text, id))
     _refuse(engine, "index build", groups, in_memory=frames.is_in_memory(inputs),
-            items=bool(groups.items), **bloom)
+            items=bool(groups.items))
     refuse_touching_inputs(as_paths(inputs), {"--out": path})
     keywords = _spark_keywords(groups)
     from . import spark
@@ -519,7 +523,15 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
         writer.append(manifest, done["entries"], done["names"])
         return done["set_aside"]
 
-    index = Index.build_by(path, groups.prepare, groups.config(), fill)
+    def fill_filters(size) -> list:
+        done.update(spark.index_sources(inputs, size, quiet=quiet, bloom=True, **keywords))
+        return done["filters"]
+
+    if rate is not None:
+        index = BloomIndex.build_by(path, groups.prepare, groups.config(), fill_filters,
+                                    fp=rate, capacity=capacity)
+    else:
+        index = Index.build_by(path, groups.prepare, groups.config(), fill)
     index.build_report = {k: done[k] for k in ("documents", "set_aside", "read_report")}
     return index
 

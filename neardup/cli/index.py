@@ -45,7 +45,8 @@ def add_parsers(commands, source_arguments, formatter) -> None:
     build.add_argument("--engine", choices=list(ENGINES), default="local",
                        help="local, or spark: the executors read, sign and write the "
                             "segments (IDX on a file system they share); the same rows, in "
-                            "a segment per partition (default: local)")
+                            "a segment per partition; with --bloom they set the filters, "
+                            "OR-ed on the driver: the local build's files (default: local)")
     bloom = build.add_argument_group("Bloom mode: a few tens of bytes a document")
     bloom.add_argument("--bloom", action="store_true",
                        help="keep one Bloom filter per LSH band (and one of exact copies) "

@@ -233,14 +233,11 @@ class Index(BandedIndex):
         name the columns as in :func:`neardup.find`. ``bloom=True``: a Bloom index
         instead, one Bloom filter per band sized for ``capacity`` documents at ``fp``
         false positives per query (:class:`neardup.index.bloom.BloomIndex`)."""
-        if bloom:
-            from .bloom import DEFAULT_RATE, BloomIndex
+        from .bloom import BloomIndex, build_rate
 
-            return BloomIndex.build(inputs, path, fp=DEFAULT_RATE if fp is None else fp,
-                                    capacity=capacity, quiet=quiet, text=text, id=id,
-                                    **options)
-        if fp is not None or capacity is not None:
-            raise ValueError("--fp and --capacity size a Bloom index: give --bloom too")
+        if (rate := build_rate(bloom, fp, capacity)) is not None:
+            return BloomIndex.build(inputs, path, fp=rate, capacity=capacity, quiet=quiet,
+                                    text=text, id=id, **options)
         source, prep, config = _split_options(column_names(options, text, id))
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"--out": path})

@@ -98,7 +98,8 @@ from .bloomfilter import (
 from .integrity import corrupt
 from .store import MANIFEST, NpyWriter, WriteLock, crash_point, fsync_dir, write_manifest
 
-__all__ = ["DEFAULT_RATE", "BloomFindResult", "BloomIndex", "FilterPlan", "Generations",
+__all__ = ["BUILD_BLOCK", "DEFAULT_RATE", "BloomFindResult", "BloomIndex", "FilterFiller",
+           "FilterPlan", "Generations", "build_rate",
            "dedup_against", "dedup_result", "estimated_rate", "fill_fraction", "hits",
            "insert", "is_bloom", "merge", "merge_filters", "refuse_find", "set_keys"]
 
@@ -114,6 +115,16 @@ FIND_REFUSED = ("is a Bloom index: it keeps one Bloom filter per band and no doc
                 "it has no pairs and no Jaccard to list; `neardup dedup NEW --against {path}` "
                 "removes the new documents it flags, and neardup.index.bloom.BloomIndex(path)"
                 ".query(NEW).flagged says which they are")
+
+
+def build_rate(bloom: bool, fp: float | None, capacity: int | None) -> float | None:
+    """The --fp a build with ``bloom`` sizes its filters for (:data:`DEFAULT_RATE` when
+    not given), None without ``bloom``; --fp or --capacity without it is refused."""
+    if bloom:
+        return DEFAULT_RATE if fp is None else fp
+    if fp is not None or capacity is not None:
+        raise ValueError("--fp and --capacity size a Bloom index: give --bloom too")
+    return None
 
 
 def filter_files(generations: int) -> list[str]:
@@ -151,6 +162,129 @@ def set_keys(sets: ShingleSets) -> np.ndarray:
     out = np.empty(sets.n, dtype=np.uint64)
     _set_keys(np.asarray(sets.offsets, dtype=np.int64), np.asarray(sets.values), out)
     return out
+
+
+# ---- building ----
+
+BUILD_BLOCK = 100_000  # a build inserts its documents this many at a time
+
+
+def _new_manifest(prep, config) -> dict:
+    """A new Bloom index's manifest: its options and b × r, nothing inserted yet."""
+    plan = config.band_plan()
+    return {
+        "format": store.FORMAT, "format_version": store.FORMAT_VERSION, "mode": MODE,
+        "version": 1, "threshold": config.threshold, "bands": plan.bands,
+        "rows": plan.rows, "weights": list(config.weights),
+        "options": {**{k: getattr(config, k) for k in CONFIG_OPTIONS},
+                    **{k: getattr(prep, k) for k in PREPARE_OPTIONS}},
+        "documents": 0, "set_aside": 0, "next_filters": 1, "filters": None,
+    }
+
+
+def _blocks(keys):
+    """(band keys, set keys) of consecutive documents, regrouped into blocks of
+    :data:`BUILD_BLOCK` documents (the last fewer). A build inserts them so, whatever
+    chunks the reading gave: which documents open a new generation, and how large it is,
+    then depend on the documents alone, so every engine's build of the same input writes
+    the same filters (:meth:`FilterFiller.of` plans the same blocks)."""
+    pending, count = [], 0
+    for band_keys, exact_keys in keys:
+        pending.append((band_keys, exact_keys))
+        count += len(band_keys)
+        while count >= BUILD_BLOCK:
+            band_keys, exact_keys = (np.concatenate(a) for a in zip(*pending))
+            yield band_keys[:BUILD_BLOCK], exact_keys[:BUILD_BLOCK]
+            pending = [(band_keys[BUILD_BLOCK:], exact_keys[BUILD_BLOCK:])]
+            count -= BUILD_BLOCK
+    if count:
+        yield tuple(np.concatenate(a) for a in zip(*pending))
+
+
+@dataclass(frozen=True)
+class _Sizing:
+    """A build's --fp and --capacity, checked (and the capacity's filters against this
+    machine's memory) before anything is read."""
+
+    fp: float
+    capacity: int | None
+    bands: int
+
+    @classmethod
+    def of(cls, fp: float, capacity: int | None, plan: lsh.BandPlan) -> _Sizing:
+        check_rate(fp)
+        if capacity is not None:
+            check_capacity(capacity)
+            check_fits(first_plan(fp, capacity, plan.bands), capacity, fp)
+        return cls(fp, capacity, plan.bands)
+
+    def filters(self) -> Generations | None:
+        """Empty filters for the capacity given (None without one: sized once counted)."""
+        if self.capacity is None:
+            return None
+        return Generations.sized(self.fp, self.capacity, self.bands)
+
+    def for_documents(self, documents: int, set_aside: int) -> Generations:
+        """Empty filters for a build of ``documents`` usable documents (no capacity
+        given): refused when there are none, or when this machine cannot hold them."""
+        if not documents:
+            raise ValueError("no documents to size the Bloom filters for (the input "
+                             f"holds none that can pair; {set_aside:,} set aside): give "
+                             "--capacity N, the documents the first filters should hold")
+        check_fits(first_plan(self.fp, documents, self.bands), documents, self.fp)
+        return Generations.sized(self.fp, documents, self.bands)
+
+
+@dataclass(frozen=True)
+class FilterFiller:
+    """Sets a build's filters where an engine's workers run (picklable, and small: the
+    generations' plans, not their filters). Generation g takes the usable documents of
+    rank ``starts[g]`` up to ``starts[g + 1]`` (the last: up to ``documents``), ranks
+    counted in input order from 0, as the local build inserts them (:func:`_blocks`).
+    A worker sets the keys of its documents in zeroed filters of the full size
+    (:meth:`insert`); the OR of every worker's filters is the local build's."""
+
+    plans: tuple[FilterPlan, ...]
+    starts: tuple[int, ...]
+    documents: int
+    rows: int
+
+    @classmethod
+    def of(cls, filters: Generations, documents: int, rows: int) -> FilterFiller:
+        """The filler of ``documents`` usable documents inserted into ``filters`` (empty,
+        as sized): generations opened and documents counted in as the local build
+        does, a block of :data:`BUILD_BLOCK` at a time."""
+        spans = []
+        for lo in range(0, documents, BUILD_BLOCK):
+            spans += [(g, lo + start) for g, start, _ in
+                      filters.take(min(BUILD_BLOCK, documents - lo))]
+        starts = [documents] * len(filters.generations)
+        for g, start in reversed(spans):
+            starts[g] = start
+        starts[0] = 0
+        return cls(tuple(g.plan for g in filters.generations), tuple(starts), documents,
+                   rows)
+
+    def generation_of(self, ranks: np.ndarray) -> np.ndarray:
+        """int64[n]: the generation that takes each usable document of rank ``ranks``."""
+        return np.searchsorted(np.asarray(self.starts[1:], dtype=np.int64), ranks,
+                               side="right").astype(np.int64)
+
+    def insert(self, filters: dict, generations: np.ndarray, sets: ShingleSets,
+               signatures: np.ndarray) -> None:
+        """Set the keys of documents (their generations, shingle sets and signatures,
+        row for row) in ``filters``: {generation: (band filters (b, words), exact-copy
+        filter (1, words))}, each made zeroed at its full size on first use."""
+        band_keys = lsh.band_keys(signatures, self.plans[0].bands, self.rows)
+        exact_keys = set_keys(sets)
+        for g in np.unique(generations).tolist():
+            plan = self.plans[g]
+            if g not in filters:
+                filters[g] = (np.zeros((plan.bands, plan.words), dtype=np.uint64),
+                              np.zeros((1, plan.words), dtype=np.uint64))
+            rows = generations == g
+            insert(filters[g][0], band_keys[rows], plan, g)
+            insert(filters[g][1], exact_keys[rows][:, None], plan, g)
 
 
 # ---- the index ----
@@ -204,51 +338,74 @@ class BloomIndex(BandedIndex):
         filters open past ``capacity``); ``capacity``: the documents the first
         generation holds (default: the documents of this build, whose band keys are then
         held until all are read: 8 bytes × (b + 1) a document; give ``capacity`` to
-        insert a chunk at a time). Filters this machine cannot hold are refused, and so
-        is an empty build without ``capacity``, before anything is written."""
+        insert a block of :data:`BUILD_BLOCK` documents at a time). Filters this machine
+        cannot hold are refused, and so is an empty build without ``capacity``, before
+        anything is written."""
         from . import _chunks, _sign, _split_options
 
-        check_rate(fp)
-        if capacity is not None:
-            check_capacity(capacity)
         source, prep, config = _split_options(column_names(options, text, id))
-        plan = config.band_plan()
-        filters = None
-        if capacity is not None:  # refused at the door, before reading
-            check_fits(first_plan(fp, capacity, plan.bands), capacity, fp)
-            filters = Generations.sized(fp, capacity, plan.bands)
+        sizing = _Sizing.of(fp, capacity, config.band_plan())  # refused before reading
         if not frames.is_in_memory(inputs):
             refuse_touching_inputs(as_paths(inputs), {"--out": path})
-        manifest = {
-            "format": store.FORMAT, "format_version": store.FORMAT_VERSION, "mode": MODE,
-            "version": 1, "threshold": config.threshold, "bands": plan.bands,
-            "rows": plan.rows, "weights": list(config.weights),
-            "options": {**{k: getattr(config, k) for k in CONFIG_OPTIONS},
-                        **{k: getattr(prep, k) for k in PREPARE_OPTIONS}},
-            "documents": 0, "set_aside": 0, "next_filters": 1, "filters": None,
-        }
-        held, set_aside, documents = [], 0, 0
-        for chunk_ids, texts in _chunks(inputs, source, quiet):
-            _, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
-            set_aside += aside
-            documents += sets.n
-            keys = (lsh.band_keys(signatures, plan.bands, plan.rows), set_keys(sets))
+        plan = config.band_plan()
+        filters, held, set_aside = sizing.filters(), [], 0
+
+        def signed_keys():
+            nonlocal set_aside
+            for chunk_ids, texts in _chunks(inputs, source, quiet):
+                _, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
+                set_aside += aside
+                yield lsh.band_keys(signatures, plan.bands, plan.rows), set_keys(sets)
+
+        for block in _blocks(signed_keys()):
             if filters is None:
-                held.append(keys)
+                held.append(block)
             else:
-                filters.insert(*keys)
+                filters.insert(*block)
         if filters is None:
-            if not documents:
-                raise ValueError("no documents to size the Bloom filters for (the input "
-                                 f"holds none that can pair; {set_aside:,} set aside): give "
-                                 "--capacity N, the documents the first filters should hold")
-            check_fits(first_plan(fp, documents, plan.bands), documents, fp)
-            filters = Generations.sized(fp, documents, plan.bands)
+            filters = sizing.for_documents(sum(len(b) for b, _ in held), set_aside)
             for band_keys, exact_keys in held:
                 filters.insert(band_keys, exact_keys)
+        return cls._write_new(path, _new_manifest(prep, config), sizing, filters, set_aside)
+
+    @classmethod
+    def build_by(cls, path: str | os.PathLike, prep, config, fill, *,
+                 fp: float = DEFAULT_RATE, capacity: int | None = None) -> BloomIndex:
+        """A new Bloom index at ``path`` for documents shingled with ``prep`` and signed
+        and banded with ``config``, whose filters another engine sets where its workers
+        run (``neardup index build --engine spark --bloom``). ``fill(size)`` reads the
+        inputs and counts them, calls ``size(documents, set_aside)`` once (the sizing and
+        its refusals are :meth:`build`'s), which returns a :class:`FilterFiller` for
+        that many usable documents in input order, and returns one (band filters,
+        exact-copy filter) pair per generation of the filler: the OR of the filters the
+        filler set for every part of the documents. The files are those :meth:`build`
+        writes for the same input, byte for byte."""
+        sizing = _Sizing.of(fp, capacity, config.band_plan())  # refused before reading
+        made: dict = {}
+
+        def size(documents: int, set_aside: int) -> FilterFiller:
+            filters = sizing.filters() or sizing.for_documents(documents, set_aside)
+            made.update(filters=filters, set_aside=set_aside)
+            return FilterFiller.of(filters, documents, config.band_plan().rows)
+
+        parts = fill(size)
+        filters = made["filters"]
+        if len(parts) != len(filters.generations):
+            raise ValueError(f"the engine filled {len(parts)} generation(s) of filters "
+                             f"where {len(filters.generations)} were planned")
+        for gen, (bands, exact) in zip(filters.generations, parts):
+            gen.bands = merge_filters(gen.bands, bands)
+            gen.exact = merge_filters(gen.exact, exact)
+        return cls._write_new(path, _new_manifest(prep, config), sizing, filters,
+                              made["set_aside"])
+
+    @classmethod
+    def _write_new(cls, path, manifest: dict, sizing: _Sizing, filters: Generations,
+                   set_aside: int) -> BloomIndex:
+        documents = filters.documents
         manifest.update(documents=documents, set_aside=set_aside,
-                        bloom={"fp": fp, "capacity": capacity or documents, "layout": LAYOUT,
-                               "growth": GROWTH, "tightening": TIGHTENING})
+                        bloom={"fp": sizing.fp, "capacity": sizing.capacity or documents,
+                               "layout": LAYOUT, "growth": GROWTH, "tightening": TIGHTENING})
         with StagedDirectory(path, lambda name: False, option="--out") as stage:
             (stage / FILTERS).mkdir()
             with WriteLock(stage):

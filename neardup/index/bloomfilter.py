@@ -339,19 +339,27 @@ class Generations:
     def insert(self, band_keys: np.ndarray, exact_keys: np.ndarray) -> None:
         """Insert the documents' band keys (n, b) and set keys (n,): into the last
         generation while it has room, the rest into a new one (never past a capacity)."""
-        start, n = 0, len(band_keys)
+        for g, start, stop in self.take(len(band_keys)):
+            gen = self.generations[g]
+            insert(gen.bands, band_keys[start:stop], gen.plan, g)
+            insert(gen.exact, np.asarray(exact_keys[start:stop])[:, None], gen.plan, g)
+
+    def take(self, n: int) -> list[tuple[int, int, int]]:
+        """Room for the next ``n`` documents, counted in: (generation, start, stop), the
+        rows of them each generation takes, in order. The last generation takes them
+        while it has room, then a new one opens (:meth:`insert` sets their bits; an
+        engine that sets them elsewhere plans with this)."""
+        spans, start = [], 0
         while start < n:
             last = self.generations[-1]
-            room = last.room
-            if room <= 0:
+            if last.room <= 0:
                 self._open(n - start)
                 continue
-            rows = slice(start, start + min(room, n - start))
-            g = len(self.generations) - 1
-            insert(last.bands, band_keys[rows], last.plan, g)
-            insert(last.exact, np.asarray(exact_keys[rows])[:, None], last.plan, g)
-            last.documents += rows.stop - rows.start
-            start = rows.stop
+            stop = start + min(last.room, n - start)
+            spans.append((len(self.generations) - 1, start, stop))
+            last.documents += stop - start
+            start = stop
+        return spans
 
     def _open(self, left: int) -> None:
         g = len(self.generations)

@@ -53,7 +53,6 @@ class Refusal:
 _FILES = ("find", "dedup")  # whole documents, from files
 _TEXT = ("find", "dedup", "evaluate", "index build")  # every Spark run that shingles texts
 _LOCAL_S_CURVE = "it computes no S-curve; use the local engine for it"
-_BLOOM = "a Bloom index is built on the local engine (a few tens of bytes a document)"
 _HELD = "holds every set in memory"
 
 REFUSALS: tuple[Refusal, ...] = (
@@ -97,10 +96,6 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, ("evaluate",), "curve_from", "--curve-from", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "compare_sketches", "--compare-sketches",
             "it runs one sketch a run; use the local engine for it"),
-    Refusal(SPARK, ("index build",), "bloom", "--bloom", _BLOOM),
-    Refusal(SPARK, ("index build",), "fp", "--fp", f"it sizes a Bloom index; {_BLOOM}"),
-    Refusal(SPARK, ("index build",), "capacity", "--capacity",
-            f"it sizes a Bloom index; {_BLOOM}"),
     # ---- the local engine under a memory limit (find only: dedup's is for units)
     Refusal(MEMORY_LIMIT, ("find",), "in_memory", "data in memory",
             "it is held whole already; drop memory_limit"),

@@ -573,12 +573,16 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
                   delimiter: str | None = None, include=(), exclude=(),
                   encoding: str = "utf-8", normalize=None, tokenize=None,
                   respect_ignore: bool = True, follow_links: bool = False,
-                  allow_empty: bool = False, quiet: bool = True, **options) -> dict:
+                  allow_empty: bool = False, quiet: bool = True, bloom: bool = False,
+                  **options) -> dict:
     """``neardup index build --engine spark``: ``inputs`` read, shingled and signed as
     :func:`find_sources` does, and written by the executors as the segments of an index
     with ``writer`` (:class:`neardup.index.SegmentWriter`; see
     :mod:`neardup.spark.segments`). Returns the entries to list, the number of segment
-    names used, the documents read and set aside, and ``read_report``."""
+    names used, the documents read and set aside, and ``read_report``. ``bloom``:
+    ``writer`` is a Bloom build's ``size``, and the filters are returned instead
+    (:mod:`neardup.spark.bloom`)."""
+    from .bloom import fill_filters
     from .segments import write_segments
 
     _require_spark()
@@ -593,8 +597,8 @@ def index_sources(inputs, writer, *, spark=None, text_fields: Sequence[str] = ("
                      exclude=exclude, encoding=encoding, respect_ignore=respect_ignore,
                      follow_links=follow_links, allow_empty=allow_empty)
         report = read.report()  # the one pass: read, shingle, sign
-    with timer.stage("write", "the index's segments"):
-        done = write_segments(read.signed, writer, config)
+    with timer.stage("write", "the Bloom filters" if bloom else "the index's segments"):
+        done = (fill_filters if bloom else write_segments)(read.signed, writer, config)
     timer.say_totals()
     read.release()
     return {**done, "read_report": report}

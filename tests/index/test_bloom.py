@@ -208,6 +208,23 @@ def test_filters_merge_by_or_and_add_equals_one_build(tmp_path):
         bloom.merge_filters(first[0].bands, first[0].bands[:, :-1])
 
 
+def test_generations_of_a_build_do_not_depend_on_how_it_was_read(tmp_path, monkeypatch):
+    # past --capacity a build opens generations as the documents alone say (blocks of
+    # BUILD_BLOCK documents), not as the reading's chunks fell: read 77 documents at a
+    # time or all at once, the same files (the Spark build plans the same blocks)
+    records = corpus(8)
+    sized = dict(id="id", bloom=True, capacity=50, fp=1e-5, **WORDS)
+    whole = Index.build(records, tmp_path / "whole", **sized)
+    monkeypatch.setattr("neardup.index.CHUNK_DOCUMENTS", 77)
+    Index.build(records, tmp_path / "chunked", **sized)
+    assert folder_bytes(tmp_path / "chunked") == folder_bytes(tmp_path / "whole")
+    first, second = (g["capacity"] for g in whole.info()["generations"])
+    assert second == len(records) - first  # as large as what was left to insert
+    monkeypatch.setattr(bloom, "BUILD_BLOCK", 500)  # blocks, whatever the chunks
+    blocks = Index.build(records, tmp_path / "blocks", **sized).info()["generations"]
+    assert [g["capacity"] for g in blocks] == [first, 500 - first, 2 * (500 - first)]
+
+
 @pytest.mark.parametrize("point", ["bloom-half-written", "bloom-written", "manifest-written"])
 def test_an_add_killed_at_any_step_leaves_the_previous_version(tmp_path, point, run_cli):
     records = corpus(8, n=200)

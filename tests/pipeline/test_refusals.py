@@ -15,8 +15,7 @@ from neardup.pipeline import refusals
 GIVEN_VALUES = {"in_memory": True, "items": ("user", "item"), "report": "report.html",
                 "against": "some.index", "representative_field": "url",
                 "memory_limit": "1G", "add": True, "explain": "explain.csv", "sweep": True,
-                "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True,
-                "bloom": True, "fp": 0.01, "capacity": 1000}
+                "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True}
 # a value outside a row's ``allowed``
 OTHER_VALUES = {"measure": "containment", "sketch": "simhash", "generated": "exclude",
                 "representative_field": "url"}

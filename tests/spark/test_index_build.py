@@ -82,7 +82,7 @@ def test_cli_index_build_on_spark_and_its_refusals(spark, corpus, tmp_path, caps
     assert "written to" in out
     assert neardup.Index(tmp_path / "i").n == neardup.Index.build(
         corpus / "a.jsonl", tmp_path / "l", **OPTIONS).n
-    with pytest.raises(ValueError, match="Bloom index .* local engine"):
-        neardup.build_index(corpus / "a.jsonl", tmp_path / "b", engine="spark", bloom=True)
+    with pytest.raises(ValueError, match="size a Bloom index: give --bloom"):
+        neardup.build_index(corpus / "a.jsonl", tmp_path / "b", engine="spark", fp=0.01)
     with pytest.raises(ValueError, match="engine must be one of"):
         neardup.build_index(corpus / "a.jsonl", tmp_path / "c", engine="dask")
