@@ -42,6 +42,7 @@ from ..config import FindConfig
 from ..minhash import Signatures
 from ..pipeline import cluster_pairs
 from ..result import FindResult
+from .components import LOCAL_EDGES
 from .stages import (
     _BUCKETED_SCHEMA,
     _band_blobs,
@@ -57,7 +58,7 @@ try:  # pyspark is an optional dependency (extra "spark")
 except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = F = None
 
-DRIVER_PAIRS = 50_000_000  # candidates or copies the driver verifies and clusters at most
+DRIVER_PAIRS = LOCAL_EDGES  # candidates or copies the driver verifies and clusters at most
 
 
 def _refuse_past_bound(what: str, count: int) -> None:
@@ -147,16 +148,23 @@ def hamming_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig
                      "doc long, simhash long, keys binary")
     entries, candidates = _hamming_search(heads, k)
     pairs = candidates.orderBy("doc_a", "doc_b").toArrow()
-    row = (entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
-           .agg(F.coalesce(F.sum(F.col("m") * (F.col("m") - 1)), F.lit(0)).alias("twice"),
-                F.coalesce(F.max("m"), F.lit(0)).alias("largest")).first())
+    search = hamming_stats(entries, k)
     entries.unpersist()
     candidates.unpersist()
-    stats = simhash.SearchStats(k, k + 1, int(row["twice"]) // 2, int(row["largest"]))
     i = pairs.column("doc_a").to_numpy().astype(np.int64)
     j = pairs.column("doc_b").to_numpy().astype(np.int64)
     _refuse_past_bound("candidate pairs", int(i.size))
-    return i, j, counting.search_counts(lsh.CandidateStats(), stats)
+    return i, j, search
+
+
+def hamming_stats(entries: DataFrame, k: int) -> dict:
+    """The search's counts (:class:`~neardup.simhash.SearchStats`, LSH's at zero) from
+    the Hamming search's bucket entries, as the local search counts them."""
+    row = (entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
+           .agg(F.coalesce(F.sum(F.col("m") * (F.col("m") - 1)), F.lit(0)).alias("twice"),
+                F.coalesce(F.max("m"), F.lit(0)).alias("largest")).first())
+    stats = simhash.SearchStats(k, k + 1, int(row["twice"]) // 2, int(row["largest"]))
+    return counting.search_counts(lsh.CandidateStats(), stats)
 
 
 def fetched(signed: DataFrame, docs: np.ndarray) -> pa.Table:
