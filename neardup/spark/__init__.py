@@ -145,8 +145,8 @@ class SparkFindResult:
     # the run's stages: their times are ``seconds``; progress on standard error unless quiet
     timer: SparkStageTimer | None = field(default=None, repr=False)
     # name -> (frame, how it is written): a pa.Table the driver holds (written there), or
-    # "doc" (the documents table: parts by document ranges); a table replaced since is
-    # written by ``orders``
+    # the documents' rows unsorted (parts cut by document ranges); a table replaced since
+    # is written by ``orders``
     held: dict = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict:
@@ -217,8 +217,9 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     frames = {name: _frame(spark, table) for name, table in tables.items()}
     in_clusters = spark.sparkContext.broadcast(found.in_clusters())
     base = signed.select("doc", "id", "size")
-    documents_frame = base.mapInArrow(_document_rows(in_clusters, config.min_shingles),
-                                      _DOCUMENT_SCHEMA)
+    document_rows = base.mapInArrow(_document_rows(in_clusters, config.min_shingles),
+                                    _DOCUMENT_SCHEMA)
+    documents_frame = document_rows.orderBy("doc")
     labels = base.select("doc").mapInArrow(_label_rows(in_clusters), "doc long, label long")
     n = documents
     orders = {name: TableOrder(by, key_bucket(by[0], n)) for name, by
@@ -229,7 +230,7 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     orders["clusters"] = TableOrder((F.col("cluster_size").desc(), "label", "doc"),
                                     cluster_bucket(n), cluster_rows)
     held = {name: (frames[name], table) for name, table in tables.items()}
-    held["documents"] = (documents_frame, "doc")
+    held["documents"] = (documents_frame, document_rows)  # written by document ranges
     return SparkFindResult(pairs=frames["pairs"], set_pairs=frames["set_pairs"],
                            identical=frames["identical"], clusters=frames["clusters"],
                            documents=documents_frame, candidates=frames["candidates"],

@@ -173,13 +173,13 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
         # table replaced since (or a run against an index) by its order's buckets
         held = {name: how for name, (frame, how) in result.held.items()
                 if name in frames and frame is getattr(result, name)}
-        spark_written = {name: (getattr(result, name), result.orders[name], schema)
-                         for name, (schema, _) in frames.items()
+        ranged = {name: how for name, how in held.items() if isinstance(how, DataFrame)}
+        spark_written = {name: (ranged.get(name, getattr(result, name)), result.orders[name],
+                                schema) for name, (schema, _) in frames.items()
                          if not isinstance(held.get(name), pa.Table)}
         documents = result.counts.get("documents", 0)
         with _ConcurrentParts(out_dir, spark_written, fmt, escape_formulas,
-                              {name: documents for name in spark_written
-                               if held.get(name) == "doc"}) as parts:
+                              dict.fromkeys(ranged, documents)) as parts:
             tables = {name: sinks.PartsTable(
                 _driver_parts(held[name].cast(schema), fmt, escape_formulas)
                 if isinstance(held.get(name), pa.Table) else parts.writer(name),
