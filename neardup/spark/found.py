@@ -269,14 +269,22 @@ def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n
                         shingle_counts=sizes, status=status, pair_set=pair_set,
                         labels=labels, representative=representative,
                         candidates=candidates)
+    with timer.stage("count"):  # from the rows the jobs returned: no job of its own
+        counts = _counts(n, documents, copies, ci, pair_set, labels, representative, lowest,
+                         search, config)
+    return Found(docs, result, lowest), counts
+
+
+def _counts(n, documents, copies, ci, pair_set, labels, representative, lowest, search,
+            config) -> dict:
+    m = labels.size
     cluster = counting.cluster_counts(np.bincount(labels, minlength=m))
     method, method_choice = _method(config)
-    counts = counting.find_counts(
+    return counting.find_counts(
         documents=n, shingled=documents["usable"], shingles=documents["shingles"],
         identical_copies=int(copies.size), candidates=int(ci.size), pairs=pair_set.counts(),
         **cluster, removable=int(m - representative.sum()), min_member_similarity=lowest,
         search=search, method=method, method_choice=method_choice)
-    return Found(docs, result, lowest), counts
 
 
 def _estimates(table: pa.Table, i: np.ndarray, j: np.ndarray, config: FindConfig) -> np.ndarray:
