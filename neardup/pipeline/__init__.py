@@ -239,9 +239,6 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
                                            estimate[real])
 
     with timer.stage("cluster"):
-        order = np.lexsort((doc_j, doc_i))
-        pair_set = PairSet.from_copies(n, usable, copies_of, copies, doc_i[order],
-                                       doc_j[order], jaccard[order], estimate[order])
         key = None
         if config.representative in ("longest", "shortest"):
             key = sizes if representative_key is None else representative_key
@@ -249,18 +246,8 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             if representative_key is None:
                 raise ValueError("representative='field' needs a field value per document")
             key = representative_key
-        if config.clusters == "center":  # stars over the pairs of distinct sets
-            labels, centre = cluster.center_clusters(pair_set.head, pair_set.set_i,
-                                                     pair_set.set_j)
-            representative = cluster.center_representatives(pair_set.head, centre,
-                                                            config.representative, key)
-        else:
-            # the components of the set pairs and each copy's edge to its head are those
-            # of every document pair: listing them all is not needed here
-            labels = cluster.cluster_labels(n, np.concatenate([doc_i, copies_of]),
-                                            np.concatenate([doc_j, copies]))
-            representative = cluster.choose_representatives(labels, config.representative,
-                                                            key)
+        pair_set, labels, representative = cluster_pairs(
+            n, usable, copies_of, copies, doc_i, doc_j, jaccard, estimate, config, key)
 
     status = np.empty(n, dtype=object)
     status.fill("ok")  # one str for all: np.full would make one of 51 bytes a document
@@ -284,6 +271,34 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
     )
+
+
+def cluster_pairs(n: int, usable: np.ndarray, copies_of: np.ndarray, copies: np.ndarray,
+                  doc_i: np.ndarray, doc_j: np.ndarray, jaccard: np.ndarray,
+                  estimate: np.ndarray, config: FindConfig, key: np.ndarray | None = None
+                  ) -> tuple[PairSet, np.ndarray, np.ndarray]:
+    """The cluster stage, shared by both engines: the pairs of distinct sets (``doc_i`` <
+    ``doc_j``, any order, verified) and the identical groups (``copies_of[k]`` the head of
+    ``copies[k]``) of ``n`` documents → (pair set, labels: smallest document of each
+    cluster, representative: bool[n]) by ``config.clusters`` and
+    ``config.representative`` (``key``: the value "longest"/"shortest" compare). The
+    Spark engine runs it on the driver over the documents on an edge, numbered in order
+    (a renumbering that keeps the order keeps every label and tie)."""
+    order = np.lexsort((doc_j, doc_i))
+    pair_set = PairSet.from_copies(n, usable, copies_of, copies, doc_i[order],
+                                   doc_j[order], jaccard[order], estimate[order])
+    if config.clusters == "center":  # stars over the pairs of distinct sets
+        labels, centre = cluster.center_clusters(pair_set.head, pair_set.set_i,
+                                                 pair_set.set_j)
+        representative = cluster.center_representatives(pair_set.head, centre,
+                                                        config.representative, key)
+    else:
+        # the components of the set pairs and each copy's edge to its head are those
+        # of every document pair: listing them all is not needed here
+        labels = cluster.cluster_labels(n, np.concatenate([doc_i, copies_of]),
+                                        np.concatenate([doc_j, copies]))
+        representative = cluster.choose_representatives(labels, config.representative, key)
+    return pair_set, labels, representative
 
 
 def _min_member_similarity(sets: ShingleSets, labels: np.ndarray,

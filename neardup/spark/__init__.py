@@ -56,14 +56,17 @@ so ``import neardup.spark`` works without it and an entry point says what to ins
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .. import lsh, simhash
+from .. import lsh
 from .._core import counts as counting
 from ..config import FindConfig
 from ..evaluate import BRUTE_MAX_DOCUMENTS, Evaluation, document_pair_metrics
@@ -71,21 +74,22 @@ from ..pairs import PAIR_SCHEMA
 from ..pipeline import refusals
 from ..sinks import resolve_layout
 from ..text import prepare
-from .components import center_clusters, connected_components
+from .components import connected_components
+from .found import found_on_driver
 from .progress import SparkStageTimer
 from .read import _read, read_documents, read_sources
 from .repeats import repeats_sources
 from .session import _require_spark, _session
 from .stages import (
+    _SIGNED_SCHEMA,
     _checked,
-    _document_pairs,
     _identical_groups,
     _jaccard_at_least,
     _lsh_stages,
     _numbered,
     _pair_counts,
+    _sign_batches,
     _signer,
-    _with_ids,
 )
 from .units import dedup_units_sources
 from .write import TableOrder, cluster_bucket, key_bucket, write_result
@@ -140,6 +144,10 @@ class SparkFindResult:
     orders: dict[str, TableOrder] = field(default_factory=dict, repr=False)
     # the run's stages: their times are ``seconds``; progress on standard error unless quiet
     timer: SparkStageTimer | None = field(default=None, repr=False)
+    # name -> (frame, how it is written): a pa.Table the driver holds (written there), or
+    # the documents' rows unsorted (parts cut by document ranges); a table replaced since
+    # is written by ``orders``
+    held: dict = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict:
         return {"counts": self.counts, "config": self.config.as_dict(),
@@ -181,106 +189,108 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     ``documents``: how many there are (numbered 0..documents-1), when known; ``tally``:
     the reader's (:attr:`neardup.spark.read._Read.tally`, with ``documents``), so that no
     query counts the signed documents again; ``timer``: the run's stages (progress on
-    standard error unless it is quiet; a quiet one by default)."""
+    standard error unless it is quiet; a quiet one by default). Past signing, the stages
+    of :mod:`neardup.spark.found`: a few wide jobs, the rest on the driver."""
     if timer is None:
         timer = SparkStageTimer(docs.sparkSession, quiet=True)
     plan = config.band_plan()
-    # the documents' counts when the reader made them (``documents`` is a table below)
-    known = None if tally is None or documents is None else {"n": documents, **tally}
-    stages = _lsh_stages(docs, config, plan, normalize, tokenize, timer, signed=signed,
-                         char_fallback=char_fallback, documents=documents)
-    signed, heads, copies, candidates = (stages.signed, stages.heads, stages.copies,
-                                         stages.candidates)
-    with timer.stage(stages.search, "the buckets' statistics"):
-        search_stats = _search_stats(stages.entries, config)
-
-    # verification: both sets and signatures joined to each candidate
-    with timer.stage("verify"):
-        checked = _checked(heads, candidates, config).persist()
-        verified = (checked.where(F.col("jaccard") >= config.threshold) if config.verify
-                    else checked)
-
-    set_pair_docs = verified.select("doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
-                                    F.col("estimate_6").alias("estimate")).persist()
-    base = signed.select("doc", "id", "size", "text_length")
-    with timer.stage("cluster"):
-        clustered = _clustered(set_pair_docs, copies, base, config)
-
-    ok = F.when(F.col("size") >= config.min_shingles, F.lit("ok")).otherwise(
-        F.lit("too few shingles"))
-    in_cluster = clustered.select("doc", "label", "cluster", "representative")
-    documents = (base.join(in_cluster, "doc", "left")
-                 .select("doc", "id", F.col("size").alias("shingles"), ok.alias("status"),
-                         F.coalesce("cluster", "id").alias("cluster"),
-                         F.coalesce("representative", F.lit(True)).alias("representative"))
-                 .orderBy("doc"))
-    cluster_rows = clustered.withColumnRenamed("size", "shingles")
-    cluster_order = (F.col("cluster_size").desc(), "label", "doc")
-    cluster_columns = ("cluster", "id", "cluster_size", "representative", "shingles", "doc")
-    clusters = cluster_rows.orderBy(*cluster_order).select(*cluster_columns)
-    labels = (base.select("doc").join(in_cluster.select("doc", "label"), "doc", "left")
-              .select("doc", F.coalesce("label", "doc").alias("label")))
-    ids = base.select("doc", "id")
-    group_sizes, members = _identical_groups(copies)
-    identical = (members.join(ids, "doc")
-                 .join(ids.select(F.col("doc").alias("head_doc"), F.col("id").alias("group")),
-                       "head_doc")
-                 .orderBy("head_doc", "doc")
-                 .select("group", "id", "group_size", "doc", "head_doc"))
-    pairs = _with_ids(_document_pairs(members, set_pair_docs), ids)
-    set_pairs = _with_ids(set_pair_docs, ids)
-    candidate_table = checked.select(
-        "doc_a", "doc_b", F.col("jaccard_6").alias("jaccard"),
-        F.col("estimate_6").alias("estimate"),
-        (F.col("jaccard") >= config.threshold).alias("verified")).orderBy("doc_a", "doc_b")
-
-    with timer.stage("count"):
-        counts = _counts(signed, copies, candidates,
-                         lambda: _pair_counts(group_sizes, set_pair_docs),
-                         clustered, config, search_stats, char_fallback, known)
-    n = counts["documents"]
+    if signed is None:
+        with timer.stage("sign"):
+            signed = docs.select("doc", "id", "text").mapInArrow(
+                _sign_batches(config, plan, normalize, tokenize, char_fallback),
+                _SIGNED_SCHEMA).persist()
+    if tally is None or documents is None:
+        usable = F.col("size") >= config.min_shingles
+        row = signed.agg(F.count("*").alias("n"), F.max("doc").alias("last"),
+                         F.sum(F.when(usable, 1).otherwise(0)).alias("usable"),
+                         F.sum(F.when(usable, F.col("size")).otherwise(0)).alias("shingles"),
+                         F.sum(F.col("chars").cast("long")).alias("chars")).first()
+        documents = 0 if row["last"] is None else int(row["last"]) + 1
+        tally = {key: int(row[key] or 0) for key in ("usable", "shingles", "chars")}
+    found, counts = found_on_driver(signed, config, plan, documents, tally, char_fallback,
+                                    timer)
+    if char_fallback and config.shingle_kind == "word":
+        prepare.warn_char_fallback(tally["chars"])
+        counts.update(counting.shingling_counts(char_fallback=tally["chars"]))
+    spark = signed.sparkSession
+    tables = found.tables()
+    frames = {name: _frame(spark, table) for name, table in tables.items()}
+    in_clusters = spark.sparkContext.broadcast(found.in_clusters())
+    base = signed.select("doc", "id", "size")
+    document_rows = base.mapInArrow(_document_rows(in_clusters, config.min_shingles),
+                                    _DOCUMENT_SCHEMA)
+    documents_frame = document_rows.orderBy("doc")
+    labels = base.select("doc").mapInArrow(_label_rows(in_clusters), "doc long, label long")
+    n = documents
     orders = {name: TableOrder(by, key_bucket(by[0], n)) for name, by
               in [("pairs", ("doc_a", "doc_b")), ("set_pairs", ("doc_a", "doc_b")),
                   ("candidates", ("doc_a", "doc_b")), ("identical", ("head_doc", "doc")),
                   ("documents", ("doc",))]}
-    orders["clusters"] = TableOrder(cluster_order, cluster_bucket(n), cluster_rows)
-    return SparkFindResult(pairs=pairs, set_pairs=set_pairs, identical=identical,
-                           clusters=clusters, documents=documents, candidates=candidate_table,
-                           labels=labels, config=config, plan=plan,
-                           counts=counts, seconds=timer.seconds, orders=orders, timer=timer)
+    cluster_rows = frames["clusters"].join(labels, "doc")
+    orders["clusters"] = TableOrder((F.col("cluster_size").desc(), "label", "doc"),
+                                    cluster_bucket(n), cluster_rows)
+    held = {name: (frames[name], table) for name, table in tables.items()}
+    held["documents"] = (documents_frame, document_rows)  # written by document ranges
+    return SparkFindResult(pairs=frames["pairs"], set_pairs=frames["set_pairs"],
+                           identical=frames["identical"], clusters=frames["clusters"],
+                           documents=documents_frame, candidates=frames["candidates"],
+                           labels=labels, config=config, plan=plan, counts=counts,
+                           seconds=timer.seconds, orders=orders, timer=timer, held=held)
 
 
-def _clustered(set_pair_docs: DataFrame, copies: DataFrame, base: DataFrame,
-               config: FindConfig) -> DataFrame:
-    """The documents in clusters of two or more (``base``'s columns, label, cluster id,
-    cluster_size, representative): connected components (or stars) of the set pairs and
-    each copy's edge to its head, which are those of every document pair (listing them all
-    is not needed). The components hold only the documents on an edge, usually few: the
-    cluster columns are computed for them, and every other document is a cluster of one,
-    its own representative, so no step shuffles all n documents."""
-    by_label = Window.partitionBy("label")
-    if config.clusters == "center":  # stars: one task runs the local cover on the edges
-        stars = center_clusters(set_pair_docs, copies,
-                                base.select("doc", F.col("text_length").alias("key")),
-                                config.representative)
-        # a centre whose neighbours were all taken first is a cluster of one: not listed
-        clustered = (stars.join(base, "doc")
-                     .withColumn("cluster_size", F.count("*").over(by_label))
-                     .where(F.col("cluster_size") > 1))
-    else:
-        components = connected_components(
-            set_pair_docs.select("doc_a", "doc_b").union(copies), "doc_a", "doc_b")
-        rank = {"first": [F.col("doc")],
-                "longest": [F.col("text_length").desc(), F.col("doc")],
-                "shortest": [F.col("text_length"), F.col("doc")]}[config.representative]
-        clustered = (components.withColumnRenamed("node", "doc").join(base, "doc")
-                     .withColumn("cluster_size", F.count("*").over(by_label))
-                     .withColumn("representative",
-                                 F.row_number().over(by_label.orderBy(*rank)) == 1))
-    label_ids = clustered.where(F.col("doc") == F.col("label")).select(
-        "label", F.col("id").alias("cluster"))
-    return clustered.join(label_ids, "label").persist()
+def _frame(spark, table: pa.Table) -> DataFrame:
+    """A driver table as a DataFrame (no job until it is used)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
 
+    return spark.createDataFrame(table, schema=from_arrow_schema(table.schema))
+
+
+_DOCUMENT_SCHEMA = ("doc long, id string, shingles long, status string, cluster string, "
+                    "representative boolean")
+
+
+def _on_edges(batch: pa.RecordBatch, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where, at): the rows of ``batch`` whose doc is one of ``docs`` (sorted), and its
+    index there."""
+    doc = batch.column("doc").to_numpy()
+    at = np.minimum(np.searchsorted(docs, doc), max(0, docs.size - 1))
+    where = (docs[at] == doc) if docs.size else np.zeros(doc.size, dtype=bool)
+    return where, at
+
+
+def _document_rows(in_clusters, min_shingles: int):
+    """mapInArrow body: (doc, id, size) → the documents table's rows, the cluster and
+    representative of a document on an edge from the driver's (broadcast) arrays."""
+
+    def run(batches):
+        docs, cluster_ids, representative, _ = in_clusters.value
+        for batch in batches:
+            where, at = _on_edges(batch, docs)
+            ids = batch.column("id")
+            cluster = pc.if_else(pa.array(where), cluster_ids.take(pa.array(at))
+                                 if docs.size else ids, ids)
+            kept = np.where(where, representative[at] if docs.size else True, True)
+            size = batch.column("size").to_numpy()
+            status = np.where(size >= min_shingles, "ok", "too few shingles")
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("doc"), ids, batch.column("size"), pa.array(status, pa.string()),
+                 cluster, pa.array(kept)],
+                names=["doc", "id", "shingles", "status", "cluster", "representative"])
+    return run
+
+
+def _label_rows(in_clusters):
+    """mapInArrow body: doc → (doc, label: the smallest document of its cluster)."""
+
+    def run(batches):
+        docs, _, _, label_docs = in_clusters.value
+        for batch in batches:
+            where, at = _on_edges(batch, docs)
+            doc = batch.column("doc").to_numpy()
+            label = np.where(where, label_docs[at] if docs.size else doc, doc)
+            yield pa.RecordBatch.from_arrays([batch.column("doc"), pa.array(label)],
+                                             names=["doc", "label"])
+    return run
 
 
 def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
@@ -402,99 +412,6 @@ def _check_sketch_and_measure(config: FindConfig) -> None:
     refusals.check(refusals.SPARK, "evaluate", {}, config, partial=True)
 
 
-# ---------------------------------------------------------------- counts
-
-
-def _search_stats(entries: DataFrame, config: FindConfig) -> dict:
-    """The counts of the candidate search: LSH's bucket stats, or with SimHash the local
-    search's (:class:`~neardup.simhash.SearchStats`) and LSH's left at zero, as locally."""
-    if config.sketch != "simhash":
-        return counting.search_counts(_bucket_stats(entries, config))
-    k = config.hamming_distance()
-    row = (entries.groupBy("band", "key").agg(F.first("bucket_size").alias("m"))
-           .agg(F.coalesce(F.sum(F.col("m") * (F.col("m") - 1)), F.lit(0)).alias("twice"),
-                F.coalesce(F.max("m"), F.lit(0)).alias("largest")).first())
-    stats = simhash.SearchStats(k, k + 1, int(row["twice"]) // 2, int(row["largest"]))
-    return counting.search_counts(lsh.CandidateStats(), stats)
-
-
-def _bucket_stats(entries: DataFrame, config: FindConfig) -> lsh.CandidateStats:
-    """LSH's bucket counts from the rows of bucket stats each partition left (whole buckets
-    in each partition: the sums and the largest are the local engine's)."""
-    stats = entries.where(F.col("doc_a").isNull())
-    row = stats.agg(F.coalesce(F.max("largest"), F.lit(0)).alias("largest"),
-                    F.coalesce(F.sum("over"), F.lit(0)).alias("over"),
-                    F.coalesce(F.sum("avoided"), F.lit(0)).alias("avoided")).first()
-    return lsh.CandidateStats(buckets_over_limit=int(row["over"]),
-                              largest_bucket=int(row["largest"]),
-                              pairs_avoided=int(row["avoided"]))
-
-
-def _at_once(*queries):
-    """The results of ``queries`` (callables, each running a few small Spark jobs), in
-    their order, the jobs submitted from threads at once: each is a few tasks over cached
-    data, so one after another they leave cores idle between stages."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=len(queries),
-                            thread_name_prefix="neardup-count") as pool:
-        futures = [pool.submit(query) for query in queries]
-        return [future.result() for future in futures]
-
-
-def _counts(signed, copies, candidates, pair_counts, clustered, config, search,
-            char_fallback: bool = False, documents: dict | None = None) -> dict:
-    """The local engine's counts, keys in its order (``pair_counts``: a callable giving
-    :func:`~neardup.spark.stages._pair_counts`, ``search``: :func:`_search_stats`);
-    ``char_fallback``: with the documents shingled by characters last, as the local file
-    run adds its prepare step's count (and its warning); ``documents``: n, usable,
-    shingles and chars when the reader counted them (else a query of ``signed``). The
-    queries run at once."""
-    center_run = config.clusters == "center"
-    doc_row, n_copies, n_candidates, cluster_row, lowest_row, pairs = _at_once(
-        (lambda: documents) if documents is not None else lambda: signed.agg(
-            F.count("*").alias("n"),
-            F.sum(F.when(F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable"),
-            F.sum(F.when(F.col("size") >= config.min_shingles, F.col("size")).otherwise(0))
-            .alias("shingles"),
-            F.sum(F.col("chars").cast("long")).alias("chars")).first(),
-        copies.count, candidates.count,
-        lambda: clustered.agg(  # the documents in clusters of two or more
-            F.count("*").alias("in_clusters"),
-            F.sum(F.when(F.col("representative"), 1).otherwise(0)).alias("clusters")).first(),
-        # with clusters "center": the lowest similarity of a removed doc to its kept
-        (lambda: clustered.agg(F.min("similarity")).first()[0]) if center_run else (lambda: None),
-        pair_counts)
-    in_clusters = int(cluster_row["in_clusters"])
-    clusters = int(cluster_row["clusters"] or 0)
-    method, method_choice = _method(config)
-    lowest = counting.NOT_CENTER
-    if center_run:
-        lowest = None if lowest_row is None else round(lowest_row, 6)
-    counts = counting.find_counts(
-        documents=doc_row["n"], shingled=doc_row["usable"] or 0,
-        shingles=doc_row["shingles"] or 0, identical_copies=n_copies,
-        candidates=n_candidates, pairs=pairs, clusters=clusters,
-        documents_in_clusters=in_clusters, removable=in_clusters - clusters,
-        min_member_similarity=lowest, search=search, method=method,
-        method_choice=method_choice)
-    if char_fallback and config.shingle_kind == "word":
-        fallback = int(doc_row["chars"] or 0)
-        prepare.warn_char_fallback(fallback)
-        counts.update(counting.shingling_counts(char_fallback=fallback))
-    return counts
-
-
-def _method(config: FindConfig) -> tuple[str, dict]:
-    """(method, method_choice) as the local engine reports them (Spark never plans)."""
-    if config.sketch == "simhash":
-        return "simhash", {"method": "simhash", "reason": "chosen by the user"
-                           if config.method == "lsh" else
-                           "sketch simhash: its search, chosen by the user"}
-    return "lsh", {"method": "lsh", "reason": "chosen by the user" if config.method == "lsh"
-                   else "the Spark engine runs MinHash + LSH"}
-
-
 # ---------------------------------------------------------------- from inputs
 
 
@@ -519,6 +436,36 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     options the index's): every pair new × indexed too (:mod:`neardup.spark.against`)."""
     _require_spark()
     resolve_layout(layout, "spark")  # checked before any reading
+    if spark is None:
+        spark = _session(quiet=quiet)
+    with _wide_stages(spark):
+        return _find_sources(inputs, out, output_format, spark, text_fields, id_field, fmt,
+                             delimiter, include, exclude, encoding, normalize, tokenize,
+                             respect_ignore, follow_links, allow_empty, escape_formulas,
+                             layout, quiet, against, options)
+
+
+@contextlib.contextmanager
+def _wide_stages(spark):
+    """Adaptive query execution off while a find runs: its plans cut their partitions
+    themselves, and adaptively each shuffle is a Spark job of its own (its map stage run
+    apart), so a find would run twice as many jobs; the session's setting is restored."""
+    key = "spark.sql.adaptive.enabled"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "false")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
+def _find_sources(inputs, out, output_format, spark, text_fields, id_field, fmt, delimiter,
+                  include, exclude, encoding, normalize, tokenize, respect_ignore,
+                  follow_links, allow_empty, escape_formulas, layout, quiet, against,
+                  options) -> SparkFindResult:
     result, read = _found(inputs, spark, quiet, normalize, tokenize, options,
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,

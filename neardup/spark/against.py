@@ -33,7 +33,7 @@ Which new documents stay is the local rule (:func:`neardup.cluster.anchored_cove
 new document goes only for one that stays, indexed or new and kept before it, at J ≥ t.
 The cover visits documents in one order over the whole graph, so one task runs the local
 kernel on every edge that touches a new document (:func:`_anchored_removed`), as star
-clusters do (:func:`neardup.spark.components.center_clusters`, the same limit).
+clusters do (on the driver, :mod:`neardup.spark.found`, the same limit).
 """
 
 from __future__ import annotations

@@ -108,41 +108,6 @@ def _union_find(batches):
                                      names=["node", "label"])
 
 
-def center_clusters(set_pairs: DataFrame, copies: DataFrame, keys: DataFrame,
-                    policy: str = "first", local_edges: int = LOCAL_EDGES) -> DataFrame:
-    """Star clusters on Spark, as :func:`neardup.cluster.center_clusters` forms them
-    locally: (doc, label, representative, similarity) for every document on an edge.
-
-    ``set_pairs``: the verified pairs of distinct sets (doc_a < doc_b, both heads,
-    jaccard); ``copies``: (doc_a head, doc_b copy) for every identical copy; ``keys``:
-    (doc, key), the representative policy's key (text length) of every document.
-    ``similarity``: the exact Jaccard of a document not kept to the one kept for it (1
-    for a copy of the centre; a satellite's is its verified pair's with the centre),
-    null for the kept. The greedy cover visits groups in one order over the whole graph,
-    so one task runs the local engine's cover on every edge (as components do up to
-    ``local_edges``); more edges than that are refused, since splitting the visit order
-    over the cluster would change the clusters.
-    """
-    _require_spark()
-    pairs = set_pairs.select(F.col("doc_a").alias("a"), F.col("doc_b").alias("b"),
-                             F.col("jaccard").cast("double"), F.lit(0).alias("kind"))
-    copied = copies.select(F.col("doc_a").alias("a"), F.col("doc_b").alias("b"),
-                           F.lit(1.0).alias("jaccard"), F.lit(1).alias("kind"))
-    edges = pairs.union(copied).localCheckpoint(eager=True)
-    count = edges.count()
-    if count > local_edges:
-        raise ValueError(f"clusters 'center' on Spark runs one task over every edge: "
-                         f"{count:,} edges are over its limit of {local_edges:,}; use "
-                         f"clusters 'components'")
-    nodes = (edges.select(F.col("a").alias("doc")).union(edges.select(F.col("b").alias("doc")))
-             .distinct().join(keys, "doc")
-             .select(F.col("doc").alias("a"), F.col("key").alias("b"),
-                     F.lit(None).cast("double").alias("jaccard"), F.lit(2).alias("kind")))
-    return (edges.union(nodes).coalesce(1)
-            .mapInArrow(_star_cover_task(policy),
-                        "doc long, label long, representative boolean, similarity double"))
-
-
 def task_edges(batches, node_kind: int):
     """One task's rows of edges and nodes (columns a, b, jaccard, kind; a node row has
     ``kind == node_kind``, its document in a and a value in b): (a, b, kind, jaccard,
@@ -157,40 +122,3 @@ def task_edges(batches, node_kind: int):
     node = kind == node_kind
     order = np.argsort(a[node], kind="stable")
     return a, b, kind, jaccard, a[node][order], b[node][order]
-
-
-def _star_cover_task(policy: str):
-    """mapInArrow body over every edge and node of :func:`center_clusters` in one
-    partition: the local star cover on the nodes numbered densely in their order (so
-    ties, labels and representatives are the local engine's)."""
-    from ..cluster import center_clusters as local_center_clusters
-    from ..cluster import center_representatives
-
-    def run(batches):
-        task = task_edges(batches, node_kind=2)
-        if task is None:
-            return
-        a, b, kind, jaccard, nodes, key = task
-        pair, copy = kind == 0, kind == 1
-        head = np.arange(nodes.size, dtype=np.int64)
-        head[np.searchsorted(nodes, b[copy])] = np.searchsorted(nodes, a[copy])
-        set_i, set_j = np.searchsorted(nodes, a[pair]), np.searchsorted(nodes, b[pair])
-        labels, centre = local_center_clusters(head, set_i, set_j)
-        kept = center_representatives(head, centre, policy,
-                                      key if policy in ("longest", "shortest") else None)
-        # a satellite group's similarity to the kept document is its pair's with the
-        # centre group's head (the kept is a copy of it); a centre's copy is identical
-        pair_key = set_i * nodes.size + set_j
-        where = np.argsort(pair_key, kind="stable")
-        group = head
-        lo, hi = np.minimum(centre[group], group), np.maximum(centre[group], group)
-        found = np.searchsorted(pair_key[where], lo * nodes.size + hi)
-        satellite = centre[group] != group
-        similarity = np.ones(nodes.size)
-        if satellite.any():
-            similarity[satellite] = jaccard[pair][where][found[satellite]]
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(nodes), pa.array(nodes[labels]), pa.array(kept),
-             pa.array(similarity, mask=kept)],
-            names=["doc", "label", "representative", "similarity"])
-    return run

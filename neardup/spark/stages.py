@@ -494,44 +494,6 @@ def _identical_groups(copies: DataFrame) -> tuple[DataFrame, DataFrame]:
     return group_sizes, members
 
 
-def _document_pairs(members: DataFrame, set_pairs: DataFrame) -> DataFrame:
-    """Every document pair (doc_a < doc_b, jaccard, estimate), unordered.
-
-    Inside an identical group: each two members, J = estimate = 1 (a self-join on the
-    head). Across a pair of distinct sets (A, B) (``set_pairs``: heads doc_a < doc_b,
-    jaccard, estimate): every member of A's group with every member of B's, at the set
-    pair's J and estimate; a member of B's group may come before one of A's, hence
-    least/greatest. No pair comes twice: a document is in one group only.
-    """
-    a, b = members.alias("a"), members.alias("b")
-    one = F.lit(1.0).cast("double")
-    inside = (a.join(b, (F.col("a.head_doc") == F.col("b.head_doc"))
-                     & (F.col("a.doc") < F.col("b.doc")))
-              .select(F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"),
-                      one.alias("jaccard"), one.alias("estimate")))
-
-    def side(name: str) -> DataFrame:
-        return members.select(F.col("head_doc").alias(f"doc_{name}"),
-                              F.col("doc").alias(f"member_{name}"))
-
-    # a head with no copies has no members row: the left join keeps it as itself
-    across = (set_pairs.join(side("a"), "doc_a", "left").join(side("b"), "doc_b", "left")
-              .select(F.coalesce("member_a", "doc_a").alias("x"),
-                      F.coalesce("member_b", "doc_b").alias("y"), "jaccard", "estimate")
-              .select(F.least("x", "y").alias("doc_a"), F.greatest("x", "y").alias("doc_b"),
-                      "jaccard", "estimate"))
-    return inside.unionByName(across)
-
-
-def _with_ids(pairs: DataFrame, ids: DataFrame) -> DataFrame:
-    """The pairs table's rows: id_a, id_b, jaccard, estimate, doc_a, doc_b, sorted."""
-    return (pairs.join(ids.select(F.col("doc").alias("doc_a"), F.col("id").alias("id_a")),
-                       "doc_a")
-            .join(ids.select(F.col("doc").alias("doc_b"), F.col("id").alias("id_b")), "doc_b")
-            .orderBy("doc_a", "doc_b")
-            .select("id_a", "id_b", "jaccard", "estimate", "doc_a", "doc_b"))
-
-
 def _pair_counts(group_sizes: DataFrame, set_pairs: DataFrame) -> dict:
     """Document-pair counts from group sizes, as :meth:`neardup.pairs.PairSet.counts`:
     g(g - 1)/2 per identical group, g_A * g_B per pair of distinct sets (nothing listed)."""

@@ -169,11 +169,21 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
                   {"set_pairs": (_local_schema(result.set_pairs), None)})
         for name in ("identical", "clusters", "documents", "candidates"):
             frames[name] = (_local_schema(getattr(result, name)), None)
-        with _ConcurrentParts(out_dir, {name: (getattr(result, name), result.orders[name],
-                                               schema) for name, (schema, _) in frames.items()},
-                              fmt, escape_formulas) as parts:
-            tables = {name: sinks.PartsTable(parts.writer(name), schema, expected)
-                      for name, (schema, expected) in frames.items()}
+        # what the driver holds is written there; the documents by document ranges; a
+        # table replaced since (or a run against an index) by its order's buckets
+        held = {name: how for name, (frame, how) in result.held.items()
+                if name in frames and frame is getattr(result, name)}
+        ranged = {name: how for name, how in held.items() if isinstance(how, DataFrame)}
+        spark_written = {name: (ranged.get(name, getattr(result, name)), result.orders[name],
+                                schema) for name, (schema, _) in frames.items()
+                         if not isinstance(held.get(name), pa.Table)}
+        documents = result.counts.get("documents", 0)
+        with _ConcurrentParts(out_dir, spark_written, fmt, escape_formulas,
+                              dict.fromkeys(ranged, documents)) as parts:
+            tables = {name: sinks.PartsTable(
+                _driver_parts(held[name].cast(schema), fmt, escape_formulas)
+                if isinstance(held.get(name), pa.Table) else parts.writer(name),
+                schema, expected) for name, (schema, expected) in frames.items()}
             return sinks.write_folder(out_dir, fmt, tables, result.summary(),
                                       result.seconds, escape_formulas=escape_formulas)
     tables = {}
@@ -206,7 +216,8 @@ class _ConcurrentParts:
     executors computed hold). Used as a context manager: on leaving, every job is waited
     for and the side folders removed, whatever happened."""
 
-    def __init__(self, out_dir, frames: dict, fmt: str, escape_formulas: bool):
+    def __init__(self, out_dir, frames: dict, fmt: str, escape_formulas: bool,
+                 ranges: dict | None = None):
         import tempfile
         from concurrent.futures import ThreadPoolExecutor
 
@@ -219,8 +230,13 @@ class _ConcurrentParts:
         for name, (table, order, schema) in frames.items():
             folder = self.root / name
             folder.mkdir()
-            self.jobs[name] = (folder, self.pool.submit(
-                _written_parts, table, order, str(folder), schema, fmt, escape_formulas))
+            if name in (ranges or {}):  # cut by document ranges: no counting job
+                job = self.pool.submit(_written_ranges, table, ranges[name], str(folder),
+                                       schema, fmt, escape_formulas)
+            else:
+                job = self.pool.submit(_written_parts, table, order, str(folder), schema,
+                                       fmt, escape_formulas)
+            self.jobs[name] = (folder, job)
 
     def writer(self, name: str):
         def write(folder: Path) -> list[dict]:
@@ -242,11 +258,52 @@ class _ConcurrentParts:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def _driver_parts(table: pa.Table, fmt: str, escape_formulas: bool):
+    """A :class:`neardup.sinks.PartsTable` writer for a table the driver holds: parts of
+    :data:`PART_ROWS` rows in row order, by the local part writer (the rows alone decide
+    the parts)."""
+    from .. import sinks
+
+    def write(folder) -> list[dict]:
+        entries = []
+        for part, lo in enumerate(range(0, table.num_rows, PART_ROWS)):
+            entry = sinks.write_part([table.slice(lo, PART_ROWS)], folder, part, fmt,
+                                     schema=table.schema, escape_formulas=escape_formulas)
+            if entry is not None:
+                entries.append(entry)
+        return entries
+    return write
+
+
+def _written_ranges(table: DataFrame, documents: int, folder: str, schema: pa.Schema,
+                    fmt: str, escape_formulas: bool) -> list[dict]:
+    """``table`` (one row per document, ``doc`` 0..documents-1) written as the parts of
+    :data:`PART_ROWS` documents each, part k holding docs [k * PART_ROWS, (k + 1) *
+    PART_ROWS): the number of documents cuts them, no job counts rows (one job, one
+    shuffle)."""
+    rows = PART_ROWS
+    parts = max(1, -(-documents // rows))
+    width = int(table.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    framed = (table.withColumn("_part", F.expr(f"doc div {int(rows)}").cast("long"))
+              .repartition(max(1, min(parts, width)), "_part")
+              .sortWithinPartitions("_part", "doc")
+              .select("_part", *table.columns))
+    return _parts_written(framed, folder, schema, fmt, escape_formulas)
+
+
 def _written_parts(table: DataFrame, order: TableOrder, folder: str, schema: pa.Schema,
                    fmt: str, escape_formulas: bool) -> list[dict]:
     """``table`` written as ``folder/part-<k>.FMT``, its parts in ``order``
     (:func:`in_parts`), each by the task that holds it; the parts' entries (name, rows,
     bytes, sha256) in part order, which is row order. Only these rows reach the driver."""
+
+    return _parts_written(in_parts(table, order), folder, schema, fmt, escape_formulas)
+
+
+def _parts_written(framed: DataFrame, folder: str, schema: pa.Schema, fmt: str,
+                   escape_formulas: bool) -> list[dict]:
+    """The parts of ``framed`` (``_part`` + the table's columns, each part's rows in one
+    partition, in order) written by the tasks that hold them; their entries in order."""
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -261,8 +318,8 @@ def _written_parts(table: DataFrame, order: TableOrder, folder: str, schema: pa.
                 yield pa.RecordBatch.from_pylist([{"partition": part, **entry}],
                                                  schema=_PART_ROW)
 
-    rows = in_parts(table, order).mapInArrow(write, "partition long, name string, rows long, "
-                                             "bytes long, sha256 string").collect()
+    rows = framed.mapInArrow(write, "partition long, name string, rows long, "
+                                    "bytes long, sha256 string").collect()
     return [{k: row[k] for k in ("name", "rows", "bytes", "sha256")}
             for row in sorted(rows, key=lambda row: row["partition"])]
 

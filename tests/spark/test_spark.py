@@ -606,8 +606,9 @@ def test_hamming_search_as_a_join_finds_the_local_search_pairs(spark, k):
     i, j, _, stats = simhash.hamming_pairs(prints, k)
     assert got == list(zip(i.tolist(), j.tolist()))  # the same pairs, each once
     assert len(got) > 0 and (k == 0 or stats.comparisons > len(got))
-    config = neardup.FindConfig(sketch="simhash", simhash_distance=k)
-    assert neardup_spark._search_stats(entries, config)["simhash"] == stats.as_dict()
+    from neardup.spark.found import hamming_stats
+
+    assert hamming_stats(entries, k)["simhash"] == stats.as_dict()
 
 
 def test_evaluate_on_spark_with_simhash_counts_as_local_brute(spark):
