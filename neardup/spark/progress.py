@@ -1,12 +1,12 @@
 """The Spark engine's progress on standard error, in the local engine's lines.
 
 Each stage prints ``[neardup] lsh ...`` as it starts and ``[neardup] lsh done in 3.21 s
-(4 Spark jobs, 37 tasks)`` as it ends, read from Spark's status tracker: the jobs that
-started while the stage ran and the tasks their stages completed. Spark plans lazily, so a
-stage that only plans says so ("planned: Spark runs it in a later stage") instead of
-claiming work it did not do. A stage that runs longer than :data:`PROGRESS_SECONDS` says
-every so often which Spark stages are running and how many of their tasks are done, so a
-long run is not silent. Spark's own console bars stay off
+(2 Spark jobs, 37 tasks)`` as it ends, read from Spark's status tracker: the jobs that
+started while the stage ran and the tasks their stages completed. A stage that started no
+Spark job says so ("no Spark job": the driver did its work, or Spark runs its plan in a
+later stage) instead of claiming work Spark did not do. A stage that runs longer than
+:data:`PROGRESS_SECONDS` says every so often which Spark stages are running and how many of
+their tasks are done, so a long run is not silent. Spark's own console bars stay off
 (``spark.ui.showConsoleProgress=false``, :func:`neardup.spark.session._session`).
 
 :class:`SparkStageTimer` keeps, per stage, the jobs and tasks it counted (``jobs``,
@@ -62,8 +62,9 @@ class SparkStageTimer(StageTimer):
         self.jobs[name] = self.jobs.get(name, 0) + len(new)
         self.tasks[name] = self.tasks.get(name, 0) + tasks
         if not new:
-            return " (planned: Spark runs it in a later stage)"
-        return f" ({len(new)} Spark job{'s' * (len(new) != 1)}, {tasks:,} tasks)"
+            return " (no Spark job)"
+        return (f" ({len(new)} Spark job{'s' * (len(new) != 1)}, {tasks:,} "
+                f"task{'s' * (tasks != 1)})")
 
     def _watch(self, name: str, stop: threading.Event) -> None:
         """Until ``stop``: every ``_every`` seconds, the running Spark stages' tasks done."""
@@ -89,5 +90,5 @@ class SparkStageTimer(StageTimer):
         """One line on standard error (unless quiet): the Spark jobs and tasks of the run."""
         if not self.quiet:
             jobs, tasks = self.totals()
-            print(f"[neardup] Spark ran {jobs:,} job{'s' * (jobs != 1)} and {tasks:,} tasks in "
-                  f"all", file=sys.stderr, flush=True)
+            print(f"[neardup] Spark ran {jobs:,} job{'s' * (jobs != 1)} and {tasks:,} "
+                  f"task{'s' * (tasks != 1)} in all", file=sys.stderr, flush=True)

@@ -12,9 +12,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 from neardup import spark as neardup_spark  # noqa: E402
 from neardup.spark.progress import SparkStageTimer  # noqa: E402
 
-DONE = re.compile(r"^\[neardup\] (.+?) done in [0-9.]+ s \((?:(\d+) Spark jobs?, ([\d,]+) tasks"
-                  r"|planned: Spark runs it in a later stage)\)$")
-TOTAL = re.compile(r"^\[neardup\] Spark ran ([\d,]+) jobs? and ([\d,]+) tasks in all$")
+DONE = re.compile(r"^\[neardup\] (.+?) done in [0-9.]+ s \((?:(\d+) Spark jobs?, ([\d,]+) tasks?"
+                  r"|no Spark job)\)$")
+TOTAL = re.compile(r"^\[neardup\] Spark ran ([\d,]+) jobs? and ([\d,]+) tasks? in all$")
 
 
 def _corpus(path, n=120):
