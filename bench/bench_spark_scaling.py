@@ -61,11 +61,13 @@ def free_port() -> int:
 class Cluster:
     """A standalone master and ``workers`` one-core workers on 127.0.0.1, their folders
     under ``root``; a context manager that stops every process it started, and every
-    process they started (found by parent while they run, and by working folder: executors
-    and their Python workers work in the workers' folders), on leaving, failed or not."""
+    process they started, on leaving, failed or not: found by parent while they run, and
+    by working folder, ``root`` or below it, or ``scope`` or below it (executors and their
+    Python workers work in the workers' folders; the drivers run in ``scope``)."""
 
-    def __init__(self, root: Path, workers: int, worker_memory: str):
+    def __init__(self, root: Path, workers: int, worker_memory: str, scope: Path):
         self.root, self.workers, self.worker_memory = root, workers, worker_memory
+        self.scope = scope
         self.started: list[subprocess.Popen] = []
         self.known: dict[int, float] = {}  # pid: its create time (a reused pid is left alone)
         import pyspark
@@ -145,7 +147,8 @@ class Cluster:
                 pass
         for process in psutil.process_iter(["cwd"]):
             cwd = process.info.get("cwd")
-            if cwd and (Path(cwd) == self.root or self.root in Path(cwd).parents):
+            if cwd and any(Path(cwd) == f or f in Path(cwd).parents
+                           for f in (self.root, self.scope)):
                 found.append(process)
         for process in found:
             try:
@@ -314,8 +317,10 @@ def main() -> int:
     if root.exists():
         shutil.rmtree(root)
     worker_memory = args.executor_memory  # a worker holds one executor of that memory
+    # a SIGTERM to this script leaves through the cluster's stop, as Ctrl-C does
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     runs: list[dict] = []
-    with Cluster(root / "cluster", 2, worker_memory) as cluster:
+    with Cluster(root / "cluster", 2, worker_memory, scope=root) as cluster:
         for k in range(args.runs):
             for workers in (1, 2):
                 runs.append(one_run(cluster, workers, path, root / f"run-{k}-{workers}",
