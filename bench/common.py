@@ -112,11 +112,30 @@ def status(pid: int) -> dict[str, int]:
     return found
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> tuple[str, float] | None:
+    """(start time in clock ticks, user + system CPU seconds) of process ``pid`` itself
+    (not its children), from /proc; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (name) "
+    return fields[19], (int(fields[11]) + int(fields[12])) / _TICKS
+
+
 def measure(command: list[str], interval: float = 0.01, env: dict | None = None,
             cwd: Path | None = None) -> dict:
     """Run ``command``; its exit status, wall time, output, peak RssAnon of its process
     tree and peak resident set of the process (VmHWM: not ru_maxrss, which on Linux
-    keeps the forking parent's peak across exec)."""
+    keeps the forking parent's peak across exec). ``cpu_s``: the CPU seconds of the
+    process and the children it waited for (rusage); ``tree_cpu_s``: of every process
+    seen in its tree, sampled every ``interval`` (each process's own last reading,
+    summed): it counts what rusage misses, a JVM left to exit on its own, Python workers
+    reaped by nobody, and misses at most an interval of each process's end."""
     import psutil
 
     with tempfile.TemporaryFile() as output:
@@ -124,6 +143,7 @@ def measure(command: list[str], interval: float = 0.01, env: dict | None = None,
         process = subprocess.Popen(command, stdout=output, stderr=output, env=env, cwd=cwd)
         root = psutil.Process(process.pid)
         peak = high = 0
+        seen: dict[tuple[int, str], float] = {}  # (pid, start ticks): CPU seconds so far
         while True:
             pid, exit_status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
@@ -133,6 +153,10 @@ def measure(command: list[str], interval: float = 0.01, env: dict | None = None,
             except psutil.Error:
                 tree = [process.pid]
             sampled = [status(p) for p in tree]
+            for p in tree:
+                reading = cpu_seconds(p)
+                if reading is not None:
+                    seen[(p, reading[0])] = reading[1]
             peak = max(peak, sum(s.get("RssAnon", 0) for s in sampled))
             high = max(high, sampled[0].get("VmHWM", 0))
             time.sleep(interval)
@@ -142,6 +166,7 @@ def measure(command: list[str], interval: float = 0.01, env: dict | None = None,
         text = output.read().decode(errors="replace")
     return {"exit": process.returncode, "wall_s": round(wall, 2), "anon_peak": peak,
             "rss_peak": high, "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "tree_cpu_s": round(sum(seen.values()), 2),
             "output": text}
 
 
