@@ -50,6 +50,9 @@ from bench_scale import corpus  # noqa: E402
 from common import engine_comparison_arguments, measure, write_engine_section  # noqa: E402
 
 THRESHOLD = 0.8
+# MLlib's runner builds every document's vector on the driver: at 1M documents it grew past
+# 22 GiB and was killed by the kernel on a 24 GiB machine, so by default it runs up to 200k
+MLLIB_MAX = 200_000
 EVENT_LOG: list = [None]  # --event-log: the folder Spark's event logs go to
 
 
@@ -251,6 +254,9 @@ def main() -> int:
     parser.add_argument("--before", help="a checkout whose Spark engine runs too (before)")
     parser.add_argument("--mllib", type=int, metavar="TABLES",
                         help="also run MLlib's approxSimilarityJoin with this many hash tables")
+    parser.add_argument("--mllib-max", type=int, default=MLLIB_MAX, metavar="N",
+                        help="run MLlib at sizes up to N documents only (its runner builds "
+                        "the vectors on the driver)")
     parser.add_argument("--text-dedup", type=Path, metavar="PATH",
                         help="also run text-dedup's Spark script (minhash_spark.py of its "
                         "repository at commit 6bb8e89) from this path")
@@ -282,7 +288,7 @@ def main() -> int:
                 print(json.dumps({"n": n, "variant": variant, "run": k,
                                   **times[variant][-1]}), flush=True)
         mllib = None
-        if args.mllib:
+        if args.mllib and n <= args.mllib_max:
             mllib = run_mllib(path, args.cache / f"e2e_mllib_{n}.json", args.mllib)
             print(json.dumps({"n": n, "variant": "mllib", **{k: v for k, v in mllib.items()
                                                               if k != "pairs"}}), flush=True)
