@@ -9,13 +9,15 @@ import gzip
 import json
 import os
 import random
+import subprocess
+import sys
 
 import pytest
 
 import neardup
 from neardup.cli import main
 from neardup.pipeline import outofcore
-from neardup.pipeline.outofcore import MemoryCosts, MemoryLimitError
+from neardup.pipeline.outofcore import MemoryCosts, MemoryLimitError, parse_size
 from neardup.sources import lines as line_files
 
 SHINGLES = dict(shingle_kind="word", shingle_size=1, threshold=0.6, method="lsh")
@@ -237,3 +239,25 @@ def test_the_cli_dedups_under_a_limit_as_without(tmp_path, capsys):
                  "-o", str(tmp_path / "refused.jsonl")]) == 2
     assert "below the floor" in capsys.readouterr().err
     assert not (tmp_path / "refused.jsonl").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
+@pytest.mark.slow  # 20,000 documents, twice, in processes: about 5 s
+def test_a_dedup_stays_under_its_limit(tmp_path, write_jsonl, anon_peak):
+    """The whole run, the copy included, in a fresh process (as find's test: the
+    model's figures are upper bounds)."""
+    from neardup.synthetic import planted_corpus
+
+    corpus = planted_corpus(20_000, doc_words=60, dup_fraction=0.02, vocabulary=30_000,
+                            seed=3)
+    path = write_jsonl(tmp_path / "docs.jsonl", corpus.texts, corpus.ids)
+    command = [sys.executable, "-m", "neardup.cli", "dedup", path, "--id-field", "id", "-q"]
+    warm = subprocess.run([*command, "--memory-limit", "1G", "-o", str(tmp_path / "warm.jsonl")],
+                          capture_output=True)
+    assert warm.returncode == 0  # the first run after an install compiles the kernels
+    code, peak, _ = anon_peak([*command, "--memory-limit", "200M",
+                               "-o", str(tmp_path / "out.jsonl")])
+    assert code == 0
+    assert 0 < peak <= parse_size("200M")
+    assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "warm.jsonl").read_bytes()
+    assert len((tmp_path / "out.jsonl").read_bytes().splitlines()) < 20_000
