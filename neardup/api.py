@@ -178,11 +178,16 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
     every unit (:func:`neardup.spark.dedup_units_sources`: the layout of a Spark dedup
     copy, the local copy's bytes and counts).
-    ``memory_limit`` (bytes, or a size such as "4G"; line, paragraph and sentences:N, on
-    the local engine): read in chunks, the units' hashes sorted in runs on disk under
+    ``memory_limit`` (bytes, or a size such as "4G"; on the local engine): whole
+    documents are found as :func:`find` finds them under a limit (read, shingled and
+    signed a chunk at a time, sets, signatures and band keys in files under
+    ``work_dir``; see :mod:`neardup.pipeline.outofcore`), then the inputs are read again
+    for the copy: the same copy and counts as without it, or a limit below the run's
+    floor refused, naming it. Not with ``against`` or data in memory; ``representative_field``
+    only "id"; method "auto" becomes "lsh". Units inside documents (line, paragraph,
+    sentences:N, span): read in chunks, the units' hashes sorted in runs on disk under
     ``work_dir`` (default: the system's temporary directory; removed after the run) and
-    merged; the same copy (:mod:`neardup.units.sorted_runs`). Whole-document dedup has
-    no ``memory_limit``.
+    merged; the same copy (:mod:`neardup.units.sorted_runs`).
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
     (its ``counts["dedup"]`` says what was written). ``out`` is compressed as its name
@@ -231,8 +236,9 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
-    _refuse(engine, "dedup", groups, in_memory=frames.is_in_memory(inputs), out=out, add=add,
-            explain=explain, representative_field=representative_field)
+    _refuse(engine, "dedup", groups, memory_limit=limit, in_memory=frames.is_in_memory(inputs),
+            out=out, add=add, explain=explain, against=against,
+            representative_field=representative_field)
     if explain is not None and against is None:
         raise ValueError("explain= (--explain) needs against= (an index): it names the "
                          "indexed or earlier new document each removed one matched")
@@ -263,10 +269,11 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
                                                              rows))
     if out is None:
         raise ValueError("dedup of files needs out= (the path of the copy)")
-    refuse_touching_inputs(as_paths(inputs), {"--out": out})
+    refuse_touching_inputs(as_paths(inputs), {"--out": out, "--work-dir": work_dir})
     check_copy_target(as_paths(inputs), out, groups.source.fmt)  # before reading
-    result, documents = find_documents(inputs, groups, quiet=quiet,
-                                       representative_field=representative_field)
+    result, documents = _find_for_copy(inputs, groups, quiet=quiet,
+                                       representative_field=representative_field,
+                                       memory_limit=limit, work_dir=work_dir)
     written = write_deduplicated(documents, result.representative, as_paths(inputs), out)
     counting.add(result.counts, dedup=written)
     return result
@@ -288,8 +295,26 @@ def _most_repeated_lines(documents, groups: OptionGroups) -> list[dict] | None:
     return repeats_of(analysis, documents.ids, top=REPORT_REPEATS, max_chars=120).to_pylist()
 
 
+def _find_for_copy(inputs, groups: OptionGroups, *, quiet: bool,
+                   representative_field: str | None, memory_limit: int | None, work_dir
+                   ) -> tuple[FindResult, object]:
+    """(FindResult, Documents) of files for the dedup copy: in memory, or under
+    ``memory_limit`` bytes a chunk at a time (the Documents' ids, sources and records
+    mapped from the spilled files); the same representatives either way."""
+    if memory_limit is None:
+        return find_documents(inputs, groups, quiet=quiet,
+                              representative_field=representative_field)
+    from .pipeline.chunked import find_chunked_documents
+
+    return find_chunked_documents(inputs, groups, quiet=quiet,
+                                  representative_field=representative_field,
+                                  limit=memory_limit, work_dir=work_dir)
+
+
 def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | None:
-    """The limit in bytes for units inside documents, checked at the door."""
+    """The limit in bytes, checked at the door: for units inside documents against
+    their floor; whole documents' floor is the chunk plan's, checked before reading
+    (:meth:`~neardup.pipeline.outofcore.ChunkPlan.for_run`)."""
     if memory_limit is None:
         if work_dir is not None:
             raise ValueError("work_dir (--work-dir) is where --memory-limit spills; give "
@@ -297,9 +322,7 @@ def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | Non
         return None
     limit = outofcore.parse_size(memory_limit)
     if units.kind == "document":
-        raise ValueError("memory_limit (--memory-limit) applies to dedup --unit line, "
-                         "paragraph, sentences:N or span; whole-document dedup runs in "
-                         "memory (find --memory-limit finds the pairs of a larger corpus)")
+        return limit
     from .units.sorted_runs import chunk_chars_for
 
     chunk_chars_for(limit, units.kind)  # a limit below the floor, named before any reading

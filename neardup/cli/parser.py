@@ -274,13 +274,20 @@ def _work_dir_argument(p: argparse.ArgumentParser) -> None:
                         "run with any folder made for them (default: TMPDIR)")
 
 
-def _units_memory_arguments(p: argparse.ArgumentParser) -> None:
-    """--memory-limit and --work-dir of units inside documents (dedup --unit, repeats)."""
-    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
-                   help="--unit line, paragraph, sentences:N or span: read in chunks "
-                        "sized for SIZE (4G, 512M, bytes), the units' (or the token "
-                        "windows') hashes sorted in runs on disk and merged; same result "
-                        "(not for --unit document)")
+def _units_memory_arguments(p: argparse.ArgumentParser, documents: bool = False) -> None:
+    """--memory-limit and --work-dir of units inside documents (dedup --unit, repeats)
+    and, with ``documents``, of whole documents (dedup)."""
+    units = ("--unit line, paragraph, sentences:N or span: read in chunks sized for SIZE "
+             "(4G, 512M, bytes), the units' (or the token windows') hashes sorted in runs "
+             "on disk and merged; same result")
+    if documents:
+        units = ("read, shingle and sign whole documents in chunks sized for SIZE (4G, "
+                 "512M, bytes), keeping sets, signatures and band keys on disk, then copy "
+                 "the input again; the same copy (a limit below what the input needs is "
+                 "refused, naming it); " + units)
+    else:
+        units += " (not for --unit document)"
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE", help=units)
     _work_dir_argument(p)
 
 
@@ -350,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(JSON Lines parts, concatenated in order, are the local copy); "
                         "CSV/TSV is copied by the local engine only (default: local)")
     _unit_arguments(p, "document", dedup=True)
-    _units_memory_arguments(p)
+    _units_memory_arguments(p, documents=True)
     cli_index.add_against_arguments(p, dedup=True)
 
     cli_index.add_parsers(commands, _source_arguments, _Formatter)
@@ -480,6 +487,7 @@ DEDUP_EXAMPLES = """examples:
   neardup dedup docs.jsonl --text-field body -t 0.8 -o docs.dedup.jsonl
   neardup dedup crawl.jsonl.gz -t 0.8 --representative-field date -o crawl.dedup.jsonl.gz
   neardup dedup corpus/ --include '*.txt' -t 0.9 -o corpus.dedup/
+  neardup dedup crawl.jsonl --id-field id --memory-limit 4G -o crawl.dedup.jsonl
   neardup dedup ads.csv --text-field body -o - | head
   neardup dedup crawl.jsonl --unit line -o crawl.lines.jsonl   # repeated lines removed
   neardup dedup crawl.jsonl --unit sentences:3 --min-chars 200 -o crawl.c4.jsonl

@@ -29,22 +29,24 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
   about 100 MB after a small run (``fixed`` = 128 MiB, lemmatizers included). The first
   run after an install also compiles the kernels (about 210 MB, once: they are cached);
 - per document, for the whole run: while reading, its id's bytes, offset, hash and
-  number in :class:`~neardup.sources.seen_ids.SeenIds` (which renames repeated ids);
-  its id, shingle offsets and fingerprint are spilled with the rest and mapped
-  (file-backed, outside the limit), so what stays on the heap is its shingle count,
-  status, flags, cluster label and the temporaries of one stage at a time; the
-  documents table is written 2^16 rows at a time. Measured (200-word documents, ids of
-  9 characters, word 5-grams, limit 1G at 200k and 1M): the anonymous memory at the end
-  of reading grows 44 bytes a document, the peak of the find (grouping, LSH,
-  verification, clusters) 75, the writing 84, which is now the peak after reading:
-  :attr:`~neardup.pairs.PairSet.groups` holds only the documents that pair, and the
-  status column one ``str`` for all. 10M documents under 4G peaked at 932 MiB for the
-  whole process (98 bytes a document, the interpreter and the chunk in hand included),
-  so after reading a document holds at most (932 MiB − fixed) / 10M ≈ 84 bytes there
-  too. So ``per_document`` + ``per_id_char`` × id length = 84 + c bytes: 93 for the
-  measured ids of 9 characters (11 % over the 1M peak, 24 % over the find's), 100 with
-  the 16 characters assumed until ids are read: 10M documents need ~1.0 GiB, 100M
-  ~9.4 GiB;
+  number in :class:`~neardup.sources.seen_ids.SeenIds` (which renames repeated ids); its
+  id, shingle offsets, fingerprint, input and record number (what the dedup copy finds
+  it by) are spilled with the rest and mapped (file-backed, outside the limit), so what
+  stays on the heap is its shingle count, status, flags, cluster label and the
+  temporaries of one stage at a time; the documents table is written 2^16 rows at a
+  time, and the dedup copy streams the inputs again holding a byte a record of each
+  input (which records are removed) and a byte a document (which are kept). Measured
+  (200-word documents, ids of 9 characters, word 5-grams, limit 1G at 200k and 1M): the
+  anonymous memory at the end of reading grows 44 bytes a document, the peak of the find
+  (grouping, LSH, verification, clusters) 75, the writing 84, which is now the peak
+  after reading: :attr:`~neardup.pairs.PairSet.groups` holds only the documents that
+  pair, and the status column one ``str`` for all. 10M documents under 4G peaked at 932
+  MiB for the whole process (98 bytes a document, the interpreter and the chunk in hand
+  included), so after reading a document holds at most (932 MiB − fixed) / 10M ≈ 84
+  bytes there too. So ``per_document`` + ``per_id_char`` × id length = 84 + c bytes: 93
+  for the measured ids of 9 characters (11 % over the 1M peak, 24 % over the find's),
+  100 with the 16 characters assumed until ids are read: 10M documents need ~1.0 GiB,
+  100M ~9.4 GiB;
 - per chunk: its texts and the shingling temporaries, ``per_char`` bytes per character
   of text: measured 14 for character 5-grams (32-bit hashes; 21 with 64-bit), 4.6 for
   word shingles of ASCII text, 11 for Cyrillic, 15 for code tokens, 9 with cleaning
@@ -55,8 +57,8 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
 - an input read from standard input or a pipe is kept whole (for the dedup copy).
 
 :meth:`ChunkPlan.for_run` counts the records first (the lines of line files, about
-1 GB/s, noting the longest; Parquet row counts from the metadata; a directory or a
-stream: unknown), then sizes a chunk to what is left: ``limit - fixed - per document ×
+1 GB/s, noting the longest; Parquet row counts from the metadata; a directory, a JSON
+file or a stream: unknown), then sizes a chunk to what is left: ``limit - fixed - per document ×
 records`` (half of ``limit - fixed`` when the records are unknown), 3/4 of it for text,
 1/4 for the documents' rows. A chunk closes between reads once it holds
 ``chunk_chars``, so the record or block of lines that closes it must fit too: with only
@@ -74,7 +76,9 @@ exceeds the chunk's text budget, or more documents (or longer ids) than the limi
 holds, end the run with a message naming the document or the floor, instead of
 exceeding the limit. Not counted: candidates and pairs (about 40 bytes each, for
 inputs with many duplicates), ``representative_field="id"`` (a fixed-width copy of the
-ids) and Parquet batches of large documents (8192 rows at a time).
+ids), Parquet batches of large documents (8192 rows at a time) and, for dedup, the copy
+of a Parquet input (read whole and filtered, as without a limit, so the copy's bytes are
+the same) and of a JSON file (read whole again).
 """
 
 from __future__ import annotations
@@ -182,11 +186,12 @@ class InputSurvey:
     """What the inputs hold before they are read, as far as it is cheap to know.
 
     ``records``: an upper bound on the documents (non-empty lines of line files, rows of
-    Parquet files), None when an input cannot be counted (a directory, standard input, a
-    pipe); ``counted``: the documents of the inputs that could be. ``longest``: bytes of
-    the longest line, with ``where`` saying which; ``bounded``: every input is a line
-    file (lines, JSON Lines) so no document is longer than that (in characters); a CSV/TSV
-    row is not bounded by its line (a quoted field spans lines).
+    Parquet files), None when an input cannot be counted (a directory, a JSON file,
+    standard input, a pipe); ``counted``: the documents of the inputs that could be.
+    ``longest``: bytes of the longest line, with ``where`` saying which; ``bounded``:
+    every input is a line file (lines, JSON Lines) so no document is longer than that
+    (in characters); a CSV/TSV row is not bounded by its line (a quoted field spans
+    lines).
     """
 
     records: int | None = None
@@ -238,6 +243,8 @@ def _survey_kind(path: str, fmt: str) -> str:
         return "unknown"
     if compression_of(path) is not None:  # its lines are the decompressed stream's
         return "unknown"
+    if resolve_format(path, fmt) == "json":  # read whole, its elements are not its lines:
+        return "unknown"  # uncounted, so the plan leaves room for an input kept whole
     if fmt == "parquet" or (fmt == "auto"
                             and os.path.splitext(path)[1].lower() in (".parquet", ".pq")):
         return "parquet"
@@ -499,6 +506,8 @@ class Spilled:
     fingerprints: np.ndarray
     band_paths: list[Path]
     ids: IdColumn | None = None  # mapped too (see SpillWriter.append_ids)
+    source: np.ndarray | None = None  # int32[n], mapped: each document's input ...
+    record: np.ndarray | None = None  # int64[n], mapped: ... and record (the dedup copy)
 
     def band_columns(self, rows: np.ndarray):
         """Each band's keys of the documents ``rows`` (uint64[rows.size]), one band at a time."""
@@ -519,11 +528,15 @@ class SpillWriter:
         self.prints_path = directory / "fingerprints.bin"
         self.signatures_path = directory / "signatures.bin"
         self.band_paths = [directory / f"band_{band:03d}.bin" for band in range(bands)]
+        self.source_path = directory / "source.bin"
+        self.record_path = directory / "record.bin"
         self._values = open(self.values_path, "wb")
         self._offsets = open(self.offsets_path, "wb")
         self._prints = open(self.prints_path, "wb")
         self._signatures = open(self.signatures_path, "wb")
         self._bands = [open(path, "wb") for path in self.band_paths]
+        self._source = open(self.source_path, "wb")
+        self._record = open(self.record_path, "wb")
         self.documents = 0
         self.shingles = 0  # values written: the next chunk's offsets start there
         np.zeros(1, dtype=np.int64).tofile(self._offsets)
@@ -559,6 +572,12 @@ class SpillWriter:
         self._id_bytes += size
         last = self.id_pieces[-1]
         self.id_pieces[-1] = (last[0], last[1], last[2] + len(array))
+
+    def append_records(self, source: np.ndarray, record: np.ndarray) -> None:
+        """Append a chunk's input and record numbers (:class:`~neardup.sources.Documents`'
+        ``source`` and ``record``), what the dedup copy finds each document by."""
+        np.ascontiguousarray(source, dtype=np.int32).tofile(self._source)
+        np.ascontiguousarray(record, dtype=np.int64).tofile(self._record)
 
     def _close_ids(self) -> None:
         for f in self._id_files or ():
@@ -596,7 +615,8 @@ class SpillWriter:
         self.shingles += int(sets.offsets[-1] - sets.offsets[0])
 
     def finish(self) -> Spilled:
-        for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands):
+        for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands,
+                  self._source, self._record):
             f.close()
         n = self.documents
         # offsets and fingerprints mapped too: a document holds no heap for them
@@ -609,8 +629,10 @@ class SpillWriter:
                          (n, params["num_perm"]))
         prints = _mapped(self.prints_path, np.uint64, (n,))
         ids = self.mapped_ids() if self.id_pieces else None
+        source = _mapped(self.source_path, np.int32, (os.path.getsize(self.source_path) // 4,))
+        record = _mapped(self.record_path, np.int64, (os.path.getsize(self.record_path) // 8,))
         return Spilled(ShingleSets(offsets, values), Signatures(matrix, **params), prints,
-                       self.band_paths, ids)
+                       self.band_paths, ids, source, record)
 
 
 def _mapped(path: Path, dtype, shape: tuple) -> np.ndarray:

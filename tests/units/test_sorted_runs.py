@@ -159,7 +159,7 @@ def test_the_library_and_the_cli_take_the_limit(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"unit": "document"}, "applies to dedup --unit line"),
+    ({"unit": "document", "memory_limit": "64M"}, "below the floor"),  # whole documents
     ({"unit": "line", "memory_limit": "1M"}, "below what --unit needs"),
     ({"unit": "line", "memory_limit": None, "work_dir": "w"}, "give memory_limit too"),
 ])
