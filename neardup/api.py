@@ -18,13 +18,15 @@ from ._core.progress import StageTimer
 from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore, refusals
+from .pipeline.dedup import DedupOutputs
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
-from .sources import check_copy_target, frames, read_documents, write_deduplicated
+from .sources import check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
 from .text import prepare
 from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
+from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
 
 if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from typing_extensions import Unpack
@@ -165,8 +167,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
           explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
-          keep: str = "first", min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
-          work_dir=None, **options: Unpack[FindOptions]):
+          keep: str | None = None, min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
+          work_dir=None, annotate: bool = False, **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
@@ -216,26 +218,30 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars)
+    document = UnitOptions(unit).kind == "document"  # an unknown unit named as such
+    keep = _keep_policy(keep, document)
+    units = UnitOptions(unit, min_tokens=min_tokens, min_chars=min_chars,
+                        **({} if document else {"keep": keep}))
     limit = _units_memory_limit(memory_limit, work_dir, units)
-    if units.kind != "document":
+    if not document:
         return _dedup_units(inputs, out, units, quiet=quiet, engine=engine,
                             memory_limit=limit, work_dir=work_dir,
                             refused={"against=": against is not None, "add=True": add,
                                      "explain=": explain is not None,
+                                     "annotate=True": annotate,
                                      "representative_field=": representative_field is not None},
                             **column_names(options, text, id))
-    if keep != "first" or min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
-        raise ValueError("keep, min_chars and min_tokens apply to units inside documents: "
+    if min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
+        raise ValueError("min_chars and min_tokens apply to units inside documents: "
                          "give unit= (line, paragraph, sentences:N, span)")
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
-    _refuse(engine, "dedup", groups, in_memory=frames.is_in_memory(inputs), out=out, add=add,
-            explain=explain, representative_field=representative_field)
-    if explain is not None and against is None:
-        raise ValueError("explain= (--explain) needs against= (an index): it names the "
-                         "indexed or earlier new document each removed one matched")
+    in_memory = frames.is_in_memory(inputs)
+    _refuse(engine, "dedup", groups, in_memory=in_memory, out=out, add=add,
+            explain=explain, annotate=annotate, keep=keep,
+            representative_field=representative_field)
+    outputs = DedupOutputs(keep, annotate, explain)
     if engine == "spark":
         if out is None:
             raise ValueError("dedup of files needs out= (the path of the copy)")
@@ -248,28 +254,42 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if against is not None:
         from .index.against import dedup_against
 
+        outputs.check_against()
         return dedup_against(inputs, out, against, groups, add=add, force=force, quiet=quiet,
                              representative_field=representative_field, explain=explain)
     if add:
         raise ValueError("add=True (--add) needs against= (the index to add to)")
-    if frames.is_in_memory(inputs):
-        if out is not None:
-            raise ValueError("dedup of data in memory returns the deduplicated data; "
-                             "out= is for files")
-        result, documents = find_documents(inputs, groups, quiet=quiet,
-                                           representative_field=representative_field)
-        rows = result.read_report["records_seen"]
-        return frames.keep_rows(inputs, frames.kept_row_mask(documents, result.representative,
-                                                             rows))
-    if out is None:
-        raise ValueError("dedup of files needs out= (the path of the copy)")
-    refuse_touching_inputs(as_paths(inputs), {"--out": out})
-    check_copy_target(as_paths(inputs), out, groups.source.fmt)  # before reading
+    if in_memory and out is not None:
+        raise ValueError("dedup of data in memory returns the deduplicated data; "
+                         "out= is for files")
+    if not in_memory:
+        if out is None:
+            raise ValueError("dedup of files needs out= (the path of the copy)")
+        inputs = as_paths(inputs)
+        refuse_touching_inputs(inputs, {"--out": out})
+        check_copy_target(inputs, out, groups.source.fmt)  # before reading
+    outputs.check(inputs, out, groups.source.fmt)
     result, documents = find_documents(inputs, groups, quiet=quiet,
                                        representative_field=representative_field)
-    written = write_deduplicated(documents, result.representative, as_paths(inputs), out)
-    counting.add(result.counts, dedup=written)
-    return result
+    return outputs.write(result, documents, inputs, out)
+
+
+def _keep_policy(keep: str | None, document: bool) -> str:
+    """``keep`` checked for the unit: whole documents keep one of
+    :data:`neardup.cluster.KEEP_POLICIES` (default: the representative), units inside
+    them one of :data:`neardup.units.KEEP_POLICIES` (default: the first)."""
+    policies = cluster.KEEP_POLICIES if document else UNIT_KEEP_POLICIES
+    if keep is None:
+        return policies[0]
+    if keep in policies:
+        return keep
+    if keep in (UNIT_KEEP_POLICIES if document else cluster.KEEP_POLICIES):
+        where = ("units inside documents (unit= line, paragraph, sentences:N, span)"
+                 if document else "whole-document dedup (unit='document')")
+        raise ValueError(f"keep={keep!r} (--keep {keep}) applies to {where}; "
+                         f"{'whole-document dedup keeps' if document else 'units keep'} "
+                         f"one of {', '.join(policies)}")
+    raise ValueError(f"keep must be one of {policies}, got {keep!r}")
 
 
 REPORT_REPEATS = 20  # the report's "most repeated lines"
