@@ -171,10 +171,21 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           work_dir=None, annotate: bool = False, **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
+    ``keep`` (whole documents, :data:`neardup.cluster.KEEP_POLICIES`): "representative"
+    (the default: each cluster's representative stays), "all" (every record stays: with
+    ``annotate``), "none" (every document of a cluster of two or more goes). ``annotate``:
+    every record written gets ``neardup_cluster``, ``neardup_cluster_size``,
+    ``neardup_kept``, ``neardup_duplicate_of`` and ``neardup_jaccard`` (JSON Lines fields,
+    CSV/TSV or Parquet columns, columns of data in memory; records that are not documents
+    get none, or empty cells and nulls; see :mod:`neardup.sources.annotations`); an input
+    that already has one of these names is refused before anything is written. Both on
+    the local engine (:mod:`neardup.pipeline.dedup`; the values are
+    :meth:`~neardup.result.FindResult.outcomes_table`'s).
+
     ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
     "sentences:N", "span"): the copy keeps every document but removes, inside them, each
-    unit whose normalized text occurred before (``keep="first"``; ``keep="none"``:
-    every copy of a repeated unit), and drops the documents left with fewer than
+    unit whose normalized text occurred before (``keep="first"``, the default for units;
+    ``keep="none"``: every copy of a repeated unit), and drops the documents left with fewer than
     ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
@@ -199,9 +210,13 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     the kept ones to the index in the same step, holding its write lock throughout
     (the local engine only: Spark refuses ``add``).
     A new document is removed only for one that stays (indexed, or a new one kept before
-    it) at Jaccard ≥ ``threshold``; ``explain``: a file (.csv, .jsonl or .parquet) that
-    gets one row per removed document: ``id``, ``matched_id``, ``matched_source``
-    ("index" or "new"), ``jaccard`` (:meth:`~neardup.index.query.IndexFindResult.explain_table`).
+    it) at Jaccard ≥ ``threshold``.
+
+    ``explain``: a file (.csv, .jsonl or .parquet) that gets one row per removed
+    document: ``id``, ``matched_id`` (the kept document it duplicates), ``matched_source``
+    ("new"; against an index "index" or "new"), ``jaccard``, and without an index its
+    ``cluster`` (:meth:`~neardup.result.FindResult.explain_table`;
+    :meth:`~neardup.index.query.IndexFindResult.explain_table`).
 
     Clusters are star clusters unless ``clusters`` says otherwise
     (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one
@@ -214,7 +229,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     input's copy is a folder of part files written by the executors (JSON Lines parts,
     concatenated in order, are the local copy byte for byte), other inputs are read and
     copied on the driver as locally; CSV/TSV files are refused (the local engine copies
-    them).
+    them), and so are ``annotate``, ``explain`` and ``keep`` "all" or "none".
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
