@@ -55,6 +55,13 @@ class Annotations:
         self.table = table
         self.names = [PREFIX + name for name in table.column_names]
         self.documents = documents
+        self._values: list[list] | None = None
+
+    def values(self) -> list[list]:
+        """Each column's Python values (what the line formats write), made once."""
+        if self._values is None:
+            self._values = [column.to_pylist() for column in self.table.columns]
+        return self._values
 
     def of_input(self, index: int, records: int | None = None) -> RecordAnnotations:
         """Input ``index``'s annotations; ``records``: how many records it holds, if
@@ -65,24 +72,30 @@ class Annotations:
         size = max(records or 0, int(record.max()) + 1 if record.size else 0)
         document_at = np.full(size, -1, dtype=np.int64)
         document_at[record] = docs
-        return RecordAnnotations(self.names, self.table, document_at)
+        return RecordAnnotations(self.names, self.table, document_at, self.values)
 
 
 class RecordAnnotations:
     """One input's annotations by record: ``document_at[record]`` is its document (-1:
-    none), the values are ``table``'s row of that document."""
+    none), the values are ``table``'s row of that document (``values``: the columns'
+    Python values, asked for by the line formats only)."""
 
-    def __init__(self, names: list[str], table: pa.Table, document_at: np.ndarray):
+    def __init__(self, names: list[str], table: pa.Table, document_at: np.ndarray,
+                 values=None):
         self.names, self.table, self.document_at = names, table, document_at
-        self._values: list[list] | None = None
+        if values is None:
+            cached: list = []
+
+            def values() -> list[list]:
+                if not cached:
+                    cached.append([c.to_pylist() for c in table.columns])
+                return cached[0]
+        self._values = values
+        self._json: list[str] | None = None
+        self._cells: list[list[str]] | None = None
 
     def _document(self, record: int) -> int:
         return int(self.document_at[record]) if record < self.document_at.size else -1
-
-    def _row(self, document: int) -> list:
-        if self._values is None:  # Python values of every document, made once
-            self._values = [column.to_pylist() for column in self.table.columns]
-        return [values[document] for values in self._values]
 
     def json_fields(self, record: int) -> str:
         """What a JSON Lines record gets before its closing brace: ``, "name": value``
@@ -90,8 +103,11 @@ class RecordAnnotations:
         document = self._document(record)
         if document < 0:
             return ""
-        return "".join(f", {json.dumps(name)}: {json.dumps(value, ensure_ascii=False)}"
-                       for name, value in zip(self.names, self._row(document)))
+        if self._json is None:  # every document's, rendered once, a column at a time
+            rendered = [[f', "{name}": ' + text for text in _json_texts(values)]
+                        for name, values in zip(self.names, self._values())]
+            self._json = ["".join(parts) for parts in zip(*rendered)]
+        return self._json[document]
 
     def cells(self, record: int) -> list[str]:
         """A CSV/TSV row's added cells: each value as text ("true"/"false" for booleans),
@@ -99,7 +115,9 @@ class RecordAnnotations:
         document = self._document(record)
         if document < 0:
             return [""] * len(self.names)
-        return [_cell(value) for value in self._row(document)]
+        if self._cells is None:
+            self._cells = [[_cell(value) for value in values] for values in self._values()]
+        return [cells[document] for cells in self._cells]
 
     def columns(self, rows: int) -> list[pa.ChunkedArray]:
         """The added columns over ``rows`` records (null where a record is not a
@@ -136,6 +154,17 @@ def _check_json_line(line: bytes, added: Sequence[str], display: str, record: in
         return  # not a document: copied as it is
     if isinstance(obj, dict):
         refuse_collisions(list(obj), added, f"{display} line {record + 1}")
+
+
+def _json_texts(values: list) -> list[str]:
+    """Each value as JSON (what ``json.dumps(value, ensure_ascii=False)`` writes)."""
+    first = next((v for v in values if v is not None), None)
+    if isinstance(first, str):
+        encode = json.encoder.encode_basestring  # the C encoder, not ASCII-escaped
+        return [encode(v) if v is not None else "null" for v in values]
+    if isinstance(first, bool):
+        return ["null" if v is None else "true" if v else "false" for v in values]
+    return ["null" if v is None else repr(v) for v in values]  # numbers: repr is JSON's
 
 
 def _cell(value) -> str:

@@ -124,7 +124,7 @@ def _write_annotated_lines(src: InputSource, removed: set[int], out,
                            annotations) -> tuple[int, int]:
     """:func:`_write_lines` of a JSON Lines input with ``annotations``' fields added to
     each document kept; every other line copied byte for byte."""
-    written = 0
+    written, display = 0, src.display
     with _open_binary(src) as f:
         record = 0
         while raw := f.readline(COPY_PIECE_BYTES):
@@ -134,7 +134,7 @@ def _write_annotated_lines(src: InputSource, removed: set[int], out,
                 raw += f.readline()
             content = bool(raw.strip())
             if fields:
-                annotations.check_json(raw, src.display, record)
+                annotations.check_json(raw, display, record)
                 raw = annotated_line(raw, fields, src.encoding)
             elif not whole and record not in removed:  # a record a bound skipped is long
                 out.write(raw)
