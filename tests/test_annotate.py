@@ -409,3 +409,35 @@ def test_the_command_line_writes_what_the_library_does(tmp_path, capsys):
     assert (tmp_path / "cli.jsonl").read_bytes() == (tmp_path / "lib.jsonl").read_bytes()
     assert read_table(tmp_path / "e.csv")["id"].to_pylist() == \
         pq.read_table(tmp_path / "e.parquet")["id"].to_pylist()
+
+
+def test_several_inputs_compressed_and_mixed_get_one_run_s_annotations(tmp_path):
+    """Clusters span the inputs: each copy's fields are those of the run over all of
+    them, a gzip JSON Lines input and a CSV input alike; a directory is refused."""
+    import gzip
+
+    records = corpus(10)
+    half = len(records) // 2
+    first, second = tmp_path / "a.jsonl.gz", tmp_path / "b.csv"
+    with gzip.open(first, "wt") as f:
+        f.writelines(json.dumps(r) + "\n" for r in records[:half])
+    second.write_text(_csv_text(records[half:], bad_row=False), newline="")
+    out = tmp_path / "copies"
+    neardup.dedup([first, second], out, annotate=True, keep="all", **OPTIONS)
+    fields = {}
+    with gzip.open(out / "a.jsonl.gz", "rt") as f:
+        for line in f:
+            obj = json.loads(line)
+            if "neardup_cluster" in obj:
+                fields[obj["id"]] = {k: obj[k] for k in ANNOTATION_FIELDS}
+    rows = list(csv.DictReader(io.StringIO((out / "b.csv").read_text())))
+    csv_fields = {r["id"]: {k: r[k] for k in ANNOTATION_FIELDS} for r in rows if r["text"]}
+    together = _jsonl_annotations(tmp_path, records, keep="all")
+    assert fields == {i: f for i, f in together.items() if i in fields}
+    assert csv_fields == {i: _as_cells(f) for i, f in together.items() if i in csv_fields}
+    assert len(fields) + len(csv_fields) == len(together)
+    assert any(together[i]["neardup_duplicate_of"] in csv_fields for i in fields)  # across
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "x.txt").write_text("some text in a file")
+    with pytest.raises(ValueError, match="is a directory"):
+        neardup.dedup(tmp_path / "folder", tmp_path / "folder.out", annotate=True)
