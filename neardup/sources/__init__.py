@@ -30,6 +30,7 @@ module           reads and writes back
 ``bounded``      reads that hold at most a bound (lines, files, streams kept whole)
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
 ``frames``       data already in memory (DataFrames, Arrow, lists) as Documents
+``annotations``  fields a dedup copy adds to each record (``dedup --annotate``)
 ``itemsets``     records that already are sets: (user, item) rows, list fields
 ``sniff``        what an input's first lines look like (a hint when nothing was read)
 ===============  ==========================================================
