@@ -173,7 +173,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
     ``keep`` (whole documents, :data:`neardup.cluster.KEEP_POLICIES`): "representative"
     (the default: each cluster's representative stays), "all" (every record stays: with
-    ``annotate``), "none" (every document of a cluster of two or more goes). ``annotate``:
+    ``annotate``, whose ``neardup_kept`` then marks the representatives), "none" (every
+    document of a cluster of two or more goes). ``annotate``:
     every record written gets ``neardup_cluster``, ``neardup_cluster_size``,
     ``neardup_kept``, ``neardup_duplicate_of`` and ``neardup_jaccard`` (JSON Lines fields,
     CSV/TSV or Parquet columns, columns of data in memory; records that are not documents

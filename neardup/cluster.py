@@ -286,9 +286,10 @@ def dedup_outcomes(labels: np.ndarray, representative: np.ndarray, head: np.ndar
 
     ``labels``, ``representative``: a run's clusters; ``head``, ``set_i``, ``set_j``,
     ``jaccard``: its :class:`neardup.pairs.PairSet` (the pairs of distinct sets between
-    group heads, i < j). ``keep`` (:data:`KEEP_POLICIES`): "representative", the
-    representative of each cluster; "all", every document; "none", the documents of
-    clusters of one only.
+    group heads, i < j). ``kept[d]``, under ``keep`` (:data:`KEEP_POLICIES`):
+    "representative" and "all", d is its cluster's representative (with "all" every
+    document is written, and ``kept`` marks those the default keeps); "none", d's
+    cluster is d alone.
 
     ``duplicate_of[d]``: the representative of d's cluster for every other member (under
     star clusters its centre: the document kept in its place), -1 for a representative
@@ -327,10 +328,5 @@ def dedup_outcomes(labels: np.ndarray, representative: np.ndarray, head: np.ndar
         found = keys[order[at]] == wanted
         similarity[member[between[found]]] = np.asarray(jaccard, dtype=np.float64)[
             order[at[found]]]
-    if keep == "representative":
-        kept_mask = representative.copy()
-    elif keep == "all":
-        kept_mask = np.ones(n, dtype=bool)
-    else:
-        kept_mask = size == 1
+    kept_mask = size == 1 if keep == "none" else representative.copy()
     return size, kept_mask, duplicate_of, similarity

@@ -196,10 +196,11 @@ class FindResult:
         (:data:`neardup.cluster.KEEP_POLICIES`) does with it (see
         :func:`neardup.cluster.dedup_outcomes`): ``doc``, ``id``, ``cluster`` (the id of
         its cluster's first document, as in :meth:`clusters_table`), ``cluster_size``,
-        ``kept``, ``duplicate_of`` (the id of its cluster's representative, the document
-        kept in its place; null for a representative) and ``jaccard`` (their exact
-        Jaccard, rounded to 6 digits as in the pairs table; null where the run verified
-        no pair between them)."""
+        ``kept`` (under "all": its cluster's representative), ``duplicate_of`` (the id
+        of its cluster's representative, the document kept in its place; null for a
+        representative), ``jaccard`` (their exact Jaccard, rounded to 6 digits as in
+        the pairs table; null where the run verified no pair between them) and
+        ``written`` (the copy holds it: ``kept``, or every document under "all")."""
         p = self.pair_set
         size, kept, duplicate_of, similarity = cluster.dedup_outcomes(
             self.labels, self.representative, p.head, p.set_i, p.set_j, p.jaccard, keep)
@@ -213,17 +214,18 @@ class FindResult:
             "duplicate_of": _contiguous(ids.take(_nullable_numbers(duplicate_of))),
             "jaccard": pa.array(np.round(similarity, 6), type=pa.float64(),
                                 from_pandas=True),
+            "written": kept | (keep == "all"),
         })
 
     def explain_table(self, keep: str = "representative") -> pa.Table:
-        """One row per document a dedup under ``keep`` removes, in input order: its
+        """One row per document a dedup under ``keep`` leaves out, in input order: its
         ``id``, ``matched_id`` (its cluster's representative, the document kept in its
         place; null for a representative that ``keep="none"`` removes), ``matched_source``
         (:data:`SOURCE_NEW`: a document of the same input), ``jaccard`` (exact, as in
         :meth:`outcomes_table`) and ``cluster``: the columns of a dedup against an index
         (:meth:`neardup.index.query.IndexFindResult.explain_table`), and the cluster."""
         table = self.outcomes_table(keep)
-        removed = table.filter(pc.invert(table.column("kept")))
+        removed = table.filter(pc.invert(table.column("written")))
         return pa.table({
             "id": removed.column("id"),
             "matched_id": removed.column("duplicate_of"),

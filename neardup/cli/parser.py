@@ -358,9 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--annotate", action="store_true",
                    help=f"add {', '.join(ANNOTATION_FIELDS)} to every record written "
                         f"(JSON Lines fields, CSV/TSV or Parquet columns): its cluster, the "
-                        f"cluster's size, whether it stays, the record it duplicates (its "
-                        f"cluster's kept one) and their exact Jaccard; with --keep all "
-                        f"every record is written")
+                        f"cluster's size, whether it is kept (with --keep all, which "
+                        f"writes every record: whether the default keeps it), the record "
+                        f"it duplicates (its cluster's kept one) and their exact Jaccard")
     p.add_argument("--explain", metavar="FILE",
                    help="write one row per removed record to FILE (.csv, .jsonl or "
                         ".parquet): id, matched_id (the kept record it duplicates), "

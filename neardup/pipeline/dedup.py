@@ -85,7 +85,7 @@ class DedupOutputs:
         ``result.counts["dedup"]``, and ``result`` returned; data in memory: returned)
         and the explain file, from the run's ``result`` over ``documents``."""
         outcomes = result.outcomes_table(self.keep)
-        kept = outcomes.column("kept").to_numpy(zero_copy_only=False).astype(bool)
+        kept = outcomes.column("written").to_numpy(zero_copy_only=False).astype(bool)
         annotations = outcomes.select(list(ANNOTATION_COLUMNS)) if self.annotate else None
         if frames.is_in_memory(inputs):
             rows = result.read_report["records_seen"]

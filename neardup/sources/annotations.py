@@ -36,7 +36,8 @@ import pyarrow as pa
 from .documents import STDIN, Documents, printable
 
 PREFIX = "neardup_"
-# a dedup's annotations: the columns of FindResult.outcomes_table that are added
+# a dedup's annotations: the columns of FindResult.outcomes_table that are added (not
+# its doc, id and written)
 ANNOTATION_COLUMNS = ("cluster", "cluster_size", "kept", "duplicate_of", "jaccard")
 ANNOTATION_FIELDS = tuple(PREFIX + name for name in ANNOTATION_COLUMNS)
 ANNOTATED_FORMATS = ("jsonl", "csv", "tsv", "parquet")
