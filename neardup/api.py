@@ -18,13 +18,15 @@ from ._core.progress import StageTimer
 from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore, refusals
+from .pipeline.dedup import DedupOutputs
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
-from .sources import check_copy_target, frames, read_documents, write_deduplicated
+from .sources import check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
 from .text import prepare
 from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
+from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
 
 if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from typing_extensions import Unpack
@@ -165,14 +167,26 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
           explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
-          keep: str = "first", min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
-          work_dir=None, **options: Unpack[FindOptions]):
+          keep: str | None = None, min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
+          work_dir=None, annotate: bool = False, **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
+
+    ``keep`` (whole documents, :data:`neardup.cluster.KEEP_POLICIES`): "representative"
+    (the default: each cluster's representative stays), "all" (every record stays: with
+    ``annotate``, whose ``neardup_kept`` then marks the representatives), "none" (every
+    document of a cluster of two or more goes). ``annotate``:
+    every record written gets ``neardup_cluster``, ``neardup_cluster_size``,
+    ``neardup_kept``, ``neardup_duplicate_of`` and ``neardup_jaccard`` (JSON Lines fields,
+    CSV/TSV or Parquet columns, columns of data in memory; records that are not documents
+    get none, or empty cells and nulls; see :mod:`neardup.sources.annotations`); an input
+    that already has one of these names is refused before anything is written. Both on
+    the local engine (:mod:`neardup.pipeline.dedup`; the values are
+    :meth:`~neardup.result.FindResult.outcomes_table`'s).
 
     ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
     "sentences:N", "span"): the copy keeps every document but removes, inside them, each
-    unit whose normalized text occurred before (``keep="first"``; ``keep="none"``:
-    every copy of a repeated unit), and drops the documents left with fewer than
+    unit whose normalized text occurred before (``keep="first"``, the default for units;
+    ``keep="none"``: every copy of a repeated unit), and drops the documents left with fewer than
     ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
@@ -202,9 +216,13 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     the kept ones to the index in the same step, holding its write lock throughout
     (the local engine only: Spark refuses ``add``).
     A new document is removed only for one that stays (indexed, or a new one kept before
-    it) at Jaccard ≥ ``threshold``; ``explain``: a file (.csv, .jsonl or .parquet) that
-    gets one row per removed document: ``id``, ``matched_id``, ``matched_source``
-    ("index" or "new"), ``jaccard`` (:meth:`~neardup.index.query.IndexFindResult.explain_table`).
+    it) at Jaccard ≥ ``threshold``.
+
+    ``explain``: a file (.csv, .jsonl or .parquet) that gets one row per removed
+    document: ``id``, ``matched_id`` (the kept document it duplicates), ``matched_source``
+    ("new"; against an index "index" or "new"), ``jaccard``, and without an index its
+    ``cluster`` (:meth:`~neardup.result.FindResult.explain_table`;
+    :meth:`~neardup.index.query.IndexFindResult.explain_table`).
 
     Clusters are star clusters unless ``clusters`` says otherwise
     (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one
@@ -217,31 +235,34 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     input's copy is a folder of part files written by the executors (JSON Lines parts,
     concatenated in order, are the local copy byte for byte), other inputs are read and
     copied on the driver as locally; CSV/TSV files are refused (the local engine copies
-    them).
+    them), and so are ``annotate``, ``explain`` and ``keep`` "all" or "none".
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars)
+    document = UnitOptions(unit).kind == "document"  # an unknown unit named as such
+    keep = _keep_policy(keep, document)
+    units = UnitOptions(unit, min_tokens=min_tokens, min_chars=min_chars,
+                        **({} if document else {"keep": keep}))
     limit = _units_memory_limit(memory_limit, work_dir, units)
-    if units.kind != "document":
+    if not document:
         return _dedup_units(inputs, out, units, quiet=quiet, engine=engine,
                             memory_limit=limit, work_dir=work_dir,
                             refused={"against=": against is not None, "add=True": add,
                                      "explain=": explain is not None,
+                                     "annotate=True": annotate,
                                      "representative_field=": representative_field is not None},
                             **column_names(options, text, id))
-    if keep != "first" or min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
-        raise ValueError("keep, min_chars and min_tokens apply to units inside documents: "
+    if min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
+        raise ValueError("min_chars and min_tokens apply to units inside documents: "
                          "give unit= (line, paragraph, sentences:N, span)")
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
-    _refuse(engine, "dedup", groups, memory_limit=limit, in_memory=frames.is_in_memory(inputs),
-            out=out, add=add, explain=explain, against=against,
+    in_memory = frames.is_in_memory(inputs)
+    _refuse(engine, "dedup", groups, memory_limit=limit, in_memory=in_memory, out=out,
+            add=add, explain=explain, annotate=annotate, keep=keep, against=against,
             representative_field=representative_field)
-    if explain is not None and against is None:
-        raise ValueError("explain= (--explain) needs against= (an index): it names the "
-                         "indexed or earlier new document each removed one matched")
+    outputs = DedupOutputs(keep, annotate, explain)
     if engine == "spark":
         if out is None:
             raise ValueError("dedup of files needs out= (the path of the copy)")
@@ -254,29 +275,43 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if against is not None:
         from .index.against import dedup_against
 
+        outputs.check_against()
         return dedup_against(inputs, out, against, groups, add=add, force=force, quiet=quiet,
                              representative_field=representative_field, explain=explain)
     if add:
         raise ValueError("add=True (--add) needs against= (the index to add to)")
-    if frames.is_in_memory(inputs):
-        if out is not None:
-            raise ValueError("dedup of data in memory returns the deduplicated data; "
-                             "out= is for files")
-        result, documents = find_documents(inputs, groups, quiet=quiet,
-                                           representative_field=representative_field)
-        rows = result.read_report["records_seen"]
-        return frames.keep_rows(inputs, frames.kept_row_mask(documents, result.representative,
-                                                             rows))
-    if out is None:
-        raise ValueError("dedup of files needs out= (the path of the copy)")
-    refuse_touching_inputs(as_paths(inputs), {"--out": out, "--work-dir": work_dir})
-    check_copy_target(as_paths(inputs), out, groups.source.fmt)  # before reading
+    if in_memory and out is not None:
+        raise ValueError("dedup of data in memory returns the deduplicated data; "
+                         "out= is for files")
+    if not in_memory:
+        if out is None:
+            raise ValueError("dedup of files needs out= (the path of the copy)")
+        inputs = as_paths(inputs)
+        refuse_touching_inputs(inputs, {"--out": out, "--work-dir": work_dir})
+        check_copy_target(inputs, out, groups.source.fmt)  # before reading
+    outputs.check(inputs, out, groups.source.fmt)
     result, documents = _find_for_copy(inputs, groups, quiet=quiet,
                                        representative_field=representative_field,
                                        memory_limit=limit, work_dir=work_dir)
-    written = write_deduplicated(documents, result.representative, as_paths(inputs), out)
-    counting.add(result.counts, dedup=written)
-    return result
+    return outputs.write(result, documents, inputs, out)
+
+
+def _keep_policy(keep: str | None, document: bool) -> str:
+    """``keep`` checked for the unit: whole documents keep one of
+    :data:`neardup.cluster.KEEP_POLICIES` (default: the representative), units inside
+    them one of :data:`neardup.units.KEEP_POLICIES` (default: the first)."""
+    policies = cluster.KEEP_POLICIES if document else UNIT_KEEP_POLICIES
+    if keep is None:
+        return policies[0]
+    if keep in policies:
+        return keep
+    if keep in (UNIT_KEEP_POLICIES if document else cluster.KEEP_POLICIES):
+        where = ("units inside documents (unit= line, paragraph, sentences:N, span)"
+                 if document else "whole-document dedup (unit='document')")
+        raise ValueError(f"keep={keep!r} (--keep {keep}) applies to {where}; "
+                         f"{'whole-document dedup keeps' if document else 'units keep'} "
+                         f"one of {', '.join(policies)}")
+    raise ValueError(f"keep must be one of {policies}, got {keep!r}")
 
 
 REPORT_REPEATS = 20  # the report's "most repeated lines"

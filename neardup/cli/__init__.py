@@ -114,7 +114,8 @@ def _run(args) -> int:
                                engine=args.engine, explain=args.explain, unit=args.unit,
                                min_tokens=args.min_tokens, keep=args.keep,
                                min_chars=args.min_chars, memory_limit=args.memory_limit,
-                               work_dir=args.work_dir, **against_options(args))
+                               work_dir=args.work_dir, annotate=args.annotate,
+                               **against_options(args))
             summary = (result.describe() if args.unit != "document" else
                        format_report(result, top=0,
                                      out="standard output" if to_stdout else args.out))

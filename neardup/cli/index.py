@@ -114,11 +114,6 @@ def add_against_arguments(p: argparse.ArgumentParser, dedup: bool = False) -> No
         g.add_argument("--add", action="store_true",
                        help="with --against: add the kept documents to the index in the "
                             "same step")
-        g.add_argument("--explain", metavar="FILE",
-                       help="with --against: write one row per removed record to FILE "
-                            "(.csv, .jsonl or .parquet): id, matched_id (the indexed or "
-                            "earlier kept new document it duplicates), matched_source "
-                            "(index or new), jaccard")
 
 
 def explicit_options(parser: argparse.ArgumentParser, argv: list[str], args) -> set[str]:

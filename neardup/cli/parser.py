@@ -9,6 +9,7 @@ from dataclasses import fields
 
 from .. import api, lsh, sinks, sources
 from ..cluster import CLUSTER_POLICIES, DEDUP_CLUSTERS, REPRESENTATIVE_POLICIES
+from ..cluster import KEEP_POLICIES as DOCUMENT_KEEP_POLICIES
 from ..config import SKETCHES, FindConfig
 from ..evaluate import TRUTHS
 from ..minhash import HASH_FAMILIES
@@ -17,6 +18,7 @@ from ..pipeline import outofcore
 from ..planner import METHODS
 from ..shingling import HASH_BITS, SHINGLE_KINDS
 from ..sources import SourceOptions
+from ..sources.annotations import ANNOTATION_FIELDS
 from ..text.cleaning import PRESETS
 from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES, PrepareOptions
 from ..units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, KEEP_POLICIES, UNITS
@@ -159,10 +161,14 @@ def _unit_arguments(p: argparse.ArgumentParser, default: str, dedup: bool = Fals
                    help=f"--unit span: the shortest repeated run, in tokens (default: "
                         f"{DEFAULT_MIN_TOKENS})")
     if dedup:
-        g.add_argument("--keep", default="first", choices=list(KEEP_POLICIES),
-                       help="first: a unit's first occurrence (input order) stays, later "
-                            "ones go; none: every copy of a repeated unit goes (default: "
-                            "first)")
+        g.add_argument("--keep", choices=list(dict.fromkeys(
+                           [*DOCUMENT_KEEP_POLICIES, *KEEP_POLICIES])),
+                       help="whole documents: representative, each cluster's kept "
+                            "document stays (the default); all, every record stays (with "
+                            "--annotate); none, every document of a cluster of two or "
+                            "more goes. --unit: first, a unit's first occurrence (input "
+                            "order) stays, later ones go (the default); none, every copy "
+                            "of a repeated unit goes")
         g.add_argument("--min-chars", type=int, default=DEFAULT_MIN_CHARS, metavar="C",
                        help="drop the documents that lost units and are left with fewer "
                             "than C characters (ends' "
@@ -356,6 +362,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "copy is then a folder of part files written by the executors "
                         "(JSON Lines parts, concatenated in order, are the local copy); "
                         "CSV/TSV is copied by the local engine only (default: local)")
+    p.add_argument("--annotate", action="store_true",
+                   help=f"add {', '.join(ANNOTATION_FIELDS)} to every record written "
+                        f"(JSON Lines fields, CSV/TSV or Parquet columns): its cluster, the "
+                        f"cluster's size, whether it is kept (with --keep all, which "
+                        f"writes every record: whether the default keeps it), the record "
+                        f"it duplicates (its cluster's kept one) and their exact Jaccard")
+    p.add_argument("--explain", metavar="FILE",
+                   help="write one row per removed record to FILE (.csv, .jsonl or "
+                        ".parquet): id, matched_id (the kept record it duplicates), "
+                        "matched_source (new; with --against: index or new), jaccard, "
+                        "and without --against its cluster")
     _unit_arguments(p, "document", dedup=True)
     _units_memory_arguments(p, documents=True)
     cli_index.add_against_arguments(p, dedup=True)

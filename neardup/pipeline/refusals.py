@@ -89,6 +89,12 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, ("dedup",), "explain", "--explain",
             "it names each removed record's match on the local engine: use --engine "
             "local for it"),
+    Refusal(SPARK, ("dedup",), "annotate", "--annotate",
+            "its executors copy the records as they are; use --engine local to add "
+            "the fields"),
+    Refusal(SPARK, ("dedup",), "keep", "--keep",
+            "it keeps each cluster's representative; use --engine local for another "
+            "policy", refused=("all", "none")),
     Refusal(SPARK, ("dedup", "dedup --unit"), "out", "--out",
             "dedup --engine spark copies files into out= (a folder of part files); "
             "standard output is the local engine's", refused=("-",)),

@@ -30,6 +30,7 @@ module           reads and writes back
 ``bounded``      reads that hold at most a bound (lines, files, streams kept whole)
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
 ``frames``       data already in memory (DataFrames, Arrow, lists) as Documents
+``annotations``  fields a dedup copy adds to each record (``dedup --annotate``)
 ``itemsets``     records that already are sets: (user, item) rows, list fields
 ``sniff``        what an input's first lines look like (a hint when nothing was read)
 ===============  ==========================================================
@@ -94,6 +95,7 @@ import numpy as np
 
 from .._core import interrupt
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
+from .annotations import ANNOTATED_FORMATS, Annotations, check_annotation_target
 from .bounded import StreamTooLarge, read_at_most
 from .compression import _input_compression, _open_output, _zstandard, compression_of
 from .delimited import _read_table, _write_table
@@ -141,12 +143,13 @@ from .sniff import SNIFFED_INPUTS, format_hint
 # rules), wherever it is defined. A constant is read where it is defined: patch
 # neardup.sources.lines.LINE_BLOCK_BYTES, not ours.
 __all__ = [
-    "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER", "VCS_FOLDERS",
+    "ANNOTATED_FORMATS", "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER",
+    "VCS_FOLDERS",
     "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
     "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "LazyEdits", "Problem",
     "ReadReport",
     "SourceOptions", "StreamTooLarge", "as_paths", "read_documents", "read_document_chunks",
-    "write_deduplicated", "check_copy_target",
+    "write_deduplicated", "check_annotation_target", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
     "edited_line",
     "encoding_label", "format_hint", "has_surrogates", "name_the_fields", "not_a_string",
@@ -516,8 +519,14 @@ def write_deduplicated(
     *,
     edits: dict[int, str] | None = None,
     text_field: str = "text",
+    annotate=None,
 ) -> dict:
     """Write the inputs minus the documents whose ``keep[d]`` is False, each in its format.
+
+    ``annotate``: a pyarrow Table with one row per document whose columns are added to
+    every record written, named ``neardup_`` + the column's name, in the input's format
+    (JSON Lines, CSV/TSV, Parquet; see :mod:`neardup.sources.annotations`: an input
+    that already has such a field is refused before its copy is written).
 
     ``edits``: document -> its new text (repeated units removed inside it, see
     :mod:`neardup.units`), written in place of the old one in ``text_field`` (JSON
@@ -555,6 +564,14 @@ def write_deduplicated(
         )
     out = os.fspath(out)
     single = len(documents.inputs) == 1
+    annotations = None
+    if annotate is not None:
+        if edits:
+            raise ValueError("a copy either edits texts (units) or annotates records")
+        annotations = Annotations(annotate, documents)
+        check_annotation_target([src.given for src in documents.inputs],
+                                [src.fmt for src in documents.inputs], annotations.names,
+                                scan=False)
     if edits and any(src.fmt == "json" for src in documents.inputs):
         raise ValueError("units inside documents are not removed from a JSON file (an "
                          "array); give JSON Lines, CSV/TSV, Parquet, lines or a directory")
@@ -564,14 +581,16 @@ def write_deduplicated(
         if target != STDOUT:
             _refuse_overwriting_input(src, target)
     if single and documents.inputs[0].fmt != "dir":
-        return _write_copies(documents, keep, targets, targets, edits, text_field)
+        return _write_copies(documents, keep, targets, targets, edits, text_field,
+                             annotations)
     # a folder of copies is replaced whole: a second run leaves exactly its own files
 
     marked = os.path.isfile(os.path.join(out, DEDUP_MARKER))
     with StagedDirectory(out, lambda name: marked, option="--out") as stage:
         staged = [str(stage) if single else os.path.join(stage, src.name)
                   for src in documents.inputs]
-        written = _write_copies(documents, keep, staged, targets, edits, text_field)
+        written = _write_copies(documents, keep, staged, targets, edits, text_field,
+                                annotations)
         with open(os.path.join(stage, DEDUP_MARKER), "w", encoding="utf-8") as f:
             json.dump({"written by": "neardup dedup", "inputs": [src.display for src in
                                                                  documents.inputs],
@@ -609,9 +628,9 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
 
 def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
                   shown: list[str], edits: dict[int, str] | None = None,
-                  text_field: str = "text") -> dict:
+                  text_field: str = "text", annotations: Annotations | None = None) -> dict:
     """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``); ``edits``:
-    document -> new text (see :func:`write_deduplicated`)."""
+    document -> new text, ``annotations``: fields added (see :func:`write_deduplicated`)."""
     source = np.asarray(documents.source)
     outputs = []
     lazy = isinstance(edits, LazyEdits)
@@ -626,8 +645,13 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
         else:
             _check_unchanged(src)
             with _open_output(path, [s.given for s in documents.inputs]) as out:
-                counts = (_WRITERS[src.fmt](src, removed, out, changed, text_field) if changed
-                          else _WRITERS[src.fmt](src, removed, out))
+                if annotations is not None:
+                    counts = _WRITERS[src.fmt](src, removed, out,
+                                               annotations=annotations.of_input(index))
+                elif changed:
+                    counts = _WRITERS[src.fmt](src, removed, out, changed, text_field)
+                else:
+                    counts = _WRITERS[src.fmt](src, removed, out)
         outputs.append({"input": src.display, "output": target, "format": src.fmt,
                         "written": counts[0], "removed": len(removed),
                         "not_copied": counts[1]})

@@ -125,9 +125,11 @@ def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:
 
 def _write_parquet(src: InputSource, removed: set[int], out,
                    edits: dict[int, str] | None = None,
-                   text_field: str = "text") -> tuple[int, int]:
+                   text_field: str = "text", annotations=None) -> tuple[int, int]:
     """The table minus the removed rows; ``edits`` (row -> new text) set in
-    ``text_field``, every other value as it was."""
+    ``text_field``, every other value as it was. ``annotations`` (a
+    :class:`~neardup.sources.annotations.RecordAnnotations`): columns added after the
+    last (null for a row that is not a document)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -141,6 +143,10 @@ def _write_parquet(src: InputSource, removed: set[int], out,
             values[row] = text
         field = table.schema.field(k)
         table = table.set_column(k, field, pa.array(values, field.type))
+    if annotations is not None:
+        annotations.check_names(table.column_names, src.display)
+        for name, column in zip(annotations.names, annotations.columns(table.num_rows)):
+            table = table.append_column(name, column)
     mask = np.ones(table.num_rows, dtype=bool)
     mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
     kept = table.filter(columns.numbers(mask))

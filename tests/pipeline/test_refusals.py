@@ -13,7 +13,7 @@ from neardup.pipeline import refusals
 
 # a value each option is refused with, where the row refuses any value given
 GIVEN_VALUES = {"in_memory": True, "items": ("user", "item"), "report": "report.html",
-                "against": "some.index", "representative_field": "url",
+                "against": "some.index", "representative_field": "url", "annotate": True,
                 "memory_limit": "1G", "add": True, "explain": "explain.csv", "sweep": True,
                 "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True}
 # a value outside a row's ``allowed``
