@@ -119,6 +119,14 @@ def describe_dedup(written: dict) -> list[str]:
     return lines
 
 
+def describe_repeats(result, out: str) -> str:
+    """What ``neardup repeats`` prints: the run (:meth:`neardup.units.run.UnitResult.describe`)
+    and the rows of the listing, where they went."""
+    rows = result.repeats.num_rows
+    return (f"{result.describe()}\nlisted {rows:,} repeated text{'s' * (rows != 1)} "
+            f"(most repeated first) in {out}")
+
+
 def describe_report(drawn: dict) -> str:
     """One line on what a report drew and cut."""
     chords = f"{drawn['chords']:,} chords"
