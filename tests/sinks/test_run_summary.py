@@ -296,3 +296,23 @@ def test_the_printed_summary_is_sentences(corpus, tmp_path, capsys, args):
 def _read_csv(path) -> list:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def test_repeats_prints_the_records_and_units_it_counted(corpus, tmp_path, capsys):
+    """Without --summary too: repeats says what it read and found, every number named
+    (it said only how many rows it wrote), each number counted here by hand."""
+    path, lines = corpus
+    assert main(["repeats", str(path), "--id-field", "id", "-q", "-o",
+                 str(tmp_path / "r.csv")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    e = expected_jsonl(lines)
+    units = [line for record in lines for line in _text_lines(record)] + ["7"]
+    repeated = {u for u in units if units.count(u) > 1}
+    assert out[0] == (f"read {e['read']} records: {e['processed']} documents; 1 skipped (1 "
+                      f"empty text); 2 failed (1 malformed JSON, 1 missing field 'text')")
+    assert out[1] == (f"lines: {len(units)} seen, {len(repeated)} texts of them repeated; "
+                      f"{len(units) - len(set(units))} a dedup would remove (keep first), "
+                      f"{len(set(units))} kept")
+    assert out[-1] == (f"listed {len(repeated)} repeated texts (most repeated first) in "
+                       f"{tmp_path / 'r.csv'}")
+    assert not any(DICT_REPR.search(line) for line in out)
