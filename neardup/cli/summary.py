@@ -107,8 +107,9 @@ def describe_dedup(written: dict) -> list[str]:
     """The dedup copy in sentences: records written and documents removed, per input
     where there are several (:func:`neardup.sources.write_deduplicated`'s counts)."""
     outputs = written.get("outputs", [])
-    lines = [f"dedup: {written['written']:,} records written, {written['removed']:,} "
-             f"documents removed (near-duplicates of a kept one)"]
+    removed = written["removed"]
+    lines = [f"dedup: {written['written']:,} records written, {removed:,} "
+             f"document{'s' * (removed != 1)} removed (near-duplicates of a kept one)"]
     for output in outputs if len(outputs) > 1 else []:
         lines.append(f"  {output['input']} -> {output['output']}: {output['written']:,} "
                      f"written, {output['removed']:,} removed")

@@ -60,8 +60,8 @@ class UnitResult:
         # repeats removes nothing: its counts are what dedup --unit would remove
         removed = "removed" if "dedup" in c else "a dedup would remove"
         if "units" in c:
-            repeated = (f", {c['units_repeated']:,} texts of them repeated"
-                        if "units_repeated" in c else "")
+            repeated = (f" ({c['units_distinct']:,} distinct texts, {c['units_repeated']:,} "
+                        f"of them repeated)" if "units_repeated" in c else "")
             lines.append(f"{name}: {c['units']:,} seen{repeated}; {c['units_removed']:,} "
                          f"{removed} (keep {c['keep']}), {c['units_kept']:,} kept")
         if "tokens" in c:
@@ -73,8 +73,8 @@ class UnitResult:
         if "documents_kept" in c:
             lines.append(f"documents: {c['documents_kept']:,} kept, "
                          f"{c['documents_dropped']:,} dropped (left with fewer than "
-                         f"{c['min_chars']:,} characters once their repeated units were "
-                         f"removed)")
+                         f"{c['min_chars']:,} character{'s' * (c['min_chars'] != 1)} once "
+                         f"their repeated units were removed)")
         if "dedup" in c:
             copied = c["records_seen"] - c["documents"]
             lines.append(f"dedup: {c['dedup']['written']:,} records written "

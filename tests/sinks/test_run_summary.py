@@ -286,10 +286,10 @@ def test_the_printed_summary_is_sentences(corpus, tmp_path, capsys, args):
         units = [line for record in lines for line in _text_lines(record)]
         repeated = {u for u in units if units.count(u) > 1}
         assert (len(units), len(set(units)), len(repeated)) == (12, 6, 3)  # by hand
-        assert "lines: 12 seen, 3 texts of them repeated; 6 removed (keep first), 6 kept" \
-            in out.splitlines()
+        assert ("lines: 12 seen (6 distinct texts, 3 of them repeated); 6 removed (keep "
+                "first), 6 kept") in out.splitlines()
         assert (f"documents: {records['kept']} kept, {records['removed']} dropped (left with "
-                f"fewer than 1 characters once their repeated units were "
+                f"fewer than 1 character once their repeated units were "
                 f"removed)") in out.splitlines()
 
 
@@ -310,7 +310,8 @@ def test_repeats_prints_the_records_and_units_it_counted(corpus, tmp_path, capsy
     repeated = {u for u in units if units.count(u) > 1}
     assert out[0] == (f"read {e['read']} records: {e['processed']} documents; 1 skipped (1 "
                       f"empty text); 2 failed (1 malformed JSON, 1 missing field 'text')")
-    assert out[1] == (f"lines: {len(units)} seen, {len(repeated)} texts of them repeated; "
+    assert out[1] == (f"lines: {len(units)} seen ({len(set(units))} distinct texts, "
+                      f"{len(repeated)} of them repeated); "
                       f"{len(units) - len(set(units))} a dedup would remove (keep first), "
                       f"{len(set(units))} kept")
     assert out[-1] == (f"listed {len(repeated)} repeated texts (most repeated first) in "
