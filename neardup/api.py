@@ -168,13 +168,14 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
 def _writes_summary(command: str):
     """``command``'s entry point with ``summary=PATH``: the paths checked before the run,
     the result's summary written after it (:func:`neardup.sinks.write_summary`), whichever
-    engine and path ran."""
+    engine and path ran; the entry point itself never sees ``summary`` (it names it for
+    its signature and docstring)."""
     def wrap(run):
         @functools.wraps(run)
         def run_and_summarize(inputs, out=None, *, summary=None, **keywords):
             if summary is None:
                 return run(inputs, out, **keywords)
-            check_summary_path(summary, inputs, {"--out": out, **{
+            _check_summary_path(summary, inputs, {"--out": out, **{
                 option: keywords.get(key) for option, key in (("--explain", "explain"),
                                                               ("--work-dir", "work_dir"))}})
             result = run(inputs, out, **keywords)
@@ -184,7 +185,7 @@ def _writes_summary(command: str):
     return wrap
 
 
-def check_summary_path(summary, inputs, outputs: dict) -> None:
+def _check_summary_path(summary, inputs, outputs: dict) -> None:
     """ValueError, before any reading, for a ``summary`` path that cannot be written: data
     in memory (no run on files to summarize), standard output, an input or a path
     inside one, another output of the run (``outputs``: option -> path) or inside the
@@ -391,20 +392,20 @@ def repeats(inputs, out=None, **keywords) -> pa.Table:
     return repeats_run(inputs, out, **keywords).repeats
 
 
-def repeats_run(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_MIN_TOKENS,
-            top: int | None = None, max_chars: int = 200, output_format: str | None = None,
-            quiet: bool = True, escape_formulas: bool = True,
-            text: str | Sequence[str] | None = None, id: str | None = None,
-            memory_limit=None, work_dir=None, engine: str = "local", summary=None,
-            **options: Unpack[FindOptions]):
+def repeats_run(inputs, out=None, *, unit: str = "line",
+                min_tokens: int = DEFAULT_MIN_TOKENS, top: int | None = None,
+                max_chars: int = 200, output_format: str | None = None, quiet: bool = True,
+                escape_formulas: bool = True, text: str | Sequence[str] | None = None,
+                id: str | None = None, memory_limit=None, work_dir=None,
+                engine: str = "local", summary=None, **options: Unpack[FindOptions]):
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
-    as a pyarrow Table: ``text`` (its first occurrence, at most ``max_chars``
-    characters), ``count``, ``documents`` (how many hold it), ``first_id``,
-    ``first_offset`` (the character it starts at there), ``bytes``; ``top``: the first
-    N rows only. ``out``: also write it there (csv, jsonl or parquet, from the suffix
-    unless ``output_format`` says; "-": csv or jsonl to standard output;
-    ``escape_formulas``: as :func:`find`'s, for CSV). The source
-    and text options are those of :func:`find`; the similarity options do not apply.
+    in a table (``result.repeats``, the table :func:`repeats` returns): ``text`` (its
+    first occurrence, at most ``max_chars`` characters), ``count``, ``documents`` (how
+    many hold it), ``first_id``, ``first_offset`` (the character it starts at there),
+    ``bytes``; ``top``: the first N rows only. ``out``: also write it there (csv, jsonl
+    or parquet, from the suffix unless ``output_format`` says; "-": csv or jsonl to
+    standard output; ``escape_formulas``: as :func:`find`'s, for CSV). The source and
+    text options are those of :func:`find`; the similarity options do not apply.
     ``memory_limit``, ``work_dir``: as :func:`dedup`'s (the same table).
     ``engine="spark"``: :func:`neardup.spark.repeats_sources`, the same table (the
     driver collects the listing only; with ``top``, its first N rows).
@@ -439,8 +440,9 @@ def repeats_run(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAU
     paths = as_paths(inputs)
     refuse_touching_inputs(paths, {"--out": None if out == STDOUT else out})
     if summary is not None:
-        check_summary_path(summary, paths, {"--out": out, "--work-dir": work_dir})
-    from .units.run import check_unit_groups, repeats_run
+        _check_summary_path(summary, paths, {"--out": out, "--work-dir": work_dir})
+    from .units.run import check_unit_groups
+    from .units.run import repeats_run as local_repeats_run
 
     if engine == "spark":
         from .spark.repeats import repeats_run as spark_repeats_run
@@ -450,8 +452,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAU
                                    top=top, max_chars=max_chars, quiet=quiet,
                                    **groups.source.given())
     else:
-        result = repeats_run(paths, groups, units, top=top, max_chars=max_chars, quiet=quiet,
-                             memory_limit=limit, work_dir=work_dir)
+        result = local_repeats_run(paths, groups, units, top=top, max_chars=max_chars,
+                                   quiet=quiet, memory_limit=limit, work_dir=work_dir)
     table = result.repeats
     if out == STDOUT:
         sinks.write_table_to(standard_output("the listing"), table, output_format or "csv",

@@ -9,6 +9,10 @@ afterwards (a dedup copy, a report, the chunk plan) goes in with :func:`add`. So
 run's counts have the same keys in the same order whichever engine ran it, and
 ``tests/test_architecture.py`` fails if a count key builds a dict anywhere else.
 
+The summary a ``dedup`` or ``repeats`` writes with ``--summary`` (:data:`SUMMARY`) is
+built here too: its ``records`` (:func:`records`, what became of every record read)
+and the run's counts, options and seconds around them (:func:`run_summary`).
+
 All document counts are of documents as read (one a record with a text), in the
 input's order; pair counts are of document pairs, counted from the sizes of the
 identical groups, never by listing (see :mod:`neardup.pairs`).
