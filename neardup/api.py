@@ -9,8 +9,12 @@ runs against an index are :mod:`neardup.index.against`, Spark is :mod:`neardup.s
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 from . import cluster, lsh, sinks
 from ._core import counts as counting
@@ -35,7 +39,7 @@ SOURCE_OPTIONS = SourceOptions.keys()
 ENGINES = ("local", "spark")
 STDOUT = "-"
 __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evaluate", "explain",
-           "field_ranks", "find", "find_items", "repeats", "tune"]
+           "field_ranks", "find", "find_items", "repeats", "repeats_run", "tune"]
 
 
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
@@ -163,12 +167,52 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     return result
 
 
+def _writes_summary(command: str):
+    """``command``'s entry point with ``summary=PATH``: the paths checked before the run,
+    the result's summary written after it (:func:`neardup.sinks.write_summary`), whichever
+    engine and path ran; the entry point itself never sees ``summary`` (it names it for
+    its signature and docstring)."""
+    def wrap(run):
+        @functools.wraps(run)
+        def run_and_summarize(inputs, out=None, *, summary=None, **keywords):
+            if summary is None:
+                return run(inputs, out, **keywords)
+            _check_summary_path(summary, inputs, {"--out": out, **{
+                option: keywords.get(key) for option, key in (("--explain", "explain"),
+                                                              ("--work-dir", "work_dir"))}})
+            result = run(inputs, out, **keywords)
+            sinks.write_summary(summary, command, result, as_paths(inputs))
+            return result
+        return run_and_summarize
+    return wrap
+
+
+def _check_summary_path(summary, inputs, outputs: dict) -> None:
+    """ValueError, before any reading, for a ``summary`` path that cannot be written: data
+    in memory (no run on files to summarize), standard output, an input or a path
+    inside one, another output of the run (``outputs``: option -> path) or inside the
+    folder ``--out`` replaces."""
+    if frames.is_in_memory(inputs):
+        raise ValueError("summary= (--summary) summarizes a run on files; a dedup of data "
+                         "in memory returns the data (neardup.find gives its counts)")
+    if summary == STDOUT:
+        raise ValueError("--summary takes the path of a JSON file, not standard output")
+    refuse_touching_inputs(as_paths(inputs), {"--summary": summary}, replaced=())
+    for option, path in outputs.items():
+        if path is not None and path != STDOUT and (
+                os.path.realpath(path) == os.path.realpath(summary)):
+            raise ValueError(f"--summary {summary} is {option}'s path too: choose another")
+    refuse_inside_replaced("--out", outputs.get("--out"), {"--summary": summary})
+
+
+@_writes_summary("dedup")
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
           explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
           keep: str | None = None, min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
-          work_dir=None, annotate: bool = False, **options: Unpack[FindOptions]):
+          work_dir=None, annotate: bool = False, summary=None,
+          **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     ``keep`` (whole documents, :data:`neardup.cluster.KEEP_POLICIES`): "representative"
@@ -182,6 +226,11 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     that already has one of these names is refused before anything is written. Both on
     the local engine (:mod:`neardup.pipeline.dedup`; the values are
     :meth:`~neardup.result.FindResult.outcomes_table`'s).
+
+    ``summary``: a path that gets the run's summary as JSON, written whole after the
+    run (every engine and unit; not for data in memory): the records read, processed,
+    skipped, failed, kept, removed and written, then the counts, options, read report
+    and seconds per stage (:func:`neardup.sinks.write_summary`).
 
     ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
     "sentences:N", "span"): the copy keeps every document but removes, inside them, each
@@ -396,23 +445,33 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
                        work_dir=work_dir)
 
 
-def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_MIN_TOKENS,
-            top: int | None = None, max_chars: int = 200, output_format: str | None = None,
-            quiet: bool = True, escape_formulas: bool = True,
-            text: str | Sequence[str] | None = None, id: str | None = None,
-            memory_limit=None, work_dir=None, engine: str = "local",
-            **options: Unpack[FindOptions]):
+def repeats(inputs, out=None, **keywords) -> pa.Table:
+    """The repeated units of ``inputs``, most repeated first, as a pyarrow Table (see
+    :func:`repeats_run`, which takes the same options and gives the counts too)."""
+    return repeats_run(inputs, out, **keywords).repeats
+
+
+def repeats_run(inputs, out=None, *, unit: str = "line",
+                min_tokens: int = DEFAULT_MIN_TOKENS, top: int | None = None,
+                max_chars: int = 200, output_format: str | None = None, quiet: bool = True,
+                escape_formulas: bool = True, text: str | Sequence[str] | None = None,
+                id: str | None = None, memory_limit=None, work_dir=None,
+                engine: str = "local", summary=None, **options: Unpack[FindOptions]):
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
-    as a pyarrow Table: ``text`` (its first occurrence, at most ``max_chars``
-    characters), ``count``, ``documents`` (how many hold it), ``first_id``,
-    ``first_offset`` (the character it starts at there), ``bytes``; ``top``: the first
-    N rows only. ``out``: also write it there (csv, jsonl or parquet, from the suffix
-    unless ``output_format`` says; "-": csv or jsonl to standard output;
-    ``escape_formulas``: as :func:`find`'s, for CSV). The source
-    and text options are those of :func:`find`; the similarity options do not apply.
+    in a table (``result.repeats``, the table :func:`repeats` returns): ``text`` (its
+    first occurrence, at most ``max_chars`` characters), ``count``, ``documents`` (how
+    many hold it), ``first_id``, ``first_offset`` (the character it starts at there),
+    ``bytes``; ``top``: the first N rows only. ``out``: also write it there (csv, jsonl
+    or parquet, from the suffix unless ``output_format`` says; "-": csv or jsonl to
+    standard output; ``escape_formulas``: as :func:`find`'s, for CSV). The source and
+    text options are those of :func:`find`; the similarity options do not apply.
     ``memory_limit``, ``work_dir``: as :func:`dedup`'s (the same table).
     ``engine="spark"``: :func:`neardup.spark.repeats_sources`, the same table (the
     driver collects the listing only; with ``top``, its first N rows).
+    ``summary``: as :func:`dedup`'s (the records read and, on the local engine, the
+    units' totals). Returns a :class:`neardup.units.run.UnitResult`: the table in
+    ``repeats``, the counts (:func:`neardup.units.run.repeats_counts`), the read report
+    and the seconds per stage.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
@@ -439,25 +498,30 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
         raise ValueError("repeats reads files; data in memory is not supported yet")
     paths = as_paths(inputs)
     refuse_touching_inputs(paths, {"--out": None if out == STDOUT else out})
-    from .units.run import analysed, check_unit_groups, repeats_of
+    if summary is not None:
+        _check_summary_path(summary, paths, {"--out": out, "--work-dir": work_dir})
+    from .units.run import check_unit_groups
+    from .units.run import repeats_run as local_repeats_run
 
     if engine == "spark":
-        from .spark.repeats import repeats_sources
+        from .spark.repeats import repeats_run as spark_repeats_run
 
         check_unit_groups(groups)
-        table = repeats_sources(paths, units, normalize=groups.prepare.normalize, top=top,
-                                max_chars=max_chars, quiet=quiet, **groups.source.given())
+        result = spark_repeats_run(paths, units, normalize=groups.prepare.normalize,
+                                   top=top, max_chars=max_chars, quiet=quiet,
+                                   **groups.source.given())
     else:
-        with analysed(paths, groups, units, quiet=quiet, memory_limit=limit,
-                      work_dir=work_dir) as (documents, _, analysis, _):
-            table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+        result = local_repeats_run(paths, groups, units, top=top, max_chars=max_chars,
+                                   quiet=quiet, memory_limit=limit, work_dir=work_dir)
+    table = result.repeats
     if out == STDOUT:
         sinks.write_table_to(standard_output("the listing"), table, output_format or "csv",
                              escape_formulas=escape_formulas)
     elif out is not None:
         sinks.write_tables([table], out, output_format, schema=table.schema,
                            escape_formulas=escape_formulas)
-    return table
+    sinks.write_summary(summary, "repeats", result, paths)
+    return result
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,

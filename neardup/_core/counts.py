@@ -9,6 +9,10 @@ afterwards (a dedup copy, a report, the chunk plan) goes in with :func:`add`. So
 run's counts have the same keys in the same order whichever engine ran it, and
 ``tests/test_architecture.py`` fails if a count key builds a dict anywhere else.
 
+The summary a ``dedup`` or ``repeats`` writes with ``--summary`` (:data:`SUMMARY`) is
+built here too: its ``records`` (:func:`records`, what became of every record read)
+and the run's counts, options and seconds around them (:func:`run_summary`).
+
 All document counts are of documents as read (one a record with a text), in the
 input's order; pair counts are of document pairs, counted from the sizes of the
 identical groups, never by listing (see :mod:`neardup.pairs`).
@@ -215,3 +219,74 @@ def add(counts: dict, **added) -> dict:
         raise KeyError(f"no count {sorted(unknown)}; the counts are {list(COUNTS)}")
     counts.update(added)
     return counts
+
+
+# ---------------------------------------------------------------- dedup's and repeats' summary
+
+# the JSON a dedup or repeats writes with --summary, in this order (find's summary.json
+# holds counts, config, plan and read; the version is its manifest's)
+SUMMARY: dict[str, str] = {
+    "neardup": "the version that ran",
+    "command": "dedup or repeats",
+    "records": "every record read, accounted for (RECORD_COUNTS)",
+    "counts": "the run's counts: a whole-document dedup's are find's (COUNTS, with "
+              "'dedup'); a unit run's are its units' (neardup.units.run)",
+    "config": "the options: find's similarity options, or the unit options",
+    "plan": "whole-document dedup: LSH's bands and rows",
+    "read": "the read report: records seen, processed, skipped and failed by reason, the "
+            "first problems with where they are",
+    "seconds": "seconds per stage",
+}
+
+# the "records" of a summary, in this order
+RECORD_COUNTS: dict[str, str] = {
+    "read": "records read: read = processed + skipped + failed",
+    "processed": "records read as documents (a record with a text)",
+    "skipped": "records read but not documents (an empty text, ...), all reasons",
+    "failed": "records that could not be read (malformed, a field missing, ...), all "
+              "reasons",
+    "skipped_by_reason": "skipped, per reason",
+    "failed_by_reason": "failed, per reason",
+    "kept": "dedup: documents in the copy (kept + removed = processed); whole documents: "
+            "the one kept of each cluster and every document in none; units: documents "
+            "not dropped, their repeated units removed",
+    "removed": "dedup: documents left out of the copy; whole documents: near-duplicates of "
+               "a kept one; units: documents left with fewer than min_chars characters",
+    "written": "dedup: records written to the copy: the kept documents, and the skipped "
+               "and failed records copied unchanged (a directory copy leaves out the files "
+               "it could not read)",
+}
+
+
+def records(read: Mapping, removed: int | None = None,
+            written: int | None = None) -> dict:
+    """The ``records`` of a summary (:data:`RECORD_COUNTS`) from the read report
+    (``ReadReport.as_dict()``) and, for a dedup, the documents ``removed`` and the
+    records ``written``; AssertionError unless read = processed + skipped + failed and
+    removed <= processed."""
+    skipped, failed = dict(read.get("skipped") or {}), dict(read.get("failed") or {})
+    out = {"read": int(read["records_seen"]), "processed": int(read["processed"]),
+           "skipped": sum(skipped.values()), "failed": sum(failed.values()),
+           "skipped_by_reason": skipped, "failed_by_reason": failed}
+    if out["read"] != out["processed"] + out["skipped"] + out["failed"]:
+        raise AssertionError(f"{out['read']} records read but {out['processed']} processed "
+                             f"+ {out['skipped']} skipped + {out['failed']} failed")
+    if removed is not None:
+        if not 0 <= removed <= out["processed"]:
+            raise AssertionError(f"{removed} documents removed of {out['processed']}")
+        out.update(kept=out["processed"] - int(removed), removed=int(removed))
+    if written is not None:
+        out["written"] = int(written)
+    return out
+
+
+def run_summary(command: str, records: dict, summary: Mapping, seconds: Mapping) -> dict:
+    """A dedup's or repeats' summary (:data:`SUMMARY`): ``records`` (:func:`records`),
+    the result's own ``summary`` (counts, config, plan where there is one, read) and the
+    ``seconds`` per stage."""
+    from .version import VERSION
+
+    return {"neardup": VERSION, "command": command, "records": records,
+            **{key: summary[key] for key in ("counts", "config", "plan", "read")
+               if key in summary},
+            "seconds": {stage: round(float(s), 4) for stage, s in seconds.items()}}

@@ -297,6 +297,13 @@ def _units_memory_arguments(p: argparse.ArgumentParser, documents: bool = False)
     _work_dir_argument(p)
 
 
+def _summary_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--summary", metavar="FILE",
+                   help="also write the run's summary here as JSON, whole or not at all: "
+                        "records read, processed, skipped and failed by reason, kept, "
+                        "removed and written, the counts, options and seconds per stage")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .._core.version import VERSION
 
@@ -375,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "and without --against its cluster")
     _unit_arguments(p, "document", dedup=True)
     _units_memory_arguments(p, documents=True)
+    _summary_argument(p)
     cli_index.add_against_arguments(p, dedup=True)
 
     cli_index.add_parsers(commands, _source_arguments, _Formatter)
@@ -387,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_arguments(p)
     _unit_arguments(p, "line")
     _units_memory_arguments(p)
+    _summary_argument(p)
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
                    help="local (this process) or spark: the same table, found by Spark's "
                         "shuffles; the driver collects the listing only (default: local)")

@@ -108,11 +108,12 @@ def describe_dedup(written: dict, explain: dict | None = None) -> list[str]:
     where there are several (:func:`neardup.sources.write_deduplicated`'s counts), and
     the explain file."""
     outputs = written.get("outputs", [])
+    removed = written["removed"]
     why = ("every document of a cluster of two or more" if written.get("keep") == "none"
            else "near-duplicates of a kept one")
     lines = [f"dedup: {written['written']:,} records written"
              f"{' with neardup_ fields' if written.get('annotated') else ''}, "
-             f"{written['removed']:,} documents removed ({why})"]
+             f"{removed:,} document{'s' * (removed != 1)} removed ({why})"]
     for output in outputs if len(outputs) > 1 else []:
         lines.append(f"  {output['input']} -> {output['output']}: {output['written']:,} "
                      f"written, {output['removed']:,} removed")
@@ -124,6 +125,14 @@ def describe_dedup(written: dict, explain: dict | None = None) -> list[str]:
         lines.append(f"  {explain['rows']:,} removed records and what each duplicates "
                      f"written to {explain['path']}")
     return lines
+
+
+def describe_repeats(result, out: str) -> str:
+    """What ``neardup repeats`` prints: the run (:meth:`neardup.units.run.UnitResult.describe`)
+    and the rows of the listing, where they went."""
+    rows = result.repeats.num_rows
+    return (f"{result.describe()}\nlisted {rows:,} repeated text{'s' * (rows != 1)} "
+            f"(most repeated first) in {out}")
 
 
 def describe_report(drawn: dict) -> str:

@@ -14,9 +14,10 @@ sorted runs on disk (:mod:`neardup.units.sorted_runs`) and the copy is the same.
 
 from __future__ import annotations
 
+import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +31,7 @@ from .hashing import gather
 
 REPEAT_COLUMNS = ("text", "count", "documents", "first_id", "first_offset", "bytes")
 DEFAULT_MAX_CHARS = 200
+FIND_STAGE = "read and find"  # one stage: under a memory limit the two interleave
 
 
 @dataclass
@@ -42,24 +44,68 @@ class UnitResult:
     repeats: pa.Table | None = None
     seconds: dict = field(default_factory=dict)
 
+    def summary(self) -> dict:
+        """Counts, options and the read report, as a results folder's summary.json holds
+        them (see :func:`neardup.sinks.write_summary`)."""
+        config = {f.name: self.counts[f.name] for f in fields(UnitOptions)
+                  if f.name in self.counts}
+        return {"counts": self.counts, "config": config, "read": self.read_report}
+
     def describe(self) -> str:
+        """What the run read, found and wrote, in sentences (what ``neardup dedup --unit``
+        and ``neardup repeats`` print)."""
         c = self.counts
-        lines = [f"unit {c['unit']} (keep {c['keep']}): {c.get('units', c.get('tokens', 0)):,} "
-                 f"units read, {c.get('units_removed', c.get('spans_repeated', 0)):,} removed, "
-                 f"{c['bytes_removed']:,} bytes removed from {c['documents_changed']:,} "
-                 f"documents",
-                 f"documents: {c['records_seen']:,} records read = {c['documents_kept']:,} "
-                 f"kept + {c['documents_dropped']:,} dropped (units removed, fewer than "
-                 f"{c['min_chars']} characters left) + {c['skipped']:,} skipped + "
-                 f"{c['failed']:,} failed"]
-        for what in ("skipped", "failed"):
-            reasons = self.read_report.get(what, {})
-            if reasons:
-                lines.append(f"{what}: " + ", ".join(f"{n:,} {reason}" for reason, n in
-                                                     reasons.items()))
+        lines = [describe_read(self.read_report)]
+        name = unit_name(c["unit"], c.get("min_tokens"))
+        # repeats removes nothing: its counts are what dedup --unit would remove
+        removed = "removed" if "dedup" in c else "a dedup would remove"
+        if "units" in c:
+            repeated = (f" ({c['units_distinct']:,} distinct texts, {c['units_repeated']:,} "
+                        f"of them repeated)" if "units_repeated" in c else "")
+            lines.append(f"{name}: {c['units']:,} seen{repeated}; {c['units_removed']:,} "
+                         f"{removed} (keep {c['keep']}), {c['units_kept']:,} kept")
+        if "tokens" in c:
+            lines.append(f"tokens: {c['tokens']:,} seen, {c.get('tokens_removed', 0):,} "
+                         f"{removed}, in {c['spans_repeated']:,} repeated spans")
+        if "bytes_removed" in c:
+            lines.append(f"bytes: {c['bytes_removed']:,} {removed}, from "
+                         f"{c['documents_changed']:,} documents")
+        if "documents_kept" in c:
+            lines.append(f"documents: {c['documents_kept']:,} kept, "
+                         f"{c['documents_dropped']:,} dropped (left with fewer than "
+                         f"{c['min_chars']:,} character{'s' * (c['min_chars'] != 1)} once "
+                         f"their repeated units were removed)")
         if "dedup" in c:
-            lines.append(f"wrote {c['dedup']['written']:,} records")
+            copied = c["records_seen"] - c["documents"]
+            lines.append(f"dedup: {c['dedup']['written']:,} records written "
+                         f"({c['documents_kept']:,} documents and {copied:,} skipped or "
+                         f"failed records copied unchanged)")
+        if self.seconds:
+            lines.append("time: " + ", ".join(f"{stage} {s:.2f} s"
+                                              for stage, s in self.seconds.items()))
         return "\n".join(lines)
+
+
+def describe_read(read: dict) -> str:
+    """The read report in a sentence: records read, documents, skipped and failed by
+    reason."""
+    line = f"read {read['records_seen']:,} records: {read['processed']:,} documents"
+    for what in ("skipped", "failed"):
+        reasons = read.get(what) or {}
+        if reasons:
+            line += (f"; {sum(reasons.values()):,} {what} ("
+                     + ", ".join(f"{n:,} {reason}" for reason, n in reasons.items()) + ")")
+    return line
+
+
+def unit_name(unit: str, min_tokens: int | None = None) -> str:
+    """What a unit's counts count, in words: "lines", "windows of 3 sentences", ..."""
+    kind, _, number = unit.partition(":")
+    if kind == "sentences":
+        return f"windows of {number} sentence{'s' * (number != '1')}"
+    if kind == "span":
+        return f"windows of {min_tokens} tokens"
+    return f"{kind}s"
 
 
 @contextmanager
@@ -128,9 +174,11 @@ def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True
     ``memory_limit``, ``work_dir`` (and a test's ``bounded`` options): see
     :func:`analysed`; the same copy."""
     check_unit_groups(groups, copy=True)
+    started = time.perf_counter()
     with analysed(inputs, groups, options, quiet=quiet, memory_limit=memory_limit,
                   work_dir=work_dir, text_strings=True, **bounded
                   ) as (documents, report, analysis, spilled):
+        found = time.perf_counter()
         if spilled is None:
             texts = remaining_texts(analysis)
             touched = analysis.removals.bytes_per_document > 0
@@ -147,7 +195,26 @@ def dedup_units(inputs, out, groups, options: UnitOptions, *, quiet: bool = True
                                      text_field=groups.source.text_fields[0])
     counts = _counts(options, report, analysis, keep)
     counting.add(counts, dedup=written)
-    return UnitResult(counts, report.as_dict())
+    return UnitResult(counts, report.as_dict(), seconds={
+        FIND_STAGE: found - started, "write": time.perf_counter() - found})
+
+
+def repeats_run(inputs, groups, options: UnitOptions, *, top: int | None = None,
+                max_chars: int = DEFAULT_MAX_CHARS, quiet: bool = True,
+                memory_limit: int | None = None, work_dir=None) -> UnitResult:
+    """``neardup repeats`` on the local engine: the repeated units of ``inputs`` in
+    ``repeats`` (:func:`repeats_of`, ``top`` and ``max_chars`` as there), with the
+    counts of the units found (``units_removed``: what ``dedup --unit`` with the same
+    ``keep`` would remove) and of the records read; ``memory_limit``, ``work_dir``: see
+    :func:`analysed`."""
+    started = time.perf_counter()
+    with analysed(inputs, groups, options, quiet=quiet, memory_limit=memory_limit,
+                  work_dir=work_dir) as (documents, report, analysis, _):
+        found = time.perf_counter()
+        table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+        counts = repeats_counts(options, report.as_dict(), analysis.counts)
+    return UnitResult(counts, report.as_dict(), table, seconds={
+        FIND_STAGE: found - started, "list": time.perf_counter() - found})
 
 
 def _counts(options: UnitOptions, report, analysis: UnitAnalysis, keep: np.ndarray) -> dict:
@@ -170,6 +237,16 @@ def run_counts(options: UnitOptions, report: dict, unit_counts: dict, documents_
     accounted = counts["documents_kept"] + counts["documents_dropped"] + skipped + failed
     if accounted != report["records_seen"]:  # the accounting is closed, or the run fails
         raise AssertionError(f"{report['records_seen']} records read but {accounted} accounted")
+    return counts
+
+
+def repeats_counts(options: UnitOptions, report: dict, unit_counts: dict) -> dict:
+    """A repeats run's counts: as :func:`run_counts`' without a copy's (no documents
+    kept or dropped, no ``min_chars``)."""
+    counts = run_counts(options, report, unit_counts, report["processed"],
+                        report["processed"])
+    for key in ("min_chars", "documents_kept", "documents_dropped"):
+        del counts[key]
     return counts
 
 

@@ -58,7 +58,7 @@ def test_a_record_a_chunk_cannot_take_is_copied_unchanged_and_counted(tmp_path, 
     c = result.counts
     assert (c["records_seen"], c["documents_kept"], c["skipped"], c["dedup"]["written"]) == \
         (3, 2, 1, 3)
-    assert f"skipped: 1 {too_large(bound)}" in result.describe()
+    assert f"1 skipped (1 {too_large(bound)})" in result.describe()
     # the limit the warning names processes it: its units are removed
     advised = str(told[0].message).rsplit("--memory-limit ", 1)[1].split()[0]
     assert parse_size(advised) >= limit_for_record(len(rows[1]), unit)
