@@ -40,7 +40,7 @@ from .._core import counts as counting
 from ..cluster import member_similarities
 from ..config import FindConfig
 from ..minhash import Signatures
-from ..pipeline import cluster_pairs
+from ..pipeline import cluster_pairs, fixed_method
 from ..result import FindResult
 from .components import LOCAL_EDGES
 from .stages import (
@@ -279,7 +279,7 @@ def _counts(n, documents, copies, ci, pair_set, labels, representative, lowest, 
             config) -> dict:
     m = labels.size
     cluster = counting.cluster_counts(np.bincount(labels, minlength=m))
-    method, method_choice = _method(config)
+    method, method_choice = fixed_method(config, "spark")
     return counting.find_counts(
         documents=n, shingled=documents["usable"], shingles=documents["shingles"],
         identical_copies=int(copies.size), candidates=int(ci.size), pairs=pair_set.counts(),
@@ -299,13 +299,3 @@ def _estimates(table: pa.Table, i: np.ndarray, j: np.ndarray, config: FindConfig
         (0, config.num_perm), dtype=dtype)
     # every fetched document is usable: one signature a row, in doc order
     return Signatures(matrix, config.family, config.num_perm, config.seed, bits).estimate(i, j)
-
-
-def _method(config: FindConfig) -> tuple[str, dict]:
-    """(method, method_choice) as the local engine reports them (Spark never plans)."""
-    if config.sketch == "simhash":
-        return "simhash", {"method": "simhash", "reason": "chosen by the user"
-                           if config.method == "lsh" else
-                           "sketch simhash: its search, chosen by the user"}
-    return "lsh", {"method": "lsh", "reason": "chosen by the user" if config.method == "lsh"
-                   else "the Spark engine runs MinHash + LSH"}
