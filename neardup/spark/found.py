@@ -30,6 +30,7 @@ is refused with a message, rather than running the driver out of memory.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +43,7 @@ from ..config import FindConfig
 from ..minhash import Signatures
 from ..pipeline import cluster_pairs, fixed_method
 from ..result import FindResult
+from ..shingling import ShingleSets
 from .components import LOCAL_EDGES
 from .stages import (
     _BUCKETED_SCHEMA,
@@ -223,11 +225,36 @@ class Found:
                 self.docs[r.labels])
 
 
-def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n: int,
-                    documents: dict, char_fallback: bool, timer) -> tuple[Found, dict]:
-    """The find past signing (see the module): (what the driver found, the counts).
-    ``documents``: n, usable, shingles, chars of the signed documents."""
-    usable = signed.where(F.col("size") >= config.min_shingles)
+@dataclass
+class Edges:
+    """The documents on an edge and what the driver verified of them (see
+    :func:`verified_edges`): ``docs`` (sorted; their local numbers are positions here),
+    their fetched ``table`` and ``sets``; the confirmed identical copies (``h``, ``c``:
+    local head and copy; ``heads_of``, ``copies``: the same, global); the candidate pairs
+    of heads (``i``, ``j`` local; ``ci``, ``cj`` global) with their exact ``jaccard`` and
+    ``estimate``; ``search``: the search's counts."""
+
+    docs: np.ndarray
+    table: pa.Table
+    sets: ShingleSets
+    h: np.ndarray
+    c: np.ndarray
+    heads_of: np.ndarray
+    copies: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    ci: np.ndarray
+    cj: np.ndarray
+    jaccard: np.ndarray
+    estimate: np.ndarray
+    search: dict
+
+
+def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
+                   plan: lsh.BandPlan, n: int, timer) -> Edges:
+    """Identical sets grouped, the candidate search over the heads, and the documents on
+    an edge fetched and verified on the driver (steps 1 to 3 of the module), for
+    :func:`found_on_driver` and Spark's evaluate alike."""
     with timer.stage("group identical sets"):
         heads_of, copies = shared_fingerprints(usable)
     while True:
@@ -249,7 +276,19 @@ def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n
                 continue
             jaccard = verify.exact_jaccard(sets, i, j)
             estimate = _estimates(table, i, j, config)
-        break
+        return Edges(docs, table, sets, h, c, heads_of, copies, i, j, ci, cj, jaccard,
+                     estimate, search)
+
+
+def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n: int,
+                    documents: dict, char_fallback: bool, timer) -> tuple[Found, dict]:
+    """The find past signing (see the module): (what the driver found, the counts).
+    ``documents``: n, usable, shingles, chars of the signed documents."""
+    usable = signed.where(F.col("size") >= config.min_shingles)
+    edges = verified_edges(signed, usable, config, plan, n, timer)
+    docs, table, sets, h, c = edges.docs, edges.table, edges.sets, edges.h, edges.c
+    i, j, jaccard, estimate = edges.i, edges.j, edges.jaccard, edges.estimate
+    copies, ci, search = edges.copies, edges.ci, edges.search
     candidates = {"i": i, "j": j, "jaccard": jaccard, "estimate": estimate}
     real = jaccard >= config.threshold if config.verify else np.ones(i.size, dtype=bool)
     m = docs.size
