@@ -166,14 +166,18 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           against=None, add: bool = False, force: bool = False, engine: str = "local",
           explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
           keep: str = "first", min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
-          work_dir=None, **options: Unpack[FindOptions]):
+          work_dir=None, min_unit_chars: int | None = None, min_unit_words: int | None = None,
+          **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
     "sentences:N", "span"): the copy keeps every document but removes, inside them, each
     unit whose normalized text occurred before (``keep="first"``; ``keep="none"``:
     every copy of a repeated unit), and drops the documents left with fewer than
-    ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
+    ``min_chars`` characters; ``min_tokens``: the span unit's shortest run;
+    ``min_unit_chars``, ``min_unit_words`` (line, paragraph, sentences:N; None: the
+    defaults, 0 characters and 3 words): a unit with fewer characters or words (of its
+    normalized text) is never removed. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
     every unit (:func:`neardup.spark.dedup_units_sources`: the layout of a Spark dedup
@@ -216,7 +220,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars)
+    units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars,
+                        min_unit_chars=min_unit_chars, min_unit_words=min_unit_words)
     limit = _units_memory_limit(memory_limit, work_dir, units)
     if units.kind != "document":
         return _dedup_units(inputs, out, units, quiet=quiet, engine=engine,
@@ -225,9 +230,11 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
                                      "explain=": explain is not None,
                                      "representative_field=": representative_field is not None},
                             **column_names(options, text, id))
-    if keep != "first" or min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
-        raise ValueError("keep, min_chars and min_tokens apply to units inside documents: "
-                         "give unit= (line, paragraph, sentences:N, span)")
+    if keep != "first" or min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS \
+            or min_unit_chars is not None or min_unit_words is not None:
+        raise ValueError("keep, min_chars, min_tokens, min_unit_chars and min_unit_words "
+                         "apply to units inside documents: give unit= (line, paragraph, "
+                         "sentences:N, span)")
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
@@ -343,6 +350,7 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
             quiet: bool = True, escape_formulas: bool = True,
             text: str | Sequence[str] | None = None, id: str | None = None,
             memory_limit=None, work_dir=None, engine: str = "local",
+            min_unit_chars: int | None = None, min_unit_words: int | None = None,
             **options: Unpack[FindOptions]):
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
     as a pyarrow Table: ``text`` (its first occurrence, at most ``max_chars``
@@ -352,14 +360,18 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
     unless ``output_format`` says; "-": csv or jsonl to standard output;
     ``escape_formulas``: as :func:`find`'s, for CSV). The source
     and text options are those of :func:`find`; the similarity options do not apply.
-    ``memory_limit``, ``work_dir``: as :func:`dedup`'s (the same table).
+    ``memory_limit``, ``work_dir``, ``min_unit_chars``, ``min_unit_words``: as
+    :func:`dedup`'s (the same table): units under the minimum are not listed; the
+    table's schema metadata says how many repeated texts that left out and the most
+    frequent of them (:func:`neardup.units.run.spared_of`).
     ``engine="spark"``: :func:`neardup.spark.repeats_sources`, the same table (the
     driver collects the listing only; with ``top``, its first N rows).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     refusals.check(engine, "repeats", {"memory_limit": memory_limit})
-    units = UnitOptions(unit, min_tokens=min_tokens)
+    units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
+                        min_unit_words=min_unit_words)
     if units.kind == "document":
         raise ValueError("repeats lists units inside documents: give unit= line, "
                          "paragraph, sentences:N or span (repeated whole documents are "
@@ -381,7 +393,7 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
         raise ValueError("repeats reads files; data in memory is not supported yet")
     paths = as_paths(inputs)
     refuse_touching_inputs(paths, {"--out": None if out == STDOUT else out})
-    from .units.run import analysed, check_unit_groups, repeats_of
+    from .units.run import SPARED_SHOWN, analysed, check_unit_groups, repeats_of, with_spared
 
     if engine == "spark":
         from .spark.repeats import repeats_sources
@@ -393,6 +405,10 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
         with analysed(paths, groups, units, quiet=quiet, memory_limit=limit,
                       work_dir=work_dir) as (documents, _, analysis, _):
             table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+            if analysis.short_repeats is not None:
+                table = with_spared(table, units, repeats_of(
+                    analysis, documents.ids, top=SPARED_SHOWN, max_chars=max_chars,
+                    short=True), analysis.counts["units_short_repeated"])
     if out == STDOUT:
         sinks.write_table_to(standard_output("the listing"), table, output_format or "csv",
                              escape_formulas=escape_formulas)

@@ -96,9 +96,14 @@ def _run(args) -> int:
                                 max_chars=args.max_chars, output_format=args.output_format,
                                 quiet=args.quiet, escape_formulas=args.escape_formulas,
                                 memory_limit=args.memory_limit, work_dir=args.work_dir,
-                                engine=args.engine, **repeats_options(args))
+                                engine=args.engine, min_unit_chars=args.min_unit_chars,
+                                min_unit_words=args.min_unit_words, **repeats_options(args))
             if not to_stdout:
                 print(f"{table.num_rows:,} repeated {args.unit} units written to {args.out}")
+            from ..units.run import describe_spared
+
+            if (spared := describe_spared(table, args.unit)) is not None:
+                print(spared, file=sys.stderr if to_stdout else sys.stdout)
         elif args.command == "report":
             from ..report import write_report
 
@@ -114,7 +119,8 @@ def _run(args) -> int:
                                engine=args.engine, explain=args.explain, unit=args.unit,
                                min_tokens=args.min_tokens, keep=args.keep,
                                min_chars=args.min_chars, memory_limit=args.memory_limit,
-                               work_dir=args.work_dir, **against_options(args))
+                               work_dir=args.work_dir, min_unit_chars=args.min_unit_chars,
+                               min_unit_words=args.min_unit_words, **against_options(args))
             summary = (result.describe() if args.unit != "document" else
                        format_report(result, top=0,
                                      out="standard output" if to_stdout else args.out))
