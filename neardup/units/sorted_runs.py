@@ -188,8 +188,9 @@ def mapped(path: Path, dtype, shape: tuple, mode: str = "r") -> np.ndarray:
 class SpilledCorpus:
     """Pass one's files, mapped: ``data`` (the corpus's UTF-8 text), ``doc_offsets``
     (int64[n_docs + 1], in memory), ``units`` (int64[n, 5]: doc, text_start, text_end,
-    cut_start, cut_end), ``lengths`` (int64[n, 2]: characters, words), ``chunk_docs`` / ``chunk_units`` (int64[chunks + 1]: where each
-    chunk's documents and units start), the runs and the normalized bytes."""
+    cut_start, cut_end), ``lengths`` (int64[n, 2]: characters, words), ``chunk_docs`` /
+    ``chunk_units`` (int64[chunks + 1]: where each chunk's documents and units start),
+    the runs and the normalized bytes."""
 
     data: np.ndarray
     doc_offsets: np.ndarray

@@ -17,7 +17,8 @@ from neardup.sources.bounded import too_large
 from neardup.units.sorted_runs import chunking_for, limit_for_record
 
 LIMIT = "384M"  # the floor of --unit span; a chunk then takes records up to 512 KiB
-SMALL = [{"id": "a", "text": "Nav bar links\nsmall one"}, {"id": "c", "text": "Nav bar links\nsmall two"}]
+SMALL = [{"id": "a", "text": "Nav bar links\nsmall one"},
+         {"id": "c", "text": "Nav bar links\nsmall two"}]
 
 
 def long_record(lines: int) -> dict:
