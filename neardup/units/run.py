@@ -252,7 +252,8 @@ def describe_spared(table: pa.Table, unit: str) -> str | None:
     spared = spared_of(table)
     if not spared or not spared["repeated"]:
         return None
-    shown = ", ".join(f"{json.dumps(row['text'], ensure_ascii=False)} ({row['count']:,})"
+    shown = ", ".join(f"{json.dumps(row['text'].strip(), ensure_ascii=False)} "
+                      f"({row['count']:,})"
                       for row in spared["most_frequent"])
     minimum = minimum_words(spared["min_unit_chars"], spared["min_unit_words"])
     return (f"{spared['repeated']:,} repeated {unit} units shorter than the minimum "
