@@ -32,13 +32,14 @@ span
 Short units (line, paragraph, sentences:N) are kept: a unit with fewer than
 ``min_unit_chars`` characters or fewer than ``min_unit_words`` words is never removed and
 never listed as a repeat, however often it occurs (``else:``, ``try:``, a docstring's
-quotes, ``- [ ]`` of a list). Both are measured on the text compared, after the run's normalization
-(:func:`~neardup.units.hashing.unit_lengths`: characters are code points; words are runs
-between whitespace, a Chinese or Japanese character a word by itself), so indentation
-and case do not count, and two equal units are both short or both not. A window of
-sentences:N measures its N sentences together (the sum of theirs). The default,
-:data:`DEFAULT_MIN_UNIT_WORDS` words, is C4's line rule as datatrove applies it; see
-:data:`DEFAULT_MIN_UNIT_WORDS`. The span unit's minimum is ``min_tokens``.
+quotes, a list's short items). Both are measured on the text compared, after the run's
+normalization (:func:`~neardup.units.hashing.unit_lengths`: characters are code points;
+words are runs between whitespace, a Chinese or Japanese character a word by itself), so
+indentation and case do not count, and two equal units are both short or both not. A
+window of sentences:N is measured whole (the sums of its sentences'). The defaults,
+:data:`DEFAULT_MIN_UNIT_WORDS` words and :data:`DEFAULT_MIN_UNIT_CHARS` characters, and
+what C4, datatrove and Dolma do, are at their definitions. The span unit's minimum is
+``min_tokens``.
 
 Counts (:func:`find_repeated_units`' ``counts``) say what they name and add up:
 ``units`` = ``units_kept`` + ``units_removed``; ``bytes_removed`` is the bytes of the

@@ -35,8 +35,8 @@ and verified against those classes on disk. A window repeated removes its N sent
 What stays in memory for the whole run: per document its id, source, record and text
 offset (the reader's columns, about 100 bytes with a short id), each unit's document (8
 bytes a unit, for the merge), the removal ranges (16 bytes per removed range, merged),
-the repeated texts' rows (40 bytes each), and the bool columns of what is kept; per
-chunk, what the in-memory path holds for it.
+the repeated texts' rows (40 bytes each, those under the minimum too), and the bool
+columns of what is kept; per chunk, what the in-memory path holds for it.
 Memory-mapped files are file-backed pages the kernel can drop. The copy is written in
 a second pass over the inputs: each edited record's text is rebuilt from ``text.u8``
 minus its ranges, one chunk of documents at a time (:class:`EditedTexts`), for JSON
