@@ -212,6 +212,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
           keep: str | None = None, min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
           work_dir=None, annotate: bool = False, summary=None,
+          min_unit_chars: int | None = None, min_unit_words: int | None = None,
           **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
@@ -236,7 +237,10 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     "sentences:N", "span"): the copy keeps every document but removes, inside them, each
     unit whose normalized text occurred before (``keep="first"``, the default for units;
     ``keep="none"``: every copy of a repeated unit), and drops the documents left with fewer than
-    ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
+    ``min_chars`` characters; ``min_tokens``: the span unit's shortest run;
+    ``min_unit_chars``, ``min_unit_words`` (line, paragraph, sentences:N; None: the
+    defaults, 0 characters and 3 words): a unit with fewer characters or words (of its
+    normalized text) is never removed. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
     every unit (:func:`neardup.spark.dedup_units_sources`: the layout of a Spark dedup
@@ -291,6 +295,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     document = UnitOptions(unit).kind == "document"  # an unknown unit named as such
     keep = _keep_policy(keep, document)
     units = UnitOptions(unit, min_tokens=min_tokens, min_chars=min_chars,
+                        min_unit_chars=min_unit_chars, min_unit_words=min_unit_words,
                         **({} if document else {"keep": keep}))
     limit = _units_memory_limit(memory_limit, work_dir, units)
     if not document:
@@ -301,9 +306,11 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
                                      "annotate=True": annotate,
                                      "representative_field=": representative_field is not None},
                             **column_names(options, text, id))
-    if min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
-        raise ValueError("min_chars and min_tokens apply to units inside documents: "
-                         "give unit= (line, paragraph, sentences:N, span)")
+    if min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS \
+            or min_unit_chars is not None or min_unit_words is not None:
+        raise ValueError("min_chars, min_tokens, min_unit_chars and min_unit_words apply to "
+                         "units inside documents: give unit= (line, paragraph, "
+                         "sentences:N, span)")
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
@@ -456,7 +463,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
                 max_chars: int = 200, output_format: str | None = None, quiet: bool = True,
                 escape_formulas: bool = True, text: str | Sequence[str] | None = None,
                 id: str | None = None, memory_limit=None, work_dir=None,
-                engine: str = "local", summary=None, **options: Unpack[FindOptions]):
+                engine: str = "local", summary=None, min_unit_chars: int | None = None,
+                min_unit_words: int | None = None, **options: Unpack[FindOptions]):
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
     in a table (``result.repeats``, the table :func:`repeats` returns): ``text`` (its
     first occurrence, at most ``max_chars`` characters), ``count``, ``documents`` (how
@@ -465,7 +473,10 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     or parquet, from the suffix unless ``output_format`` says; "-": csv or jsonl to
     standard output; ``escape_formulas``: as :func:`find`'s, for CSV). The source and
     text options are those of :func:`find`; the similarity options do not apply.
-    ``memory_limit``, ``work_dir``: as :func:`dedup`'s (the same table).
+    ``memory_limit``, ``work_dir``, ``min_unit_chars``, ``min_unit_words``: as
+    :func:`dedup`'s (the same table): units under the minimum are not listed; the
+    table's schema metadata says how many repeated texts that left out and the most
+    frequent of them (:func:`neardup.units.run.spared_of`).
     ``engine="spark"``: :func:`neardup.spark.repeats_sources`, the same table (the
     driver collects the listing only; with ``top``, its first N rows).
     ``summary``: as :func:`dedup`'s (the records read and, on the local engine, the
@@ -476,7 +487,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     refusals.check(engine, "repeats", {"memory_limit": memory_limit})
-    units = UnitOptions(unit, min_tokens=min_tokens)
+    units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
+                        min_unit_words=min_unit_words)
     if units.kind == "document":
         raise ValueError("repeats lists units inside documents: give unit= line, "
                          "paragraph, sentences:N or span (repeated whole documents are "

@@ -98,9 +98,15 @@ def _run(args) -> int:
                                      escape_formulas=args.escape_formulas,
                                      memory_limit=args.memory_limit, work_dir=args.work_dir,
                                      engine=args.engine, summary=args.summary,
+                                     min_unit_chars=args.min_unit_chars,
+                                     min_unit_words=args.min_unit_words,
                                      **repeats_options(args))
             print(describe_repeats(result, "standard output" if to_stdout else args.out),
                   file=sys.stderr if to_stdout else sys.stdout)
+            from ..units.run import describe_spared
+
+            if (spared := describe_spared(result.repeats, args.unit)) is not None:
+                print(spared, file=sys.stderr if to_stdout else sys.stdout)
         elif args.command == "report":
             from ..report import write_report
 
@@ -117,7 +123,8 @@ def _run(args) -> int:
                                min_tokens=args.min_tokens, keep=args.keep,
                                min_chars=args.min_chars, memory_limit=args.memory_limit,
                                work_dir=args.work_dir, annotate=args.annotate,
-                               summary=args.summary,
+                               summary=args.summary, min_unit_chars=args.min_unit_chars,
+                               min_unit_words=args.min_unit_words,
                                **against_options(args))
             summary = (result.describe() if args.unit != "document" else
                        format_report(result, top=0,

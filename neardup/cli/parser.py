@@ -21,7 +21,14 @@ from ..sources import SourceOptions
 from ..sources.annotations import ANNOTATION_FIELDS
 from ..text.cleaning import PRESETS
 from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES, PrepareOptions
-from ..units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, KEEP_POLICIES, UNITS
+from ..units import (
+    DEFAULT_MIN_CHARS,
+    DEFAULT_MIN_TOKENS,
+    DEFAULT_MIN_UNIT_CHARS,
+    DEFAULT_MIN_UNIT_WORDS,
+    KEEP_POLICIES,
+    UNITS,
+)
 from ..verify import MEASURES
 from . import index as cli_index
 
@@ -160,6 +167,8 @@ def _unit_arguments(p: argparse.ArgumentParser, default: str, dedup: bool = Fals
     g.add_argument("--min-tokens", type=int, default=DEFAULT_MIN_TOKENS, metavar="L",
                    help=f"--unit span: the shortest repeated run, in tokens (default: "
                         f"{DEFAULT_MIN_TOKENS})")
+    if dedup or default != "document":  # find takes whole documents only
+        _unit_minimum_arguments(g)
     if dedup:
         g.add_argument("--keep", choices=list(dict.fromkeys(
                            [*DOCUMENT_KEEP_POLICIES, *KEEP_POLICIES])),
@@ -173,6 +182,20 @@ def _unit_arguments(p: argparse.ArgumentParser, default: str, dedup: bool = Fals
                        help="drop the documents that lost units and are left with fewer "
                             "than C characters (ends' "
                             f"whitespace not counted) (default: {DEFAULT_MIN_CHARS})")
+
+
+def _unit_minimum_arguments(g) -> None:
+    """--min-unit-words and --min-unit-chars (dedup --unit, repeats)."""
+    g.add_argument("--min-unit-words", type=int, metavar="W",
+                   help=f"--unit line, paragraph, sentences:N: a unit with fewer than W "
+                        f"words is kept, never removed or listed (else:, try:, a list's "
+                        f"bullet); words of the cleaned text, a Chinese or Japanese "
+                        f"character one word (default: {DEFAULT_MIN_UNIT_WORDS}, C4's "
+                        f"line rule; 0: none)")
+    g.add_argument("--min-unit-chars", type=int, metavar="C",
+                   help=f"--unit line, paragraph, sentences:N: a unit with fewer than C "
+                        f"characters (of the cleaned text) is kept too (default: "
+                        f"{DEFAULT_MIN_UNIT_CHARS})")
 
 
 def _text_arguments(p: argparse.ArgumentParser) -> None:

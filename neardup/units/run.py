@@ -14,6 +14,7 @@ sorted runs on disk (:mod:`neardup.units.sorted_runs`) and the copy is the same.
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from contextlib import contextmanager
@@ -32,6 +33,8 @@ from .hashing import gather
 REPEAT_COLUMNS = ("text", "count", "documents", "first_id", "first_offset", "bytes")
 DEFAULT_MAX_CHARS = 200
 FIND_STAGE = "read and find"  # one stage: under a memory limit the two interleave
+SPARED_KEY = b"neardup.spared"  # the listing's metadata: the repeats the minimum kept
+SPARED_SHOWN = 5
 
 
 @dataclass
@@ -75,6 +78,10 @@ class UnitResult:
                          f"{c['documents_dropped']:,} dropped (left with fewer than "
                          f"{c['min_chars']:,} character{'s' * (c['min_chars'] != 1)} once "
                          f"their repeated units were removed)")
+        if c.get("units_short_spared"):
+            lines.append(f"{c['units_short_spared']:,} repeated units kept as shorter than "
+                         f"the minimum ({minimum_words(c['min_unit_chars'], c['min_unit_words'])}"
+                         f"; {c['units_short_repeated']:,} distinct texts)")
         if "dedup" in c:
             copied = c["records_seen"] - c["documents"]
             lines.append(f"dedup: {c['dedup']['written']:,} records written "
@@ -212,6 +219,10 @@ def repeats_run(inputs, groups, options: UnitOptions, *, top: int | None = None,
                   work_dir=work_dir) as (documents, report, analysis, _):
         found = time.perf_counter()
         table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+        if analysis.short_repeats is not None:  # what the minimum kept, in the metadata
+            table = with_spared(table, options, repeats_of(
+                analysis, documents.ids, top=SPARED_SHOWN, max_chars=max_chars, short=True),
+                analysis.counts["units_short_repeated"])
         counts = repeats_counts(options, report.as_dict(), analysis.counts)
     return UnitResult(counts, report.as_dict(), table, seconds={
         FIND_STAGE: found - started, "list": time.perf_counter() - found})
@@ -229,8 +240,10 @@ def run_counts(options: UnitOptions, report: dict, unit_counts: dict, documents_
     ``unit_counts`` (:func:`~neardup.units.find_repeated_units`'); AssertionError unless
     every record read is accounted for."""
     skipped, failed = sum(report["skipped"].values()), sum(report["failed"].values())
+    minimum = ({"min_tokens": options.min_tokens} if options.kind == "span" else
+               dict(zip(("min_unit_chars", "min_unit_words"), options.minimum, strict=True)))
     counts = {"unit": options.unit, "keep": options.keep, "min_chars": options.min_chars,
-              **({"min_tokens": options.min_tokens} if options.kind == "span" else {}),
+              **minimum,
               "records_seen": report["records_seen"], "documents": documents,
               "documents_kept": documents_kept, "documents_dropped": documents - documents_kept,
               "skipped": skipped, "failed": failed, **unit_counts}
@@ -251,13 +264,14 @@ def repeats_counts(options: UnitOptions, report: dict, unit_counts: dict) -> dic
 
 
 def repeats_of(analysis: UnitAnalysis, ids, *, top: int | None = None,
-               max_chars: int = DEFAULT_MAX_CHARS) -> pa.Table:
+               max_chars: int = DEFAULT_MAX_CHARS, short: bool = False) -> pa.Table:
     """The repeated units, most repeated first (ties: first occurrence first): ``text``
     (its first occurrence's original text, at most ``max_chars`` characters), ``count``
     (occurrences), ``documents`` (distinct documents holding it), ``first_id`` and
     ``first_offset`` (the character where it starts in that document's text),
-    ``bytes`` (its UTF-8 length)."""
-    r = analysis.repeats
+    ``bytes`` (its UTF-8 length). ``short``: those under the minimum instead (kept,
+    not listed by default)."""
+    r = analysis.short_repeats if short else analysis.repeats
     order = np.lexsort((np.arange(r.count.size), -r.count))
     if top is not None:
         order = order[:top]
@@ -284,6 +298,48 @@ def repeats_table(data, doc_offsets, doc, start, end, count, documents, first_id
                      "documents": np.asarray(documents, np.int64),
                      "first_id": pa.array(list(first_ids), pa.string()),
                      "first_offset": first_offset, "bytes": np.asarray(end - start, np.int64)})
+
+
+def minimum_words(chars: int, words: int) -> str:
+    """The minimum in words: "3 words", "20 characters", "3 words and 20 characters"."""
+    parts = [f"{words} word{'s' if words != 1 else ''}"] if words else []
+    parts += [f"{chars} character{'s' if chars != 1 else ''}"] if chars else []
+    return " and ".join(parts) or "none"
+
+
+def with_spared(table: pa.Table, options: UnitOptions, spared: pa.Table, repeated: int
+                ) -> pa.Table:
+    """The listing ``table`` with what the minimum kept in its schema metadata (key
+    :data:`SPARED_KEY`, JSON; :func:`spared_of` reads it): the minimum, ``repeated``
+    (the short texts seen more than once), and the :data:`SPARED_SHOWN` most frequent of
+    them (``spared``: rows of :func:`repeats_of` with ``short=True``, most frequent
+    first)."""
+    chars, words = options.minimum
+    rows = spared.slice(0, SPARED_SHOWN).select(["text", "count", "documents"]).to_pylist()
+    found = {"min_unit_chars": chars, "min_unit_words": words, "repeated": int(repeated),
+             "most_frequent": rows}
+    return table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                          SPARED_KEY: json.dumps(found).encode()})
+
+
+def spared_of(table: pa.Table) -> dict | None:
+    """What :func:`with_spared` put in the listing's metadata, or None."""
+    raw = (table.schema.metadata or {}).get(SPARED_KEY)
+    return None if raw is None else json.loads(raw)
+
+
+def describe_spared(table: pa.Table, unit: str) -> str | None:
+    """A sentence for the repeated units the minimum kept, None when there are none."""
+    spared = spared_of(table)
+    if not spared or not spared["repeated"]:
+        return None
+    shown = ", ".join(f"{json.dumps(row['text'].strip(), ensure_ascii=False)} "
+                      f"({row['count']:,})"
+                      for row in spared["most_frequent"])
+    minimum = minimum_words(spared["min_unit_chars"], spared["min_unit_words"])
+    return (f"{spared['repeated']:,} repeated {unit} units shorter than the minimum "
+            f"({minimum}) were kept and are not listed; the most frequent: {shown} "
+            f"(--min-unit-words 0 --min-unit-chars 0 lists them)")
 
 
 @njit(cache=True)

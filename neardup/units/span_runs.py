@@ -166,7 +166,8 @@ def _spill_tokens(chunks, normalize, directory: Path, hash_pieces) -> _Tokens:
         files[name].finish()  # read back a chunk at a time (_Tokens.column)
     spilled = SpilledCorpus(
         data=files["text.u8"].finish(), doc_offsets=np.concatenate(doc_offsets),
-        units=np.empty((0, 5), np.int64), chunk_docs=np.asarray(chunk_docs, np.int64),
+        units=np.empty((0, 5), np.int64), lengths=np.empty((0, 2), np.int64),
+        chunk_docs=np.asarray(chunk_docs, np.int64),
         chunk_units=np.asarray(chunk_tokens, np.int64), run_hashes=files["runs.u64"].finish(),
         run_units=files["runs.i64"].finish(), normalized=files["normalized.u8"].finish(),
         normalized_offsets=files["normalized.i64"].finish(), text_path=directory / "text.u8")

@@ -20,9 +20,9 @@ from neardup.shingling import normalize_light
 from .reference import reference
 
 TEXTS = [
-    "Accept cookies\nStory one, é.\nImpressum © 2024",
-    "ACCEPT   cookies\r\nStory two.\r\nImpressum © 2024\r\n",
-    "Accept cookies",
+    "Accept all cookies\nStory one, é.\nImpressum © 2024",
+    "ACCEPT   all cookies\r\nStory two.\r\nImpressum © 2024\r\n",
+    "Accept all cookies",
     "Story three\nwithout newline",
     "Impressum © 2024\nStory one, é.",
 ]
