@@ -78,7 +78,7 @@ class UnitResult:
                          f"{c['documents_dropped']:,} dropped (left with fewer than "
                          f"{c['min_chars']:,} character{'s' * (c['min_chars'] != 1)} once "
                          f"their repeated units were removed)")
-        if c.get("units_short_spared"):
+        if c.get("units_short_spared") and "dedup" in c:  # repeats: describe_spared's line
             lines.append(f"{c['units_short_spared']:,} repeated units kept as shorter than "
                          f"the minimum ({minimum_words(c['min_unit_chars'], c['min_unit_words'])}"
                          f"; {c['units_short_repeated']:,} distinct texts)")
