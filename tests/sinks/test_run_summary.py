@@ -172,7 +172,8 @@ def test_line_units_in_memory_and_under_a_limit(corpus, tmp_path, memory_limit):
         len(text.splitlines()) for text in kept)
     # a document is dropped when all its lines went: b (AD, FOOTER) and i (FOOTER)
     assert summary["records"]["removed"] == c["documents_dropped"] == 2
-    assert summary["config"] == {"unit": "line", "keep": "first", "min_chars": 1}
+    assert summary["config"] == {"unit": "line", "keep": "first", "min_chars": 1,
+                                 "min_unit_chars": 0, "min_unit_words": 3}
     assert list(summary["seconds"]) == ["read and find", "write"]
 
 
