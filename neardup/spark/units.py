@@ -149,9 +149,9 @@ def _applied_units(read, report: dict, options: UnitOptions, normalize, hashes,
                          F.sum((~F.col("keep")).cast("long")).alias("dropped"),
                          *removed_tokens).first()
     if options.kind == "span":
-        unit_counts["tokens_removed"] = int(totals["tokens"] or 0)
-    unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
-    unit_counts["documents_changed"] = int(totals["changed"])
+        counting.add_unit_counts(unit_counts, tokens_removed=totals["tokens"] or 0)
+    counting.add_unit_counts(unit_counts, bytes_removed=totals["bytes"] or 0,
+                             documents_changed=totals["changed"])
     n_documents = report["processed"]
     counts = run_counts(options, report, unit_counts,
                         n_documents - int(totals["dropped"] or 0), n_documents)
@@ -209,7 +209,7 @@ def _removed_units(pieces: DataFrame, options: UnitOptions):
         row = classed.agg(*_texts_and_hashes(),
                           *_class_counts(options.keep, F.col("is_unit"))).first()
         counts, cached = _counted(row), []
-    counts["hash_collisions"] = int(row["texts"] or 0) - int(row["hashes"])
+    counting.add_unit_counts(counts, hash_collisions=int(row["texts"] or 0) - int(row["hashes"]))
     return removed, counts, [classed, *cached]
 
 
@@ -270,12 +270,10 @@ def _class_counts(keep: str, among=None):
 
 def _counted(row) -> dict:
     """The unit counts of a row of :func:`_class_counts`, keys as the local engine's."""
-    n, removed = int(row["units"] or 0), int(row["removed"] or 0)
-    return {"units": n, "units_distinct": int(row["distinct"] or 0),
-            "units_repeated": int(row["repeated"] or 0), "units_removed": removed,
-            "units_kept": n - removed, "units_short": int(row["short"] or 0),
-            "units_short_repeated": int(row["short_repeated"] or 0),
-            "units_short_spared": int(row["short_spared"] or 0)}
+    return counting.unit_counts(**{key: int(row[name] or 0) for key, name in (
+        ("units", "units"), ("distinct", "distinct"), ("repeated", "repeated"),
+        ("removed", "removed"), ("short", "short"), ("short_repeated", "short_repeated"),
+        ("short_spared", "short_spared"))})
 
 
 def _windows_removed(sentences: DataFrame, options: UnitOptions):
@@ -298,8 +296,7 @@ def _windows_removed(sentences: DataFrame, options: UnitOptions):
                .withColumn("covered", F.max("starts").over(behind)).persist())
     row = covered.agg(F.count("*").alias("sentences"),
                       F.count("covered").alias("removed")).first()
-    counts["sentences"] = int(row["sentences"])
-    counts["sentences_removed"] = int(row["removed"])
+    counting.add_unit_counts(counts, sentences=row["sentences"], sentences_removed=row["removed"])
     removed = covered.where(F.col("covered").isNotNull()).select("doc", "cs", "ce")
     return removed, counts, [classed, covered]
 

@@ -59,6 +59,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core import counts as counting
 from . import split
 from .hashing import exact_classes, normalized_pieces, texts_buffer, unit_lengths
 from .ranges import CSR, RemovalRanges, remove_ranges
@@ -215,7 +216,7 @@ def find_repeated_units(texts, options: UnitOptions, normalize) -> UnitAnalysis:
             repeats = _repeats(class_of, doc, ts - base, te - base, ~short)
             short_repeats = _repeats(class_of, doc, ts - base, te - base, short)
             counts = _unit_counts(class_of, removed, short, policy)
-        counts["hash_collisions"] = collisions
+        counting.add_unit_counts(counts, hash_collisions=collisions)
     counts.update(removal_counts(removals))
     return UnitAnalysis(data, doc_offsets, removals, repeats, counts,
                         None if options.kind == "span" else short_repeats)
@@ -224,8 +225,9 @@ def find_repeated_units(texts, options: UnitOptions, normalize) -> UnitAnalysis:
 def removal_counts(removals: RemovalRanges) -> dict:
     """``bytes_removed`` (the bytes of the merged ranges) and ``documents_changed``
     (documents with at least one range)."""
-    return {"bytes_removed": int(np.sum(removals.ends - removals.starts)),
-            "documents_changed": int(np.count_nonzero(np.diff(removals.offsets)))}
+    return counting.add_unit_counts(
+        {}, bytes_removed=np.sum(removals.ends - removals.starts),
+        documents_changed=np.count_nonzero(np.diff(removals.offsets)))
 
 
 def _classes(data, starts, ends, normalize):
@@ -256,13 +258,11 @@ def _unit_counts(class_of: np.ndarray, removed: np.ndarray, short: np.ndarray,
     without the minimum."""
     sizes = np.bincount(class_of, minlength=class_of.size)
     repeated = sizes >= 2  # per class, at its first unit (class_of[i] == i)
-    return {"units": int(class_of.size), "units_distinct": int(np.count_nonzero(sizes)),
-            "units_repeated": int(np.count_nonzero(repeated & ~short)),
-            "units_removed": int(removed.sum()),
-            "units_kept": int(class_of.size - removed.sum()),
-            "units_short": int(short.sum()),
-            "units_short_repeated": int(np.count_nonzero(repeated & short)),
-            "units_short_spared": int(np.count_nonzero(policy & short))}
+    return counting.unit_counts(
+        units=class_of.size, distinct=np.count_nonzero(sizes),
+        repeated=np.count_nonzero(repeated & ~short), removed=removed.sum(),
+        short=short.sum(), short_repeated=np.count_nonzero(repeated & short),
+        short_spared=np.count_nonzero(policy & short))
 
 
 def _repeats(class_of, doc, start, end, among) -> Repeats:
@@ -311,8 +311,7 @@ def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, chars, words, options)
     repeats = _repeats(window_class, doc[starts], ts[starts], te[last], ~short)
     short_repeats = _repeats(window_class, doc[starts], ts[starts], te[last], short)
     counts = _unit_counts(window_class, removed, short, policy)
-    counts["sentences"] = int(s)
-    counts["sentences_removed"] = int(covered.sum())
+    counting.add_unit_counts(counts, sentences=s, sentences_removed=covered.sum())
     return removals, repeats, counts, short_repeats
 
 
@@ -351,11 +350,13 @@ def _spans(data, doc_offsets, options, normalize):
     removals = RemovalRanges.of(found)
     repeats = Repeats(*(np.asarray(_span_column(found, name), np.int64)
                         for name in ("doc", "start", "end", "count", "documents")))
-    counts = {"tokens": int(doc.size), "spans_repeated": int(repeats.doc.size)}
     if hasattr(found, "windows"):  # windows of min_tokens tokens: the span unit's units
-        counts.update(units=int(found.windows), units_removed=int(found.windows_removed),
-                      units_kept=int(found.windows - found.windows_removed),
-                      tokens_removed=int(found.tokens_removed))
+        counts = counting.span_counts(tokens=doc.size, spans_repeated=repeats.doc.size,
+                                      windows=found.windows,
+                                      windows_removed=found.windows_removed,
+                                      tokens_removed=found.tokens_removed)
+    else:
+        counts = counting.span_counts(tokens=doc.size, spans_repeated=repeats.doc.size)
     return removals, repeats, counts
 
 

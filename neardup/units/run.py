@@ -235,22 +235,13 @@ def _counts(options: UnitOptions, report, analysis: UnitAnalysis, keep: np.ndarr
 
 def run_counts(options: UnitOptions, report: dict, unit_counts: dict, documents_kept: int,
                documents: int) -> dict:
-    """A units run's counts (the local and the Spark engine's): the options, the read
-    report's (``ReadReport.as_dict()``) records, the documents kept and dropped, and
-    ``unit_counts`` (:func:`~neardup.units.find_repeated_units`'); AssertionError unless
-    every record read is accounted for."""
-    skipped, failed = sum(report["skipped"].values()), sum(report["failed"].values())
+    """A units run's counts (the local and the Spark engine's):
+    :func:`neardup._core.counts.unit_run_counts` with the run's options."""
     minimum = ({"min_tokens": options.min_tokens} if options.kind == "span" else
                dict(zip(("min_unit_chars", "min_unit_words"), options.minimum, strict=True)))
-    counts = {"unit": options.unit, "keep": options.keep, "min_chars": options.min_chars,
-              **minimum,
-              "records_seen": report["records_seen"], "documents": documents,
-              "documents_kept": documents_kept, "documents_dropped": documents - documents_kept,
-              "skipped": skipped, "failed": failed, **unit_counts}
-    accounted = counts["documents_kept"] + counts["documents_dropped"] + skipped + failed
-    if accounted != report["records_seen"]:  # the accounting is closed, or the run fails
-        raise AssertionError(f"{report['records_seen']} records read but {accounted} accounted")
-    return counts
+    return counting.unit_run_counts(
+        {"unit": options.unit, "keep": options.keep, "min_chars": options.min_chars,
+         **minimum}, report, unit_counts, documents_kept=documents_kept, documents=documents)
 
 
 def repeats_counts(options: UnitOptions, report: dict, unit_counts: dict) -> dict:

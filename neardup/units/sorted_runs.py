@@ -59,6 +59,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from .._core import counts as counting
 from .._core.jit import njit
 from ..sources import Documents, LazyEdits, read_document_chunks
 from . import (
@@ -469,9 +470,9 @@ def _analysis(directory: Path, spilled: SpilledCorpus, options: UnitOptions
         collected = _units(spilled, doc, class_of, size, documents, options)
     removals, repeats, counts, short_repeats = collected.finish()
     if options.kind == "sentences":
-        counts["sentences"] = int(doc.size)
-        counts["sentences_removed"] = sentences_removed
-    counts["hash_collisions"] = collisions
+        counting.add_unit_counts(counts, sentences=doc.size,
+                                 sentences_removed=sentences_removed)
+    counting.add_unit_counts(counts, hash_collisions=collisions)
     return removals, repeats, counts, short_repeats
 
 
@@ -490,9 +491,8 @@ class _Collected:
         self.removed: list[tuple[np.ndarray, ...]] = []
         self.repeated: list[tuple[np.ndarray, ...]] = []
         self.short_repeated: list[tuple[np.ndarray, ...]] = []
-        self.counts = dict.fromkeys(("units", "units_distinct", "units_repeated",
-                                     "units_removed", "units_kept", "units_short",
-                                     "units_short_repeated", "units_short_spared"), 0)
+        # units, distinct, repeated, removed, short, short_repeated, short_spared
+        self.totals = np.zeros(7, np.int64)
 
     def add(self, ids, class_of, size, policy, short, rows: tuple[np.ndarray, ...],
             ranges: tuple[np.ndarray, ...]) -> None:
@@ -500,16 +500,9 @@ class _Collected:
         ``ranges``: (doc, cut start, cut end) of the units removed (``policy & ~short``)."""
         first = class_of == ids
         repeated = first & (size >= 2)
-        removed = int(np.count_nonzero(policy & ~short))
-        c = self.counts
-        c["units"] += int(ids.size)
-        c["units_distinct"] += int(first.sum())
-        c["units_repeated"] += int(np.count_nonzero(repeated & ~short))
-        c["units_removed"] += removed
-        c["units_kept"] += int(ids.size) - removed
-        c["units_short"] += int(short.sum())
-        c["units_short_repeated"] += int(np.count_nonzero(repeated & short))
-        c["units_short_spared"] += int(np.count_nonzero(policy & short))
+        self.totals += [ids.size, first.sum(), np.count_nonzero(repeated & ~short),
+                        np.count_nonzero(policy & ~short), short.sum(),
+                        np.count_nonzero(repeated & short), np.count_nonzero(policy & short)]
         self.repeated.append(tuple(column[repeated & ~short] for column in rows))
         self.short_repeated.append(tuple(column[repeated & short] for column in rows))
         self.removed.append(ranges)
@@ -526,8 +519,10 @@ class _Collected:
                            else np.empty(0, np.int64) for k in range(3))
         base = self.doc_offsets[doc]
         removals = RemovalRanges.from_units(self.n_docs, doc, start - base, end - base)
-        return (removals, self._repeats(self.repeated), dict(self.counts),
-                self._repeats(self.short_repeated))
+        counts = counting.unit_counts(**dict(zip(
+            ("units", "distinct", "repeated", "removed", "short", "short_repeated",
+             "short_spared"), self.totals.tolist(), strict=True)))
+        return removals, self._repeats(self.repeated), counts, self._repeats(self.short_repeated)
 
 
 def _units(spilled, doc, class_of, size, documents, options):

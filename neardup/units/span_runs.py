@@ -60,6 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._core import counts as counting
 from ..sources import Documents
 from . import RemovalRanges, Repeats, UnitOptions, spans, split
 from .hashing import exact_classes, gather, normalized_pieces, texts_buffer
@@ -112,9 +113,10 @@ def find_repeated_spans_bounded(chunks: Iterator[Documents], options: UnitOption
     passes = passes_for(windows, chunk_chars * SPAN_BYTES_PER_CHAR)  # a chunk's share
     _spill_windows(tokens, ids, length, passes)
     removals, repeats, windows_removed, tokens_removed = _analysis(tokens, options)
-    counts = {"tokens": int(tokens.token_offsets[-1]), "spans_repeated": int(repeats.doc.size),
-              "units": windows, "units_removed": windows_removed,
-              "units_kept": windows - windows_removed, "tokens_removed": tokens_removed}
+    counts = counting.span_counts(tokens=tokens.token_offsets[-1],
+                                  spans_repeated=repeats.doc.size, windows=windows,
+                                  windows_removed=windows_removed,
+                                  tokens_removed=tokens_removed)
     return tokens.spilled, tokens.columns, removals, repeats, counts
 
 
