@@ -1,7 +1,7 @@
 # Two commands set everything up on a fresh machine:
 #   make demo   - virtual environment, install, find near-duplicates in the Python standard library
 #   make test   - virtual environment, install with test extras, Chromium (Debian) for the
-#                 report's browser test, ruff and the layer contract (lint-imports), the
+#                 browser tests (the report, the docs site from file://), ruff and the layer contract (lint-imports), the
 #                 docs site (mkdocs build --strict: the generated CLI and options
 #                 references, every link), the whole pytest suite
 #   make test-fast - the inner loop: lint, then pytest without the slow, Spark and browser
