@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from . import cluster, lsh, sinks
 from ._core import counts as counting
+from ._core import remote
 from ._core.progress import StageTimer
 from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
@@ -26,8 +27,9 @@ from .pipeline.dedup import DedupOutputs
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
-from .sources import check_copy_target, frames, read_documents
+from .sources import DEDUP_MARKER, check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
+from .sources.urls import expand_inputs
 from .text import prepare
 from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
 from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
@@ -42,6 +44,73 @@ __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evalu
            "field_ranks", "find", "find_items", "repeats", "repeats_run", "tune"]
 
 
+def _remote_paths(command: str):
+    """``command``'s entry point with URLs among its paths (:mod:`neardup._core.remote`):
+    a remote input is read where it is (a folder or a glob: its data files,
+    :func:`neardup.sources.urls.expand_inputs`); each remote output (``out``, ``summary``,
+    ``report``, ``explain``) is written to a local stand-in and uploaded under its name
+    once the run has succeeded; an index ``against`` is downloaded for the run. Runs
+    on local paths only go straight through."""
+    def wrap(run):
+        @functools.wraps(run)
+        def run_with_urls(inputs, out=None, **keywords):
+            paths = [] if frames.is_in_memory(inputs) else as_paths(inputs)
+            outputs = {"--out": out, **{option: keywords.get(key)
+                                        for option, key in _REMOTE_OUTPUTS}}
+            if not any(remote.protocol(p) for p in [*paths, *outputs.values(),
+                                                     keywords.get("against")]):
+                return run(inputs, out=out, **keywords)
+            return _run_with_urls(run, command, inputs, paths, outputs, keywords)
+        return run_with_urls
+    return wrap
+
+
+_REMOTE_OUTPUTS = (("--summary", "summary"), ("--report", "report"),
+                   ("--explain", "explain"))
+
+
+def _run_with_urls(run, command: str, inputs, paths: list, outputs: dict, keywords: dict):
+    engine, against = keywords.get("engine", "local"), keywords.get("against")
+    url = next((p for p in [*paths, *outputs.values(), against] if remote.is_url(p)), None)
+    if url is not None:
+        refusals.check(refusals.engine_of(engine, None), command, {"remote": url},
+                       partial=True)
+    remote.refuse_local_only("--work-dir", keywords.get("work_dir"),
+                             "spill files are written and memory-mapped on a local disk: "
+                             "give a local folder")
+    if remote.is_url(against) and keywords.get("add"):
+        raise ValueError(f"--add {remote.shown(against)}: an index is written only where "
+                         f"its folder can be swapped in at once (a local disk); "
+                         f"{remote.protocol(against)}:// has no atomic rename: add to a "
+                         f"local copy of the index and upload it whole")
+    if paths:
+        inputs = expand_inputs(paths, keywords.get("fmt", "auto"))
+        for option, path in outputs.items():
+            if remote.is_url(path) and any(
+                    remote.shown(p).startswith(remote.shown(path).rstrip("/") + "/")
+                    or remote.shown(p) == remote.shown(path) for p in inputs):
+                raise ValueError(f"{option} {remote.shown(path)} is an input or holds "
+                                 f"one; write the output elsewhere")
+    if command == "find" and remote.is_url(outputs["--out"]):
+        remote.check_replaceable(outputs["--out"], (sinks.MANIFEST,))
+    with remote.Staging(last=(sinks.MANIFEST, DEDUP_MARKER)) as staging:
+        out = staging.output("--out", outputs["--out"])
+        summary = staging.output("--summary", keywords.pop("summary", None))
+        for option, key in _REMOTE_OUTPUTS[1:]:
+            if keywords.get(key) is not None:
+                keywords[key] = staging.output(option, keywords[key])
+        if remote.is_url(against):
+            keywords["against"] = staging.index(against)
+        if summary is not None:
+            _check_summary_path(summary, inputs, {"--out": out})
+        result = run(inputs, out=out, **keywords)
+        result.counts.update(staging.show(result.counts))  # the URLs, not the stand-ins
+        sinks.write_summary(summary, command, result, as_paths(inputs))
+        staging.publish()
+    return result
+
+
+@_remote_paths("find")
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
@@ -205,6 +274,7 @@ def _check_summary_path(summary, inputs, outputs: dict) -> None:
     refuse_inside_replaced("--out", outputs.get("--out"), {"--summary": summary})
 
 
+@_remote_paths("dedup")
 @_writes_summary("dedup")
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
@@ -597,7 +667,8 @@ def explain(inputs, doc_id: str, **options) -> dict:
     after each cleaning step and its first 20 shingles as strings (no pipeline run)."""
     groups = split_options(options)
     config = groups.config()
-    documents, _ = read_documents(as_paths(inputs), **groups.source.given())
+    documents, _ = read_documents(expand_inputs(as_paths(inputs), groups.source.fmt),
+                                  **groups.source.given())
     try:
         index = documents.ids.index(str(doc_id))
     except ValueError:
@@ -638,6 +709,7 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
     if engine == "local":
         return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
     bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)
@@ -677,7 +749,7 @@ def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
     point's keywords, then the similarity options as given, their defaults and the text
     options (the config is built later, once)."""
     refusals.check(refusals.engine_of(engine, memory_limit), command,
-                   {**given, "memory_limit": memory_limit, **groups.similarity},
+                   {"remote": None, **given, "memory_limit": memory_limit, **groups.similarity},
                    FindConfig, groups.prepare)
 
 
