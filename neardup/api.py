@@ -91,10 +91,10 @@ def _run_with_urls(run, command: str, inputs, paths: list, outputs: dict, keywor
                     or remote.shown(p) == remote.shown(path) for p in inputs):
                 raise ValueError(f"{option} {remote.shown(path)} is an input or holds "
                                  f"one; write the output elsewhere")
-    if command == "find" and remote.is_url(outputs["--out"]):
-        remote.check_replaceable(outputs["--out"], (sinks.MANIFEST,))
     with remote.Staging(last=(sinks.MANIFEST, DEDUP_MARKER)) as staging:
         out = staging.output("--out", outputs["--out"])
+        if command == "find" and remote.is_url(outputs["--out"]):
+            remote.check_replaceable(outputs["--out"], (sinks.MANIFEST,))
         summary = staging.output("--summary", keywords.pop("summary", None))
         for option, key in _REMOTE_OUTPUTS[1:]:
             if keywords.get(key) is not None:
