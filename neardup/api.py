@@ -105,6 +105,8 @@ def _run_with_urls(run, command: str, inputs, paths: list, outputs: dict, keywor
             _check_summary_path(summary, inputs, {"--out": out})
         result = run(inputs, out=out, **keywords)
         result.counts.update(staging.show(result.counts))  # the URLs, not the stand-ins
+        if getattr(result, "read_report", None):
+            result.read_report.update(staging.show(result.read_report))
         sinks.write_summary(summary, command, result, as_paths(inputs))
         staging.publish()
     return result
@@ -528,6 +530,7 @@ def repeats(inputs, out=None, **keywords) -> pa.Table:
     return repeats_run(inputs, out, **keywords).repeats
 
 
+@_remote_paths("repeats")
 def repeats_run(inputs, out=None, *, unit: str = "line",
                 min_tokens: int = DEFAULT_MIN_TOKENS, top: int | None = None,
                 max_chars: int = 200, output_format: str | None = None, quiet: bool = True,
@@ -556,7 +559,7 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    refusals.check(engine, "repeats", {"memory_limit": memory_limit})
+    refusals.check(engine, "repeats", {"memory_limit": memory_limit, "remote": None})
     units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
                         min_unit_words=min_unit_words)
     if units.kind == "document":

@@ -79,7 +79,9 @@ def local_path(path):
 
 def shown(url: str) -> str:
     """The URL as it may be printed or recorded: without a query string (a signed URL's
-    signature) or fragment."""
+    signature) or fragment. A local path comes back as it is ("?" is a file name's)."""
+    if not is_url(url):
+        return url
     return url.split("?", 1)[0].split("#", 1)[0]
 
 
@@ -272,7 +274,8 @@ class Staging:
         return local
 
     def show(self, value):
-        """``value`` (a run's counts) with every staged path replaced by its URL."""
+        """``value`` (a run's counts, its read report) with every staged path replaced by
+        its URL and every URL without its query."""
         if isinstance(value, dict):
             return {k: self.show(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -281,6 +284,7 @@ class Staging:
             for _, url, local in self.outputs:
                 if value == local or value.startswith(local + os.sep):
                     return shown(url) + value[len(local):].replace(os.sep, "/")
+            return shown(value) if is_url(value) else value
         return value
 
     def publish(self) -> None:

@@ -452,7 +452,8 @@ def resolve_format(path: str, fmt: str) -> str:
     if fmt == "auto":
         if is_dir:
             return "dir"
-        stem = os.path.splitext(path)[0] if compression_of(path) else path
+        named = remote.shown(path)  # a URL's name, without its query
+        stem = os.path.splitext(named)[0] if compression_of(named) else named
         return _SUFFIX_FORMATS.get(os.path.splitext(stem)[1].lower(), "lines")
     if is_dir != (fmt == "dir"):
         kind = "a directory" if is_dir else "not a directory"
@@ -473,7 +474,7 @@ def unique_names(paths: Sequence[str], formats: Sequence[str]) -> list[str]:
         if path == STDIN:
             bases.append("stdin" + _FORMAT_SUFFIX[path_fmt])
         else:
-            bases.append(os.path.basename(os.path.abspath(path)) or "root")
+            bases.append(os.path.basename(os.path.abspath(remote.shown(path))) or "root")
     taken = set(bases)
     names: list[str] = []
     for base in bases:

@@ -54,7 +54,7 @@ def compression_of(path: str | os.PathLike) -> str | None:
     path = os.fspath(path)
     if path == STDIN:
         return None
-    return _COMPRESSION_SUFFIXES.get(os.path.splitext(path)[1].lower())
+    return _COMPRESSION_SUFFIXES.get(os.path.splitext(remote.shown(path))[1].lower())
 
 
 def _input_compression(path: str, fmt: str) -> str | None:

@@ -297,6 +297,15 @@ def test_http_inputs_are_read_like_local_files(tmp_path):
         url = f"http://127.0.0.1:{server.server_address[1]}/a.jsonl"
         assert _pairs(api.find(url, threshold=THRESHOLD)) == \
             _pairs(api.find(str(tmp_path / "a.jsonl"), threshold=THRESHOLD))
+        # a signed URL: read as a.jsonl, its signature kept out of the ids and the summary
+        result = api.dedup(url + "?X-Amz-Signature=secret", str(tmp_path / "copy.jsonl"),
+                           threshold=THRESHOLD, summary=str(tmp_path / "summary.json"))
+        api.dedup(str(tmp_path / "a.jsonl"), str(tmp_path / "local.jsonl"),
+                  threshold=THRESHOLD)
+        assert (tmp_path / "copy.jsonl").read_bytes() == \
+            (tmp_path / "local.jsonl").read_bytes()
+        assert result.counts["dedup"]["outputs"][0]["input"] == url
+        assert "secret" not in (tmp_path / "summary.json").read_text()
     finally:
         server.shutdown()
         server.server_close()
@@ -343,3 +352,24 @@ def test_a_hub_dataset_is_read_by_name_as_its_split_files(hub):
     assert len(_pairs(remote)) == 60
     train = api.find("hf://datasets/org/name/data/train-*.parquet", threshold=THRESHOLD)
     assert _pairs(train) == _pairs(api.find(files[1:], threshold=THRESHOLD))
+
+
+def test_a_run_under_a_memory_limit_reads_s3_as_local_disk(s3, tmp_path):
+    fs, bucket, local = s3
+    for key, name in (("corpus/a.jsonl", "a.jsonl"), ("corpus.parquet", "corpus.parquet")):
+        suffix = name.rsplit(".", 1)[1]
+        api.dedup(f"s3://{bucket}/{key}", f"s3://{bucket}/bounded.{suffix}",
+                  threshold=THRESHOLD, memory_limit="256M")
+        api.dedup(str(local / name), str(tmp_path / f"bounded.{suffix}"), threshold=THRESHOLD,
+                  memory_limit="256M")
+        assert fs.cat(f"{bucket}/bounded.{suffix}") == \
+            (tmp_path / f"bounded.{suffix}").read_bytes()
+
+
+def test_repeats_reads_and_writes_s3(s3, tmp_path):
+    fs, bucket, local = s3
+    api.repeats_run(f"s3://{bucket}/corpus/a.jsonl", f"s3://{bucket}/repeats.csv", unit="line",
+                    summary=f"s3://{bucket}/repeats.json")
+    api.repeats_run(str(local / "a.jsonl"), str(tmp_path / "repeats.csv"), unit="line")
+    assert fs.cat(f"{bucket}/repeats.csv") == (tmp_path / "repeats.csv").read_bytes()
+    assert json.loads(fs.cat(f"{bucket}/repeats.json"))["command"] == "repeats"
