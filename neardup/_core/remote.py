@@ -155,6 +155,7 @@ def _named(url: str, action: str) -> Iterator[None]:
 def _info(url: str, action: str = "read it") -> dict:
     fs, path = filesystem(url)
     with _named(url, action):
+        fs.invalidate_cache(path)  # the store's answer now, not a listing cached earlier
         return fs.info(path)
 
 

@@ -373,3 +373,18 @@ def test_repeats_reads_and_writes_s3(s3, tmp_path):
     api.repeats_run(str(local / "a.jsonl"), str(tmp_path / "repeats.csv"), unit="line")
     assert fs.cat(f"{bucket}/repeats.csv") == (tmp_path / "repeats.csv").read_bytes()
     assert json.loads(fs.cat(f"{bucket}/repeats.json"))["command"] == "repeats"
+
+
+def test_a_remote_input_changed_before_its_copy_is_refused(s3, monkeypatch):
+    fs, bucket, _ = s3
+    find_for_copy = api._find_for_copy
+
+    def then_changed(*args, **keywords):
+        found = find_for_copy(*args, **keywords)
+        fs.pipe(f"{bucket}/corpus/a.jsonl", _jsonl(_records(9)))  # a new version, same size
+        return found
+
+    monkeypatch.setattr(api, "_find_for_copy", then_changed)
+    with pytest.raises(RuntimeError, match="changed since it was read"):
+        api.dedup(f"s3://{bucket}/corpus/", f"s3://{bucket}/copies/", threshold=THRESHOLD)
+    assert not fs.exists(f"{bucket}/copies")
