@@ -267,6 +267,10 @@ def test_what_must_stay_local_is_refused_by_name(s3, tmp_path, capsys):
     assert "https:// is read only" in err
     with pytest.raises(ValueError, match="no atomic rename"):
         api.build_index(str(local / "a.jsonl"), f"s3://{bucket}/index")
+    for command in (["add", f"s3://{bucket}/index", str(local / "a.jsonl")],
+                    ["compact", f"s3://{bucket}/index"]):
+        err = _error(["index", *command], capsys)
+        assert f"index {command[0]} s3://{bucket}/index: an index is written only" in err
     with pytest.raises(ValueError, match="no atomic rename"):
         api.dedup(str(local / "a.jsonl"), str(tmp_path / "c.jsonl"),
                   against=f"s3://{bucket}/index", add=True)
