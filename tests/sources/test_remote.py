@@ -356,6 +356,9 @@ def test_a_hub_dataset_is_read_by_name_as_its_split_files(hub):
     assert len(_pairs(remote)) == 60
     train = api.find("hf://datasets/org/name/data/train-*.parquet", threshold=THRESHOLD)
     assert _pairs(train) == _pairs(api.find(files[1:], threshold=THRESHOLD))
+    one = "hf://datasets/org/name/data/test-00000-of-00001.parquet"
+    assert api.explain(one, "s7-0", id_field="id") == \
+        api.explain(files[0], "s7-0", id_field="id")  # find --explain ID
 
 
 def test_a_run_under_a_memory_limit_reads_s3_as_local_disk(s3, tmp_path):
