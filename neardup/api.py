@@ -24,10 +24,11 @@ from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore, refusals
 from .pipeline.dedup import DedupOutputs
+from .pipeline.remote_paths import with_remote_paths
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
-from .sources import DEDUP_MARKER, check_copy_target, frames, read_documents
+from .sources import check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
 from .sources.urls import expand_inputs
 from .text import prepare
@@ -45,71 +46,9 @@ __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evalu
 
 
 def _remote_paths(command: str):
-    """``command``'s entry point with URLs among its paths (:mod:`neardup._core.remote`):
-    a remote input is read where it is (a folder or a glob: its data files,
-    :func:`neardup.sources.urls.expand_inputs`); each remote output (``out``, ``summary``,
-    ``report``, ``explain``) is written to a local stand-in and uploaded under its name
-    once the run has succeeded; an index ``against`` is downloaded for the run. Runs
-    on local paths only go straight through."""
-    def wrap(run):
-        @functools.wraps(run)
-        def run_with_urls(inputs, out=None, **keywords):
-            paths = [] if frames.is_in_memory(inputs) else as_paths(inputs)
-            outputs = {"--out": out, **{option: keywords.get(key)
-                                        for option, key in _REMOTE_OUTPUTS}}
-            if not any(remote.protocol(p) for p in [*paths, *outputs.values(),
-                                                     keywords.get("against")]):
-                return run(inputs, out=out, **keywords)
-            return _run_with_urls(run, command, inputs, paths, outputs, keywords)
-        return run_with_urls
-    return wrap
-
-
-_REMOTE_OUTPUTS = (("--summary", "summary"), ("--report", "report"),
-                   ("--explain", "explain"))
-
-
-def _run_with_urls(run, command: str, inputs, paths: list, outputs: dict, keywords: dict):
-    engine, against = keywords.get("engine", "local"), keywords.get("against")
-    url = next((p for p in [*paths, *outputs.values(), against] if remote.is_url(p)), None)
-    if url is not None:
-        refusals.check(refusals.engine_of(engine, None), command, {"remote": url},
-                       partial=True)
-    remote.refuse_local_only("--work-dir", keywords.get("work_dir"),
-                             "spill files are written and memory-mapped on a local disk: "
-                             "give a local folder")
-    if remote.is_url(against) and keywords.get("add"):
-        raise ValueError(f"--add {remote.shown(against)}: an index is written only where "
-                         f"its folder can be swapped in at once (a local disk); "
-                         f"{remote.protocol(against)}:// has no atomic rename: add to a "
-                         f"local copy of the index and upload it whole")
-    if paths:
-        inputs = expand_inputs(paths, keywords.get("fmt", "auto"))
-        for option, path in outputs.items():
-            if remote.is_url(path) and any(
-                    remote.shown(p).startswith(remote.shown(path).rstrip("/") + "/")
-                    or remote.shown(p) == remote.shown(path) for p in inputs):
-                raise ValueError(f"{option} {remote.shown(path)} is an input or holds "
-                                 f"one; write the output elsewhere")
-    with remote.Staging(last=(sinks.MANIFEST, DEDUP_MARKER)) as staging:
-        out = staging.output("--out", outputs["--out"])
-        if command == "find" and remote.is_url(outputs["--out"]):
-            remote.check_replaceable(outputs["--out"], (sinks.MANIFEST,))
-        summary = staging.output("--summary", keywords.pop("summary", None))
-        for option, key in _REMOTE_OUTPUTS[1:]:
-            if keywords.get(key) is not None:
-                keywords[key] = staging.output(option, keywords[key])
-        if remote.is_url(against):
-            keywords["against"] = staging.index(against)
-        if summary is not None:
-            _check_summary_path(summary, inputs, {"--out": out})
-        result = run(inputs, out=out, **keywords)
-        result.counts.update(staging.show(result.counts))  # the URLs, not the stand-ins
-        if getattr(result, "read_report", None):
-            result.read_report.update(staging.show(result.read_report))
-        sinks.write_summary(summary, command, result, as_paths(inputs))
-        staging.publish()
-    return result
+    """``command``'s entry point with URLs among its paths: see
+    :func:`neardup.pipeline.remote_paths.with_remote_paths`."""
+    return with_remote_paths(command, lambda *args: _check_summary_path(*args))
 
 
 @_remote_paths("find")
