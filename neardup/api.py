@@ -653,12 +653,16 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
     if engine == "local":
+        if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
+            inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
         return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
     bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)
     rate = build_rate(bloom, options.pop("fp", None), capacity)
     groups = split_options(column_names(options, text, id))
-    _refuse(engine, "index build", groups, in_memory=frames.is_in_memory(inputs),
-            items=bool(groups.items))
+    in_memory = frames.is_in_memory(inputs)
+    _refuse(engine, "index build", groups, in_memory=in_memory, items=bool(groups.items),
+            remote=None if in_memory else next(
+                (p for p in as_paths(inputs) if remote.is_url(p)), None))
     refuse_touching_inputs(as_paths(inputs), {"--out": path})
     keywords = _spark_keywords(groups)
     from . import spark

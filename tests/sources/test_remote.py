@@ -280,6 +280,9 @@ def test_what_must_stay_local_is_refused_by_name(s3, tmp_path, capsys):
 def test_an_index_is_read_from_s3(s3, tmp_path):
     fs, bucket, local = s3
     api.build_index(str(local / "a.jsonl"), str(tmp_path / "index"), threshold=THRESHOLD)
+    built = api.build_index(f"s3://{bucket}/corpus/*.jsonl", str(tmp_path / "from-s3"),
+                            threshold=THRESHOLD)  # an index built from remote files
+    assert built.info()["documents"] == 40
     fs.put(str(tmp_path / "index") + "/", f"{bucket}/index/", recursive=True)
     remote = api.dedup(str(local / "b.jsonl.gz"), str(tmp_path / "r.jsonl"),
                        against=f"s3://{bucket}/index")
