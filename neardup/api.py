@@ -18,16 +18,19 @@ import pyarrow as pa
 
 from . import cluster, lsh, sinks
 from ._core import counts as counting
+from ._core import remote
 from ._core.progress import StageTimer
 from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore, refusals
 from .pipeline.dedup import DedupOutputs
+from .pipeline.remote_paths import with_remote_paths
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
 from .sources import check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
+from .sources.urls import expand_inputs
 from .text import prepare
 from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
 from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
@@ -42,6 +45,13 @@ __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evalu
            "field_ranks", "find", "find_items", "repeats", "repeats_run", "tune"]
 
 
+def _remote_paths(command: str):
+    """``command``'s entry point with URLs among its paths: see
+    :func:`neardup.pipeline.remote_paths.with_remote_paths`."""
+    return with_remote_paths(command, lambda *args: _check_summary_path(*args))
+
+
+@_remote_paths("find")
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
@@ -205,6 +215,7 @@ def _check_summary_path(summary, inputs, outputs: dict) -> None:
     refuse_inside_replaced("--out", outputs.get("--out"), {"--summary": summary})
 
 
+@_remote_paths("dedup")
 @_writes_summary("dedup")
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
@@ -458,6 +469,7 @@ def repeats(inputs, out=None, **keywords) -> pa.Table:
     return repeats_run(inputs, out, **keywords).repeats
 
 
+@_remote_paths("repeats")
 def repeats_run(inputs, out=None, *, unit: str = "line",
                 min_tokens: int = DEFAULT_MIN_TOKENS, top: int | None = None,
                 max_chars: int = 200, output_format: str | None = None, quiet: bool = True,
@@ -486,7 +498,7 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    refusals.check(engine, "repeats", {"memory_limit": memory_limit})
+    refusals.check(engine, "repeats", {"memory_limit": memory_limit, "remote": None})
     units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
                         min_unit_words=min_unit_words)
     if units.kind == "document":
@@ -597,7 +609,8 @@ def explain(inputs, doc_id: str, **options) -> dict:
     after each cleaning step and its first 20 shingles as strings (no pipeline run)."""
     groups = split_options(options)
     config = groups.config()
-    documents, _ = read_documents(as_paths(inputs), **groups.source.given())
+    documents, _ = read_documents(expand_inputs(as_paths(inputs), groups.source.fmt),
+                                  **groups.source.given())
     try:
         index = documents.ids.index(str(doc_id))
     except ValueError:
@@ -638,13 +651,18 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
     if engine == "local":
+        if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
+            inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
         return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
     bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)
     rate = build_rate(bloom, options.pop("fp", None), capacity)
     groups = split_options(column_names(options, text, id))
-    _refuse(engine, "index build", groups, in_memory=frames.is_in_memory(inputs),
-            items=bool(groups.items))
+    in_memory = frames.is_in_memory(inputs)
+    _refuse(engine, "index build", groups, in_memory=in_memory, items=bool(groups.items),
+            remote=None if in_memory else next(
+                (p for p in as_paths(inputs) if remote.is_url(p)), None))
     refuse_touching_inputs(as_paths(inputs), {"--out": path})
     keywords = _spark_keywords(groups)
     from . import spark
@@ -677,7 +695,7 @@ def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
     point's keywords, then the similarity options as given, their defaults and the text
     options (the config is built later, once)."""
     refusals.check(refusals.engine_of(engine, memory_limit), command,
-                   {**given, "memory_limit": memory_limit, **groups.similarity},
+                   {"remote": None, **given, "memory_limit": memory_limit, **groups.similarity},
                    FindConfig, groups.prepare)
 
 

@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from .._core import remote
 from ..api import ENGINES
 
 IDS_FORMATS = ("lines", "jsonl")
@@ -155,6 +156,9 @@ def run(args, options_of, source_keys) -> None:
     from . import bloom
 
     command = args.index_command
+    if command not in ("build", "info"):  # these write the index in place
+        for path in (getattr(args, "index_path", None), getattr(args, "out", None)):
+            remote.refuse_local_only(f"index {command}", path, remote.INDEX_WRITES)
     if command not in ("build", "merge") and is_bloom(getattr(args, "index_path", "")):
         return bloom.run(args, options_of,
                          lambda options: given_options(options, args, source_keys))

@@ -48,7 +48,9 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
                    help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
                         ".parquet, text file (one document per line), any of them but "
                         "Parquet compressed (.gz, .zst, .bz2, .xz: docs.jsonl.gz), or - for "
-                        "standard input")
+                        "standard input; find, dedup and repeats also read URLs (s3://, "
+                        "gs://, hf://, http(s)://, file://): a file, a folder's data files "
+                        "or a glob")
     g.add_argument("--format", dest="fmt", default="auto", choices=list(sources.FORMATS),
                    help="input format (default: from the path, before any compression "
                         "suffix)")
@@ -344,9 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     _source_arguments(p)
     p.add_argument("--out", "-o", metavar="DIR",
                    help="write pairs, identical groups, clusters, documents, candidates, "
-                        "summary.json, timings.json and manifest.json here, all at once; "
-                        "- writes the pairs to standard output (csv or jsonl) and the "
-                        "summary to standard error")
+                        "summary.json, timings.json and manifest.json here, all at once "
+                        "(a local folder or an s3://, gs:// or hf:// URL, uploaded once "
+                        "whole, the manifest last); - writes the pairs to standard output "
+                        "(csv or jsonl) and the summary to standard error")
     p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS),
                    help="csv, jsonl or parquet (default: csv)")
     p.add_argument("--layout", default="auto", choices=list(sinks.LAYOUTS),
@@ -385,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o", required=True, metavar="PATH",
                    help="output file, compressed as its name says (out.jsonl.gz: gzip; "
                         ".zst, .bz2, .xz); a directory for a directory or several inputs; "
+                        "a local path or an s3://, gs:// or hf:// URL (uploaded once whole); "
                         "- writes the kept records of one file to standard output "
                         "(uncompressed) and the summary to standard error")
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
@@ -529,6 +533,7 @@ FIND_EXAMPLES = """examples:
   neardup find ads.csv --text-field description --id-field id -t 0.7 --report ads.html
   neardup find names.txt --shingle char -k 3 -t 0.8 --method exact --out - | head
   neardup find ./repo --code=go --type2 -t 0.8 --out clones/
+  neardup find s3://bucket/crawl/ -t 0.8 --out s3://bucket/crawl-pairs/
 """
 
 
@@ -540,6 +545,7 @@ DEDUP_EXAMPLES = """examples:
   neardup dedup ads.csv --text-field body -o - | head
   neardup dedup crawl.jsonl --unit line -o crawl.lines.jsonl   # repeated lines removed
   neardup dedup crawl.jsonl --unit sentences:3 --min-chars 200 -o crawl.c4.jsonl
+  neardup dedup hf://datasets/ORG/NAME -t 0.8 -o s3://bucket/name.dedup/
 """
 
 

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .._core import columns
+from .._core import columns, remote
 from .._core import counts as counting
 from .._core.heap import release_freed_memory
 from .._core.progress import StageTimer
@@ -112,7 +112,7 @@ def find_chunked_documents(inputs, groups: OptionGroups, *, quiet: bool,
     counting.add(result.counts, chunks={**chunking.as_dict(), "chunks_read": chunks_read})
     result.read_report = report.as_dict()
     result.read_report["inputs"] = [
-        {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,
+        {"path": remote.shown(os.fspath(src.given)), "format": src.fmt, "name": src.name,
          "prefixed": len(sources) > 1}  # as the caller named them: no absolute path
         for src in sources]
     return result, documents

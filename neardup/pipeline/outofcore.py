@@ -98,7 +98,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import lsh
-from .._core import columns
+from .._core import columns, remote
 from .._core.columns import IdColumn
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
@@ -214,7 +214,8 @@ def survey_inputs(paths: Sequence[str], fmt: str = "auto") -> InputSurvey:
             try:
                 import pyarrow.parquet as pq
 
-                counted += pq.read_metadata(path).num_rows
+                counted += pq.read_metadata(
+                    remote.open_input(path) if remote.is_url(path) else path).num_rows
                 how.add("Parquet row counts")
             except Exception:  # unreadable here: the reader says why
                 unknown = True
@@ -233,6 +234,8 @@ def survey_inputs(paths: Sequence[str], fmt: str = "auto") -> InputSurvey:
 def _survey_kind(path: str, fmt: str) -> str:
     if path == "-" or fmt == "dir":
         return "unknown"
+    if remote.is_url(path):  # Parquet's footer is a small read; lines would be a whole pass
+        return "parquet" if _parquet_named(path, fmt) else "unknown"
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -245,10 +248,12 @@ def _survey_kind(path: str, fmt: str) -> str:
         return "unknown"
     if resolve_format(path, fmt) == "json":  # read whole, its elements are not its lines:
         return "unknown"  # uncounted, so the plan leaves room for an input kept whole
-    if fmt == "parquet" or (fmt == "auto"
-                            and os.path.splitext(path)[1].lower() in (".parquet", ".pq")):
-        return "parquet"
-    return "lines"
+    return "parquet" if _parquet_named(path, fmt) else "lines"
+
+
+def _parquet_named(path: str, fmt: str) -> bool:
+    return fmt == "parquet" or (fmt == "auto"
+                                and os.path.splitext(path)[1].lower() in (".parquet", ".pq"))
 
 
 def _scan_lines(path: str) -> tuple[int, int, int]:

@@ -93,7 +93,7 @@ from collections.abc import Set as AbstractSet
 
 import numpy as np
 
-from .._core import interrupt
+from .._core import interrupt, remote
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
 from .annotations import ANNOTATED_FORMATS, Annotations, check_annotation_target
 from .bounded import StreamTooLarge, read_at_most
@@ -364,6 +364,8 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
         sources.append(src)
         if path == STDIN:
             src.data = _read_stdin(encoding, max_stream_bytes)
+        elif remote.is_url(path):
+            src.stat = remote.stat_token(path)  # size and ETag: the copy's re-read checks
         elif path_fmt != "dir":
             st = os.stat(path)
             if stat.S_ISREG(st.st_mode):
@@ -428,6 +430,9 @@ def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
     if max_problems < 0:
         raise ValueError(f"max_problems must be >= 0, got {max_problems!r}")
     for path in paths:
+        if remote.is_url(path):
+            remote.stat_token(path)  # a missing bucket or key, no credentials: named now
+            continue
         if path != STDIN and not os.path.exists(path):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
         if path != STDIN:  # a device never ends (/dev/zero) or is no input at all
@@ -447,7 +452,8 @@ def resolve_format(path: str, fmt: str) -> str:
     if fmt == "auto":
         if is_dir:
             return "dir"
-        stem = os.path.splitext(path)[0] if compression_of(path) else path
+        named = remote.shown(path)  # a URL's name, without its query
+        stem = os.path.splitext(named)[0] if compression_of(named) else named
         return _SUFFIX_FORMATS.get(os.path.splitext(stem)[1].lower(), "lines")
     if is_dir != (fmt == "dir"):
         kind = "a directory" if is_dir else "not a directory"
@@ -468,7 +474,7 @@ def unique_names(paths: Sequence[str], formats: Sequence[str]) -> list[str]:
         if path == STDIN:
             bases.append("stdin" + _FORMAT_SUFFIX[path_fmt])
         else:
-            bases.append(os.path.basename(os.path.abspath(path)) or "root")
+            bases.append(os.path.basename(os.path.abspath(remote.shown(path))) or "root")
     taken = set(bases)
     names: list[str] = []
     for base in bases:
@@ -749,6 +755,10 @@ def _refuse_overwriting_input(src: InputSource, target: str) -> None:
 
 def _check_unchanged(src: InputSource) -> None:
     if src.stat is None:
+        return
+    if remote.is_url(src.given):
+        if remote.stat_token(src.given) != src.stat:
+            raise RuntimeError(f"{src.display} changed since it was read; read it again")
         return
     st = os.stat(src.given)
     if (st.st_size, st.st_mtime_ns) != src.stat:

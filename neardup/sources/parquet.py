@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from .._core import remote
 from .documents import InputSource, _ReadContext, as_text, text_not_strings
 
 PARQUET_BATCH_ROWS = 8192
@@ -26,7 +27,9 @@ PARQUET_BATCH_ROWS = 8192
 def _parquet_file(src: InputSource):
     import pyarrow as pa
 
-    return pa.BufferReader(src.data) if src.data is not None else src.given
+    if src.data is not None:
+        return pa.BufferReader(src.data)
+    return remote.open_input(src.given) if remote.is_url(src.given) else src.given
 
 
 def _read_parquet_table(src: InputSource, columns: list[str] | None = None):

@@ -15,7 +15,8 @@ from neardup.pipeline import refusals
 GIVEN_VALUES = {"in_memory": True, "items": ("user", "item"), "report": "report.html",
                 "against": "some.index", "representative_field": "url", "annotate": True,
                 "memory_limit": "1G", "add": True, "explain": "explain.csv", "sweep": True,
-                "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True}
+                "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True,
+                "remote": "s3://bucket/never-read.jsonl"}
 # a value outside a row's ``allowed``
 OTHER_VALUES = {"measure": "containment", "sketch": "simhash", "generated": "exclude",
                 "representative_field": "url"}
@@ -32,7 +33,9 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
     inputs name a file that does not exist (nothing may be read first)."""
     inputs = str(tmp_path / "never-read.jsonl")
     value = _value(row)
-    keywords = {} if row.option in ("in_memory", "out") else {row.option: value}
+    keywords = {} if row.option in ("in_memory", "out", "remote") else {row.option: value}
+    if row.option == "remote":  # an input URL: refused before the store is asked
+        inputs = value
     if row.option == "items":
         keywords = {"items": value}
     if row.option == "in_memory":
