@@ -241,6 +241,7 @@ class _Sizing:
 
 
 FILTERS_HELD = "the Bloom filters, held whole"
+BLOCK_COPIES = 3  # a block's keys while inserted: gathered, joined, made contiguous
 
 
 class _WaitingKeys:
@@ -422,7 +423,9 @@ class BloomIndex(BandedIndex):
         check_limit("index build", inputs, memory_limit, work_dir, {"--out": path})
         plan = config.band_plan()
         chunking = chunk_plan(memory_limit, inputs, source, config, held=lambda counted: (
-            (FILTERS_HELD, sizing.filter_bytes(counted)),))
+            (FILTERS_HELD, sizing.filter_bytes(counted)),
+            ("the keys of a block of documents inserted at once", BLOCK_COPIES * 8
+             * (plan.bands + 1) * (min(counted, BUILD_BLOCK) or BUILD_BLOCK))))
         filters, set_aside = sizing.filters(), 0
 
         def signed_keys():
@@ -437,8 +440,8 @@ class BloomIndex(BandedIndex):
                 filters.insert(*block)
         else:
             with _WaitingKeys(chunking, work_dir) as waiting:
-                for block in _blocks(signed_keys()):
-                    waiting.append(block)
+                for keys in signed_keys():  # one generation for them all: no blocks needed
+                    waiting.append(keys)
                 filters = sizing.for_documents(waiting.documents, set_aside)
                 waiting.check_fits(filters.total_bytes)
                 for band_keys, exact_keys in waiting.blocks():
