@@ -253,30 +253,30 @@ class _WaitingKeys:
         self.plan, self.work_dir = plan, work_dir
         self.held: list = []
         self.documents = 0
-        self.files = None
+        self.file = None
 
     def __enter__(self) -> _WaitingKeys:
         if self.plan is not None:
             self.scratch = WorkDirectory(self.work_dir)
             self.path = self.scratch.__enter__() / "keys.bin"
-            self.files = open(self.path, "wb")
+            self.file = open(self.path, "wb")
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.files is not None:
-            self.files.close()
+        if self.file is not None:
+            self.file.close()
         if self.plan is not None:
             self.scratch.__exit__(*exc)
 
     def append(self, block) -> None:
         band_keys, exact_keys = block
         self.documents += len(band_keys)
-        if self.files is None:
+        if self.file is None:
             self.held.append(block)
             return
         self.bands = band_keys.shape[1]
         np.ascontiguousarray(np.column_stack([band_keys, exact_keys]),
-                             dtype=np.uint64).tofile(self.files)
+                             dtype=np.uint64).tofile(self.file)
 
     def check_fits(self, filter_bytes: int) -> None:
         """Under a limit: the filters sized for the documents read must fit in it."""
@@ -292,15 +292,15 @@ class _WaitingKeys:
                 f"whole; with the interpreter and its kernels (~"
                 f"{format_size(plan.costs.fixed)}) the memory limit of "
                 f"{format_size(plan.limit)} is below the floor of ~{format_size(need)}: "
-                f"give --memory-limit {as_option(need)} or more, or a smaller --capacity")
+                f"give --memory-limit {as_option(need)} or more")
 
     def blocks(self):
         """(band keys, set keys) of the documents, a block of :data:`BUILD_BLOCK` at a time."""
-        if self.files is None:
+        if self.file is None:
             yield from self.held
             return
-        self.files.close()
-        self.files = None
+        self.file.close()
+        self.file = None
         if not self.documents:
             return
         keys = np.memmap(self.path, dtype=np.uint64, mode="r",
