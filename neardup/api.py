@@ -635,7 +635,7 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
 
 
 def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text=None,
-                id=None, **options):
+                id=None, memory_limit=None, work_dir=None, **options):
     """``neardup index build``: :meth:`neardup.Index.build` on ``engine`` ``local``
     (Bloom mode included), or on ``spark``: the executors read, shingle and sign as
     ``find --engine spark`` does and write the segments themselves
@@ -645,7 +645,10 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     the executors set the Bloom filters and the driver ORs them
     (:mod:`neardup.spark.bloom`): the local Bloom build's files. Returns the
     :class:`~neardup.Index` (or :class:`~neardup.index.bloom.BloomIndex`); on Spark
-    ``index.build_report`` holds the read report and the documents read and set aside."""
+    ``index.build_report`` holds the read report and the documents read and set aside.
+    ``memory_limit``, ``work_dir`` (local engine): chunks sized for the limit, a limit
+    below what the build needs refused naming its floor; the same files
+    (:mod:`neardup.index.chunks`)."""
     from .index import Index, SegmentWriter
     from .index.bloom import BloomIndex, build_rate
 
@@ -655,12 +658,14 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     if engine == "local":
         if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
             inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
-        return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
+        return Index.build(inputs, path, quiet=quiet, text=text, id=id,
+                           memory_limit=memory_limit, work_dir=work_dir, **options)
     bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)
     rate = build_rate(bloom, options.pop("fp", None), capacity)
     groups = split_options(column_names(options, text, id))
     in_memory = frames.is_in_memory(inputs)
-    _refuse(engine, "index build", groups, in_memory=in_memory, items=bool(groups.items),
+    _refuse(engine, "index build", groups, memory_limit=memory_limit, in_memory=in_memory,
+            items=bool(groups.items),
             remote=None if in_memory else next(
                 (p for p in as_paths(inputs) if remote.is_url(p)), None))
     refuse_touching_inputs(as_paths(inputs), {"--out": path})

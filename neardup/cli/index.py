@@ -20,6 +20,7 @@ IDS_FORMATS = ("lines", "jsonl")
 INDEX_EXAMPLES = """examples:
   neardup index build corpus/ --include '*.txt' -t 0.8 -o idx/
   neardup index add idx/ more.jsonl
+  neardup index build crawl.jsonl --id-field id --memory-limit 2G -o idx/
   neardup index info idx/
   neardup index compact idx/
   neardup index remove idx/ --ids takedowns.txt
@@ -30,8 +31,9 @@ INDEX_EXAMPLES = """examples:
 """
 
 
-def add_parsers(commands, source_arguments, formatter) -> None:
-    """The ``index`` command and its subcommands."""
+def add_parsers(commands, source_arguments, formatter, memory_arguments) -> None:
+    """The ``index`` command and its subcommands (``memory_arguments`` adds
+    --memory-limit and --work-dir)."""
     p = commands.add_parser("index", help="an on-disk index to deduplicate new data against",
                             description="Keep what you have seen: shingle sets, signatures "
                             "and sorted band keys of a corpus in memory-mapped segments, "
@@ -43,6 +45,7 @@ def add_parsers(commands, source_arguments, formatter) -> None:
     source_arguments(build)
     build.add_argument("--out", "-o", required=True, metavar="IDX",
                        help="the index folder to create (new or empty)")
+    memory_arguments(build)
     build.add_argument("--engine", choices=list(ENGINES), default="local",
                        help="local, or spark: the executors read, sign and write the "
                             "segments (IDX on a file system they share); the same rows, in "
@@ -66,6 +69,7 @@ def add_parsers(commands, source_arguments, formatter) -> None:
                          epilog=INDEX_EXAMPLES, formatter_class=formatter)
     add.add_argument("index_path", metavar="IDX", help="the index")
     source_arguments(add)
+    memory_arguments(add)
     info = sub.add_parser("info", help="documents, segments, bytes per document, options")
     info.add_argument("index_path", metavar="IDX", help="the index")
     info.add_argument("--json", action="store_true", help="print the information as JSON")
@@ -165,12 +169,14 @@ def run(args, options_of, source_keys) -> None:
     if command == "build":
         index = build_index(tuple(args.sources), args.out, engine=args.engine,
                             quiet=args.quiet, bloom=args.bloom, fp=args.fp,
-                            capacity=args.capacity, **options_of(args))
+                            capacity=args.capacity, memory_limit=args.memory_limit,
+                            work_dir=args.work_dir, **options_of(args))
         print(bloom.format_info(index.info()) if args.bloom else format_info(index.info()))
         print(f"written to {args.out}")
     elif command == "add":
         index = Index(args.index_path)
         added = index.add(tuple(args.sources), quiet=args.quiet,
+                          memory_limit=args.memory_limit, work_dir=args.work_dir,
                           **given_options(options_of(args), args, source_keys))
         print(f"added {added['added']:,} documents ({added['set_aside']:,} set aside: too "
               f"few shingles); the index holds {added['documents']:,} (version "

@@ -322,6 +322,16 @@ def _units_memory_arguments(p: argparse.ArgumentParser, documents: bool = False)
     _work_dir_argument(p)
 
 
+def _index_memory_arguments(p: argparse.ArgumentParser) -> None:
+    """--memory-limit and --work-dir of index build and index add."""
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                   help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
+                        "sorting each chunk's band keys on disk and merging them; the same "
+                        "index files (a limit below what the input needs, a Bloom index's "
+                        "filters included, is refused, naming it)")
+    _work_dir_argument(p)
+
+
 def _summary_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summary", metavar="FILE",
                    help="also write the run's summary here as JSON, whole or not at all: "
@@ -412,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     _summary_argument(p)
     cli_index.add_against_arguments(p, dedup=True)
 
-    cli_index.add_parsers(commands, _source_arguments, _Formatter)
+    cli_index.add_parsers(commands, _source_arguments, _Formatter, _index_memory_arguments)
 
     p = commands.add_parser("repeats", help="the units repeated inside documents",
                             description="The lines, paragraphs, sentence spans or token "

@@ -311,21 +311,26 @@ class ChunkPlan:
     id_chars: int = 0  # their ids' characters
     record_bytes: int = 0  # the longest record a chunk can take: longer ones are skipped
     stream_bytes: int = 0  # what an input kept whole (a stream, a JSON file) may hold
+    held: tuple = ()  # (what, bytes): held whole for the run besides (a Bloom index's filters)
 
     @classmethod
     def for_limit(cls, limit: int, num_perm: int, bands: int, *, documents: int | None = None,
                   per_char: int | None = None, survey: InputSurvey | None = None,
-                  costs: MemoryCosts | None = None) -> ChunkPlan:
+                  costs: MemoryCosts | None = None, held: Sequence = ()) -> ChunkPlan:
         """The plan for ``documents`` records (None: unknown); refuses a limit below the floor.
 
         ``survey`` (from :func:`survey_inputs`; it replaces ``documents``) gives the
-        records and the longest line.
+        records and the longest line; ``held``: (what, bytes) the run holds whole
+        besides, named in the refusal.
         """
         costs = costs or COSTS
         per_char = per_char or costs.per_char
         survey = survey or InputSurvey(records=documents, counted=documents or 0)
         documents = survey.records
-        held = costs.fixed + costs.document() * survey.counted
+        held = tuple((what, int(size)) for what, size in held)
+        extra = sum(size for _, size in held)
+        besides = held
+        held = costs.fixed + costs.document() * survey.counted + extra
         read = survey.longest * costs.read_per_byte
         least = max(costs.min_chunk, read)  # the smallest chunk budget
         if documents is None:
@@ -335,7 +340,8 @@ class ChunkPlan:
             budget = limit - held
             floor = held + least
         if budget < least:
-            raise MemoryLimitError(_floor_message(limit, floor, costs, survey, read, per_char))
+            raise MemoryLimitError(_floor_message(limit, floor, costs, survey, read, per_char,
+                                                  besides))
         text = budget * TEXT_SHARE
         chars = int(text / per_char)
         # a chunk closes once it holds chunk_chars, between reads: one record, or one
@@ -356,19 +362,24 @@ class ChunkPlan:
         stream = max(0, limit - held - budget)  # the rest, while reading
         return cls(limit, chars, docs, budget, per_char, documents, floor, survey.longest,
                    survey.where, survey.bounded, costs, record_bytes=record,
-                   stream_bytes=stream)
+                   stream_bytes=stream, held=besides)
 
     @classmethod
-    def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict
-                ) -> ChunkPlan:
+    def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict, *,
+                costs: MemoryCosts | None = None, held: Sequence = ()) -> ChunkPlan:
         """:meth:`for_limit` for ``config`` (a :class:`~neardup.config.FindConfig`) on
-        ``inputs``, their records counted first (:func:`survey_inputs`)."""
-        per_char = COSTS.per_char
+        ``inputs``, their records counted first (:func:`survey_inputs`); ``costs``
+        (default: ``find``'s) and ``held`` as :meth:`for_limit`'s (or a function of the
+        documents counted that returns it)."""
+        costs = costs or COSTS
+        per_char = costs.per_char
         if config.shingle_kind == "char" and config.hash_bits == 64:
-            per_char = COSTS.per_char_64
+            per_char = costs.per_char_64
         survey = survey_inputs(inputs, source_options.get("fmt", "auto"))
+        if callable(held):  # what is held depends on the documents counted
+            held = held(survey.counted)
         return cls.for_limit(limit, config.num_perm, config.band_plan().bands,
-                             per_char=per_char, survey=survey)
+                             per_char=per_char, survey=survey, costs=costs, held=held)
 
     def skip_warning(self) -> str | None:
         """What to tell before reading when a counted record is longer than a chunk can
@@ -398,7 +409,7 @@ class ChunkPlan:
         per_doc = costs.document(self.id_chars / self.seen if self.seen else None)
         kept = sum(len(src.data) for src in chunk.inputs if getattr(src, "data", None))
         documents = max(self.seen, self.documents or 0)
-        need = costs.fixed + kept + per_doc * documents
+        need = costs.fixed + kept + per_doc * documents + sum(size for _, size in self.held)
         reading = self.documents is None  # chunks to come get the budget set at the start
         if reading:  # while reading, a document holds about half of what it does at the end
             need = max(need, costs.fixed + kept + per_doc * documents // 2 + self.budget)
@@ -444,6 +455,7 @@ class ChunkPlan:
                  f"~{format_size(per_doc * documents)}"]
         if kept:
             parts.append(f"the input read from a stream is kept whole: {format_size(kept)}")
+        parts += [f"{what}: ~{format_size(size)}" for what, size in self.held]
         if self.documents is None:
             parts.append(f"each chunk {format_size(self.budget)} while reading")
         advice = (f"give --memory-limit {as_option(need)} or more"
@@ -470,7 +482,7 @@ def _locate(chunk, k: int) -> str:
 
 
 def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurvey,
-                   read: int, per_char: int) -> str:
+                   read: int, per_char: int, held: Sequence = ()) -> str:
     parts = [f"the interpreter and its kernels take ~{format_size(costs.fixed)}"]
     documents = costs.document() * survey.counted
     if survey.counted:
@@ -478,6 +490,7 @@ def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurv
         counted += "s that could be counted)" if survey.records is None else ")"
         parts.append(f"each of the {counted} costs ~{costs.document():,} bytes for the whole "
                      f"run: ~{format_size(documents)}")
+    parts += [f"{what}: ~{format_size(size)}" for what, size in held]
     advice = f"give --memory-limit {as_option(floor)} or more"
     if read > costs.min_chunk:
         # the longest line is read whole; if it is one document's text, it is shingled whole

@@ -68,7 +68,7 @@ REFUSALS: tuple[Refusal, ...] = (
             "use first, longest or shortest", refused=("field",)),
     Refusal(SPARK, ("find",), "report", "--report",
             "write the result with --out, then run `neardup report` on it"),
-    Refusal(SPARK, ("find", "dedup", "dedup --unit", "repeats"), "memory_limit",
+    Refusal(SPARK, ("find", "dedup", "dedup --unit", "repeats", "index build"), "memory_limit",
             "--memory-limit",
             "it bounds the local engine; Spark spills by itself: drop --memory-limit"),
     Refusal(SPARK, _FILES, "method", "--method",
@@ -108,10 +108,10 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, ("evaluate",), "curve_from", "--curve-from", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "compare_sketches", "--compare-sketches",
             "it runs one sketch a run; use the local engine for it"),
-    # ---- the local engine under a memory limit (find and whole-document dedup; dedup
-    # --unit checks its own floor)
-    Refusal(MEMORY_LIMIT, _FILES, "in_memory", "data in memory",
-            "it is held whole already; drop memory_limit"),
+    # ---- the local engine under a memory limit (find, whole-document dedup, index build
+    # and add; dedup --unit checks its own floor)
+    Refusal(MEMORY_LIMIT, (*_FILES, "index build", "index add"), "in_memory",
+            "data in memory", "it is held whole already; drop memory_limit"),
     Refusal(MEMORY_LIMIT, ("find",), "items", "--items/--items-field",
             "item sets are read whole"),
     Refusal(MEMORY_LIMIT, ("find",), "report", "--report",

@@ -58,6 +58,12 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
         return api.repeats(inputs, engine=engine, **keywords)
     if command == "evaluate":
         return api.evaluate(inputs, engine=engine, **keywords)
+    if command == "index add":  # an index to add to, built before the call
+        from neardup.index import Index
+
+        index = Index.build(["a first text of the index"], tmp_path / "index",
+                            shingle_kind="word", shingle_size=1, min_shingles=1)
+        return index.add(inputs, **keywords)
     assert command == "index build"
     return api.build_index(inputs, str(tmp_path / "index"), engine=engine, **keywords)
 
