@@ -1,7 +1,8 @@
 # Two commands set everything up on a fresh machine:
-#   make demo   - virtual environment, install, find near-duplicates in the Python standard library
+#   make demo   - virtual environment, install, find near-duplicates in the Python standard library,
+#                 the HTML report in out/stdlib-report.html
 #   make test   - virtual environment, install with test extras, Chromium (Debian) for the
-#                 report's browser test, ruff and the layer contract (lint-imports), the
+#                 browser tests (the report, the docs site from file://), ruff and the layer contract (lint-imports), the
 #                 docs site (mkdocs build --strict: the generated CLI and options
 #                 references, every link), the whole pytest suite
 #   make test-fast - the inner loop: lint, then pytest without the slow, Spark and browser
@@ -30,9 +31,12 @@ kernels: venv
 
 venv: $(VENV)/.installed
 
+# the report goes beside the results folder: a run replaces --out whole
 demo: venv
 	$(VENV)/bin/neardup find "$(STDLIB)" --include "*.py" --exclude "*/site-packages/*" \
-	    --shingle word --ngram 5 --threshold 0.8 --out out/stdlib --top 10
+	    --shingle word --ngram 5 --threshold 0.8 --out out/stdlib --top 10 \
+	    --report out/stdlib-report.html
+	@echo "open out/stdlib-report.html in a browser to see the pairs and clusters"
 
 lint: venv
 	$(VENV)/bin/ruff check .

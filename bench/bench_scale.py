@@ -153,9 +153,19 @@ def anonymous_memory(pid: int) -> int:
 
 def run_out_of_core(path: Path, out: Path, limit: str, work: Path) -> dict:
     """One ``neardup find`` under ``/usr/bin/time -v``, RssAnon of the child sampled."""
-    command = ["/usr/bin/time", "-v", sys.executable, "-m", "neardup.cli", "find", str(path),
-               *OUT_OF_CORE_OPTIONS, "--memory-limit", limit, "--out", str(out),
-               "--work-dir", str(work)]
+    row = run_sampled(["find", str(path), *OUT_OF_CORE_OPTIONS, "--memory-limit", limit,
+                       "--out", str(out), "--work-dir", str(work)])
+    del row["output"]
+    summary = json.loads((out / "summary.json").read_text())
+    return {**row, "counts": summary["counts"]}
+
+
+def run_sampled(arguments: list[str]) -> dict:
+    """``neardup ARGUMENTS`` as a fresh process under ``/usr/bin/time -v``, the
+    anonymous memory (RssAnon) of the child sampled every 20 ms: wall and CPU seconds,
+    peak RSS and RssAnon in MiB, the load at the start, and what it printed
+    (``output``); a failed run raises with the end of it."""
+    command = ["/usr/bin/time", "-v", sys.executable, "-m", "neardup.cli", *arguments]
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as log:
         start = time.perf_counter()
@@ -181,18 +191,28 @@ def run_out_of_core(path: Path, out: Path, limit: str, work: Path) -> dict:
         log.seek(0)
         text = log.read().decode(errors="replace")
     if process.returncode != 0:
-        raise RuntimeError(f"neardup find failed ({process.returncode}):\n{text[-3000:]}")
+        raise RuntimeError(f"neardup {arguments[0]} failed ({process.returncode}):\n"
+                           f"{text[-3000:]}")
 
     def figure(name: str) -> float:
         found = re.search(rf"{re.escape(name)}: ([\d.]+)", text)
         return float(found.group(1)) if found else float("nan")
 
-    summary = json.loads((out / "summary.json").read_text())
     return {"wall_s": round(wall, 1),
             "cpu_s": round(figure("User time (seconds)") + figure("System time (seconds)"), 1),
             "peak_rss_mib": round(figure("Maximum resident set size (kbytes)") / 1024, 1),
             "peak_anon_mib": round(peak[0] / (1 << 20), 1), "load_at_start": round(load, 1),
-            "counts": summary["counts"]}
+            "output": text}
+
+
+def out_of_core_corpus(corpora: Path | None, cache: Path, n: int) -> tuple[Path, dict]:
+    """(the scale corpus of ``n`` documents, its planted pairs): ``scale_N.jsonl`` of
+    ``corpora`` if it is there, else generated into ``cache`` (once)."""
+    path = corpora / f"scale_{n}.jsonl" if corpora else None
+    if path is not None and path.exists() and path.with_suffix(".planted.json").exists():
+        return path, json.loads(path.with_suffix(".planted.json").read_text())
+    path, planted, _ = corpus(cache, n)
+    return path, planted
 
 
 def out_of_core(args) -> int:
@@ -202,11 +222,7 @@ def out_of_core(args) -> int:
         return 0
     results = []
     for n in args.out_of_core:
-        path = args.corpora / f"scale_{n}.jsonl" if args.corpora else None
-        if path is not None and path.exists() and path.with_suffix(".planted.json").exists():
-            planted = json.loads(path.with_suffix(".planted.json").read_text())
-        else:
-            path, planted, _ = corpus(args.cache, n)
+        path, planted = out_of_core_corpus(args.corpora, args.cache, n)
         with tempfile.TemporaryDirectory(prefix="bench-scale-", dir=args.work) as tmp:
             out = Path(tmp) / "out"
             row = run_out_of_core(path, out, args.memory_limit, Path(tmp) / "work")

@@ -3,7 +3,7 @@
     python bench/bench_spark_scaling.py --size 200000 --runs 2
 
 A standalone master and two workers of one core each start on 127.0.0.1 (pyspark's
-``bin/spark-class``, as docs/spark.md sets one up; nothing listens elsewhere), then the same
+``bin/spark-class``, as docs/spark/cluster.md sets one up; nothing listens elsewhere), then the same
 ``neardup find --engine spark`` runs under ``spark-submit --master spark://127.0.0.1:PORT``
 on one worker (``spark.cores.max=1``: one executor) and on two (``spark.cores.max=2``),
 alternating (1, 2, 1, 2, ...), each a fresh driver process: bench_spark_e2e's corpus (200

@@ -9,22 +9,31 @@ runs against an index are :mod:`neardup.index.against`, Spark is :mod:`neardup.s
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from . import cluster, lsh, sinks
 from ._core import counts as counting
+from ._core import remote
 from ._core.progress import StageTimer
 from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore, refusals
+from .pipeline.dedup import DedupOutputs
+from .pipeline.remote_paths import with_remote_paths
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
-from .sources import check_copy_target, frames, read_documents, write_deduplicated
+from .sources import check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
+from .sources.urls import expand_inputs
 from .text import prepare
 from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
+from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
 
 if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from typing_extensions import Unpack
@@ -33,9 +42,16 @@ SOURCE_OPTIONS = SourceOptions.keys()
 ENGINES = ("local", "spark")
 STDOUT = "-"
 __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evaluate", "explain",
-           "field_ranks", "find", "find_items", "repeats", "tune"]
+           "field_ranks", "find", "find_items", "repeats", "repeats_run", "tune"]
 
 
+def _remote_paths(command: str):
+    """``command``'s entry point with URLs among its paths: see
+    :func:`neardup.pipeline.remote_paths.with_remote_paths`."""
+    return with_remote_paths(command, lambda *args: _check_summary_path(*args))
+
+
+@_remote_paths("find")
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
@@ -161,28 +177,95 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     return result
 
 
+def _writes_summary(command: str):
+    """``command``'s entry point with ``summary=PATH``: the paths checked before the run,
+    the result's summary written after it (:func:`neardup.sinks.write_summary`), whichever
+    engine and path ran; the entry point itself never sees ``summary`` (it names it for
+    its signature and docstring)."""
+    def wrap(run):
+        @functools.wraps(run)
+        def run_and_summarize(inputs, out=None, *, summary=None, **keywords):
+            if summary is None:
+                return run(inputs, out, **keywords)
+            _check_summary_path(summary, inputs, {"--out": out, **{
+                option: keywords.get(key) for option, key in (("--explain", "explain"),
+                                                              ("--work-dir", "work_dir"))}})
+            result = run(inputs, out, **keywords)
+            sinks.write_summary(summary, command, result, as_paths(inputs))
+            return result
+        return run_and_summarize
+    return wrap
+
+
+def _check_summary_path(summary, inputs, outputs: dict) -> None:
+    """ValueError, before any reading, for a ``summary`` path that cannot be written: data
+    in memory (no run on files to summarize), standard output, an input or a path
+    inside one, another output of the run (``outputs``: option -> path) or inside the
+    folder ``--out`` replaces."""
+    if frames.is_in_memory(inputs):
+        raise ValueError("summary= (--summary) summarizes a run on files; a dedup of data "
+                         "in memory returns the data (neardup.find gives its counts)")
+    if summary == STDOUT:
+        raise ValueError("--summary takes the path of a JSON file, not standard output")
+    refuse_touching_inputs(as_paths(inputs), {"--summary": summary}, replaced=())
+    for option, path in outputs.items():
+        if path is not None and path != STDOUT and (
+                os.path.realpath(path) == os.path.realpath(summary)):
+            raise ValueError(f"--summary {summary} is {option}'s path too: choose another")
+    refuse_inside_replaced("--out", outputs.get("--out"), {"--summary": summary})
+
+
+@_remote_paths("dedup")
+@_writes_summary("dedup")
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
           against=None, add: bool = False, force: bool = False, engine: str = "local",
           explain=None, unit: str = "document", min_tokens: int = DEFAULT_MIN_TOKENS,
-          keep: str = "first", min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
-          work_dir=None, **options: Unpack[FindOptions]):
+          keep: str | None = None, min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
+          work_dir=None, annotate: bool = False, summary=None,
+          min_unit_chars: int | None = None, min_unit_words: int | None = None,
+          **options: Unpack[FindOptions]):
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
+
+    ``keep`` (whole documents, :data:`neardup.cluster.KEEP_POLICIES`): "representative"
+    (the default: each cluster's representative stays), "all" (every record stays: with
+    ``annotate``, whose ``neardup_kept`` then marks the representatives), "none" (every
+    document of a cluster of two or more goes). ``annotate``:
+    every record written gets ``neardup_cluster``, ``neardup_cluster_size``,
+    ``neardup_kept``, ``neardup_duplicate_of`` and ``neardup_jaccard`` (JSON Lines fields,
+    CSV/TSV or Parquet columns, columns of data in memory; records that are not documents
+    get none, or empty cells and nulls; see :mod:`neardup.sources.annotations`); an input
+    that already has one of these names is refused before anything is written. Both on
+    the local engine (:mod:`neardup.pipeline.dedup`; the values are
+    :meth:`~neardup.result.FindResult.outcomes_table`'s).
+
+    ``summary``: a path that gets the run's summary as JSON, written whole after the
+    run (every engine and unit; not for data in memory): the records read, processed,
+    skipped, failed, kept, removed and written, then the counts, options, read report
+    and seconds per stage (:func:`neardup.sinks.write_summary`).
 
     ``unit`` other than "document" (:data:`neardup.units.UNITS`: "line", "paragraph",
     "sentences:N", "span"): the copy keeps every document but removes, inside them, each
-    unit whose normalized text occurred before (``keep="first"``; ``keep="none"``:
-    every copy of a repeated unit), and drops the documents left with fewer than
-    ``min_chars`` characters; ``min_tokens``: the span unit's shortest run. Returns a
+    unit whose normalized text occurred before (``keep="first"``, the default for units;
+    ``keep="none"``: every copy of a repeated unit), and drops the documents left with fewer than
+    ``min_chars`` characters; ``min_tokens``: the span unit's shortest run;
+    ``min_unit_chars``, ``min_unit_words`` (line, paragraph, sentences:N; None: the
+    defaults, 0 characters and 3 words): a unit with fewer characters or words (of its
+    normalized text) is never removed. Returns a
     :class:`neardup.units.run.UnitResult` (``counts`` add up to the records read); the
     similarity options do not apply. See :mod:`neardup.units`. ``engine="spark"`` runs
     every unit (:func:`neardup.spark.dedup_units_sources`: the layout of a Spark dedup
     copy, the local copy's bytes and counts).
-    ``memory_limit`` (bytes, or a size such as "4G"; line, paragraph and sentences:N, on
-    the local engine): read in chunks, the units' hashes sorted in runs on disk under
+    ``memory_limit`` (bytes, or a size such as "4G"; on the local engine): whole
+    documents are found as :func:`find` finds them under a limit (read, shingled and
+    signed a chunk at a time, sets, signatures and band keys in files under
+    ``work_dir``; see :mod:`neardup.pipeline.outofcore`), then the inputs are read again
+    for the copy: the same copy and counts as without it, or a limit below the run's
+    floor refused, naming it. Not with ``against`` or data in memory; ``representative_field``
+    only "id"; method "auto" becomes "lsh". Units inside documents (line, paragraph,
+    sentences:N, span): read in chunks, the units' hashes sorted in runs on disk under
     ``work_dir`` (default: the system's temporary directory; removed after the run) and
-    merged; the same copy (:mod:`neardup.units.sorted_runs`). Whole-document dedup has
-    no ``memory_limit``.
+    merged; the same copy (:mod:`neardup.units.sorted_runs`).
 
     Files: the copy goes to ``out`` in the input's format and the FindResult is returned
     (its ``counts["dedup"]`` says what was written). ``out`` is compressed as its name
@@ -197,9 +280,13 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     the kept ones to the index in the same step, holding its write lock throughout
     (the local engine only: Spark refuses ``add``).
     A new document is removed only for one that stays (indexed, or a new one kept before
-    it) at Jaccard ≥ ``threshold``; ``explain``: a file (.csv, .jsonl or .parquet) that
-    gets one row per removed document: ``id``, ``matched_id``, ``matched_source``
-    ("index" or "new"), ``jaccard`` (:meth:`~neardup.index.query.IndexFindResult.explain_table`).
+    it) at Jaccard ≥ ``threshold``.
+
+    ``explain``: a file (.csv, .jsonl or .parquet) that gets one row per removed
+    document: ``id``, ``matched_id`` (the kept document it duplicates), ``matched_source``
+    ("new"; against an index "index" or "new"), ``jaccard``, and without an index its
+    ``cluster`` (:meth:`~neardup.result.FindResult.explain_table`;
+    :meth:`~neardup.index.query.IndexFindResult.explain_table`).
 
     Clusters are star clusters unless ``clusters`` says otherwise
     (:data:`neardup.cluster.DEDUP_CLUSTERS`): a document is removed only for a kept one
@@ -212,30 +299,37 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     input's copy is a folder of part files written by the executors (JSON Lines parts,
     concatenated in order, are the local copy byte for byte), other inputs are read and
     copied on the driver as locally; CSV/TSV files are refused (the local engine copies
-    them).
+    them), and so are ``annotate``, ``explain`` and ``keep`` "all" or "none".
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    units = UnitOptions(unit, min_tokens=min_tokens, keep=keep, min_chars=min_chars)
+    document = UnitOptions(unit).kind == "document"  # an unknown unit named as such
+    keep = _keep_policy(keep, document)
+    units = UnitOptions(unit, min_tokens=min_tokens, min_chars=min_chars,
+                        min_unit_chars=min_unit_chars, min_unit_words=min_unit_words,
+                        **({} if document else {"keep": keep}))
     limit = _units_memory_limit(memory_limit, work_dir, units)
-    if units.kind != "document":
+    if not document:
         return _dedup_units(inputs, out, units, quiet=quiet, engine=engine,
                             memory_limit=limit, work_dir=work_dir,
                             refused={"against=": against is not None, "add=True": add,
                                      "explain=": explain is not None,
+                                     "annotate=True": annotate,
                                      "representative_field=": representative_field is not None},
                             **column_names(options, text, id))
-    if keep != "first" or min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS:
-        raise ValueError("keep, min_chars and min_tokens apply to units inside documents: "
-                         "give unit= (line, paragraph, sentences:N, span)")
+    if min_chars != DEFAULT_MIN_CHARS or min_tokens != DEFAULT_MIN_TOKENS \
+            or min_unit_chars is not None or min_unit_words is not None:
+        raise ValueError("min_chars, min_tokens, min_unit_chars and min_unit_words apply to "
+                         "units inside documents: give unit= (line, paragraph, "
+                         "sentences:N, span)")
     if against is None:
         options = {"clusters": cluster.DEDUP_CLUSTERS, **options}
     groups = split_options(column_names(options, text, id))
-    _refuse(engine, "dedup", groups, in_memory=frames.is_in_memory(inputs), out=out, add=add,
-            explain=explain, representative_field=representative_field)
-    if explain is not None and against is None:
-        raise ValueError("explain= (--explain) needs against= (an index): it names the "
-                         "indexed or earlier new document each removed one matched")
+    in_memory = frames.is_in_memory(inputs)
+    _refuse(engine, "dedup", groups, memory_limit=limit, in_memory=in_memory, out=out,
+            add=add, explain=explain, annotate=annotate, keep=keep, against=against,
+            representative_field=representative_field)
+    outputs = DedupOutputs(keep, annotate, explain)
     if engine == "spark":
         if out is None:
             raise ValueError("dedup of files needs out= (the path of the copy)")
@@ -248,28 +342,43 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     if against is not None:
         from .index.against import dedup_against
 
+        outputs.check_against()
         return dedup_against(inputs, out, against, groups, add=add, force=force, quiet=quiet,
                              representative_field=representative_field, explain=explain)
     if add:
         raise ValueError("add=True (--add) needs against= (the index to add to)")
-    if frames.is_in_memory(inputs):
-        if out is not None:
-            raise ValueError("dedup of data in memory returns the deduplicated data; "
-                             "out= is for files")
-        result, documents = find_documents(inputs, groups, quiet=quiet,
-                                           representative_field=representative_field)
-        rows = result.read_report["records_seen"]
-        return frames.keep_rows(inputs, frames.kept_row_mask(documents, result.representative,
-                                                             rows))
-    if out is None:
-        raise ValueError("dedup of files needs out= (the path of the copy)")
-    refuse_touching_inputs(as_paths(inputs), {"--out": out})
-    check_copy_target(as_paths(inputs), out, groups.source.fmt)  # before reading
-    result, documents = find_documents(inputs, groups, quiet=quiet,
-                                       representative_field=representative_field)
-    written = write_deduplicated(documents, result.representative, as_paths(inputs), out)
-    counting.add(result.counts, dedup=written)
-    return result
+    if in_memory and out is not None:
+        raise ValueError("dedup of data in memory returns the deduplicated data; "
+                         "out= is for files")
+    if not in_memory:
+        if out is None:
+            raise ValueError("dedup of files needs out= (the path of the copy)")
+        inputs = as_paths(inputs)
+        refuse_touching_inputs(inputs, {"--out": out, "--work-dir": work_dir})
+        check_copy_target(inputs, out, groups.source.fmt)  # before reading
+    outputs.check(inputs, out, groups.source.fmt)
+    result, documents = _find_for_copy(inputs, groups, quiet=quiet,
+                                       representative_field=representative_field,
+                                       memory_limit=limit, work_dir=work_dir)
+    return outputs.write(result, documents, inputs, out)
+
+
+def _keep_policy(keep: str | None, document: bool) -> str:
+    """``keep`` checked for the unit: whole documents keep one of
+    :data:`neardup.cluster.KEEP_POLICIES` (default: the representative), units inside
+    them one of :data:`neardup.units.KEEP_POLICIES` (default: the first)."""
+    policies = cluster.KEEP_POLICIES if document else UNIT_KEEP_POLICIES
+    if keep is None:
+        return policies[0]
+    if keep in policies:
+        return keep
+    if keep in (UNIT_KEEP_POLICIES if document else cluster.KEEP_POLICIES):
+        where = ("units inside documents (unit= line, paragraph, sentences:N, span)"
+                 if document else "whole-document dedup (unit='document')")
+        raise ValueError(f"keep={keep!r} (--keep {keep}) applies to {where}; "
+                         f"{'whole-document dedup keeps' if document else 'units keep'} "
+                         f"one of {', '.join(policies)}")
+    raise ValueError(f"keep must be one of {policies}, got {keep!r}")
 
 
 REPORT_REPEATS = 20  # the report's "most repeated lines"
@@ -288,8 +397,26 @@ def _most_repeated_lines(documents, groups: OptionGroups) -> list[dict] | None:
     return repeats_of(analysis, documents.ids, top=REPORT_REPEATS, max_chars=120).to_pylist()
 
 
+def _find_for_copy(inputs, groups: OptionGroups, *, quiet: bool,
+                   representative_field: str | None, memory_limit: int | None, work_dir
+                   ) -> tuple[FindResult, object]:
+    """(FindResult, Documents) of files for the dedup copy: in memory, or under
+    ``memory_limit`` bytes a chunk at a time (the Documents' ids, sources and records
+    mapped from the spilled files); the same representatives either way."""
+    if memory_limit is None:
+        return find_documents(inputs, groups, quiet=quiet,
+                              representative_field=representative_field)
+    from .pipeline.chunked import find_chunked_documents
+
+    return find_chunked_documents(inputs, groups, quiet=quiet,
+                                  representative_field=representative_field,
+                                  limit=memory_limit, work_dir=work_dir)
+
+
 def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | None:
-    """The limit in bytes for units inside documents, checked at the door."""
+    """The limit in bytes, checked at the door: for units inside documents against
+    their floor; whole documents' floor is the chunk plan's, checked before reading
+    (:meth:`~neardup.pipeline.outofcore.ChunkPlan.for_run`)."""
     if memory_limit is None:
         if work_dir is not None:
             raise ValueError("work_dir (--work-dir) is where --memory-limit spills; give "
@@ -297,9 +424,7 @@ def _units_memory_limit(memory_limit, work_dir, units: UnitOptions) -> int | Non
         return None
     limit = outofcore.parse_size(memory_limit)
     if units.kind == "document":
-        raise ValueError("memory_limit (--memory-limit) applies to dedup --unit line, "
-                         "paragraph, sentences:N or span; whole-document dedup runs in "
-                         "memory (find --memory-limit finds the pairs of a larger corpus)")
+        return limit
     from .units.sorted_runs import chunk_chars_for
 
     chunk_chars_for(limit, units.kind)  # a limit below the floor, named before any reading
@@ -338,28 +463,44 @@ def _dedup_units(inputs, out, units: UnitOptions, *, quiet: bool, engine: str, r
                        work_dir=work_dir)
 
 
-def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_MIN_TOKENS,
-            top: int | None = None, max_chars: int = 200, output_format: str | None = None,
-            quiet: bool = True, escape_formulas: bool = True,
-            text: str | Sequence[str] | None = None, id: str | None = None,
-            memory_limit=None, work_dir=None, engine: str = "local",
-            **options: Unpack[FindOptions]):
+def repeats(inputs, out=None, **keywords) -> pa.Table:
+    """The repeated units of ``inputs``, most repeated first, as a pyarrow Table (see
+    :func:`repeats_run`, which takes the same options and gives the counts too)."""
+    return repeats_run(inputs, out, **keywords).repeats
+
+
+@_remote_paths("repeats")
+def repeats_run(inputs, out=None, *, unit: str = "line",
+                min_tokens: int = DEFAULT_MIN_TOKENS, top: int | None = None,
+                max_chars: int = 200, output_format: str | None = None, quiet: bool = True,
+                escape_formulas: bool = True, text: str | Sequence[str] | None = None,
+                id: str | None = None, memory_limit=None, work_dir=None,
+                engine: str = "local", summary=None, min_unit_chars: int | None = None,
+                min_unit_words: int | None = None, **options: Unpack[FindOptions]):
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
-    as a pyarrow Table: ``text`` (its first occurrence, at most ``max_chars``
-    characters), ``count``, ``documents`` (how many hold it), ``first_id``,
-    ``first_offset`` (the character it starts at there), ``bytes``; ``top``: the first
-    N rows only. ``out``: also write it there (csv, jsonl or parquet, from the suffix
-    unless ``output_format`` says; "-": csv or jsonl to standard output;
-    ``escape_formulas``: as :func:`find`'s, for CSV). The source
-    and text options are those of :func:`find`; the similarity options do not apply.
-    ``memory_limit``, ``work_dir``: as :func:`dedup`'s (the same table).
+    in a table (``result.repeats``, the table :func:`repeats` returns): ``text`` (its
+    first occurrence, at most ``max_chars`` characters), ``count``, ``documents`` (how
+    many hold it), ``first_id``, ``first_offset`` (the character it starts at there),
+    ``bytes``; ``top``: the first N rows only. ``out``: also write it there (csv, jsonl
+    or parquet, from the suffix unless ``output_format`` says; "-": csv or jsonl to
+    standard output; ``escape_formulas``: as :func:`find`'s, for CSV). The source and
+    text options are those of :func:`find`; the similarity options do not apply.
+    ``memory_limit``, ``work_dir``, ``min_unit_chars``, ``min_unit_words``: as
+    :func:`dedup`'s (the same table): units under the minimum are not listed; the
+    table's schema metadata says how many repeated texts that left out and the most
+    frequent of them (:func:`neardup.units.run.spared_of`).
     ``engine="spark"``: :func:`neardup.spark.repeats_sources`, the same table (the
     driver collects the listing only; with ``top``, its first N rows).
+    ``summary``: as :func:`dedup`'s (the records read and, on the local engine, the
+    units' totals). Returns a :class:`neardup.units.run.UnitResult`: the table in
+    ``repeats``, the counts (:func:`neardup.units.run.repeats_counts`), the read report
+    and the seconds per stage.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    refusals.check(engine, "repeats", {"memory_limit": memory_limit})
-    units = UnitOptions(unit, min_tokens=min_tokens)
+    refusals.check(engine, "repeats", {"memory_limit": memory_limit, "remote": None})
+    units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
+                        min_unit_words=min_unit_words)
     if units.kind == "document":
         raise ValueError("repeats lists units inside documents: give unit= line, "
                          "paragraph, sentences:N or span (repeated whole documents are "
@@ -381,25 +522,30 @@ def repeats(inputs, out=None, *, unit: str = "line", min_tokens: int = DEFAULT_M
         raise ValueError("repeats reads files; data in memory is not supported yet")
     paths = as_paths(inputs)
     refuse_touching_inputs(paths, {"--out": None if out == STDOUT else out})
-    from .units.run import analysed, check_unit_groups, repeats_of
+    if summary is not None:
+        _check_summary_path(summary, paths, {"--out": out, "--work-dir": work_dir})
+    from .units.run import check_unit_groups
+    from .units.run import repeats_run as local_repeats_run
 
     if engine == "spark":
-        from .spark.repeats import repeats_sources
+        from .spark.repeats import repeats_run as spark_repeats_run
 
         check_unit_groups(groups)
-        table = repeats_sources(paths, units, normalize=groups.prepare.normalize, top=top,
-                                max_chars=max_chars, quiet=quiet, **groups.source.given())
+        result = spark_repeats_run(paths, units, normalize=groups.prepare.normalize,
+                                   top=top, max_chars=max_chars, quiet=quiet,
+                                   **groups.source.given())
     else:
-        with analysed(paths, groups, units, quiet=quiet, memory_limit=limit,
-                      work_dir=work_dir) as (documents, _, analysis, _):
-            table = repeats_of(analysis, documents.ids, top=top, max_chars=max_chars)
+        result = local_repeats_run(paths, groups, units, top=top, max_chars=max_chars,
+                                   quiet=quiet, memory_limit=limit, work_dir=work_dir)
+    table = result.repeats
     if out == STDOUT:
         sinks.write_table_to(standard_output("the listing"), table, output_format or "csv",
                              escape_formulas=escape_formulas)
     elif out is not None:
         sinks.write_tables([table], out, output_format, schema=table.schema,
                            escape_formulas=escape_formulas)
-    return table
+    sinks.write_summary(summary, "repeats", result, paths)
+    return result
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
@@ -463,7 +609,8 @@ def explain(inputs, doc_id: str, **options) -> dict:
     after each cleaning step and its first 20 shingles as strings (no pipeline run)."""
     groups = split_options(options)
     config = groups.config()
-    documents, _ = read_documents(as_paths(inputs), **groups.source.given())
+    documents, _ = read_documents(expand_inputs(as_paths(inputs), groups.source.fmt),
+                                  **groups.source.given())
     try:
         index = documents.ids.index(str(doc_id))
     except ValueError:
@@ -488,7 +635,7 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
 
 
 def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text=None,
-                id=None, **options):
+                id=None, memory_limit=None, work_dir=None, **options):
     """``neardup index build``: :meth:`neardup.Index.build` on ``engine`` ``local``
     (Bloom mode included), or on ``spark``: the executors read, shingle and sign as
     ``find --engine spark`` does and write the segments themselves
@@ -498,19 +645,29 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     the executors set the Bloom filters and the driver ORs them
     (:mod:`neardup.spark.bloom`): the local Bloom build's files. Returns the
     :class:`~neardup.Index` (or :class:`~neardup.index.bloom.BloomIndex`); on Spark
-    ``index.build_report`` holds the read report and the documents read and set aside."""
+    ``index.build_report`` holds the read report and the documents read and set aside.
+    ``memory_limit``, ``work_dir`` (local engine): chunks sized for the limit, a limit
+    below what the build needs refused naming its floor; the same files
+    (:mod:`neardup.index.chunks`)."""
     from .index import Index, SegmentWriter
     from .index.bloom import BloomIndex, build_rate
 
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
     if engine == "local":
-        return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
+        if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
+            inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
+        return Index.build(inputs, path, quiet=quiet, text=text, id=id,
+                           memory_limit=memory_limit, work_dir=work_dir, **options)
     bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)
     rate = build_rate(bloom, options.pop("fp", None), capacity)
     groups = split_options(column_names(options, text, id))
-    _refuse(engine, "index build", groups, in_memory=frames.is_in_memory(inputs),
-            items=bool(groups.items))
+    in_memory = frames.is_in_memory(inputs)
+    _refuse(engine, "index build", groups, memory_limit=memory_limit, in_memory=in_memory,
+            items=bool(groups.items),
+            remote=None if in_memory else next(
+                (p for p in as_paths(inputs) if remote.is_url(p)), None))
     refuse_touching_inputs(as_paths(inputs), {"--out": path})
     keywords = _spark_keywords(groups)
     from . import spark
@@ -543,7 +700,7 @@ def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
     point's keywords, then the similarity options as given, their defaults and the text
     options (the config is built later, once)."""
     refusals.check(refusals.engine_of(engine, memory_limit), command,
-                   {**given, "memory_limit": memory_limit, **groups.similarity},
+                   {"remote": None, **given, "memory_limit": memory_limit, **groups.similarity},
                    FindConfig, groups.prepare)
 
 

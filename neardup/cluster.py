@@ -33,6 +33,10 @@ CLUSTER_POLICIES = ("components", "center")
 # dedup's clusters, on every engine: a document is removed only for a kept one >= t to it
 # (components would remove the far end of a chain of edits for its first version)
 DEDUP_CLUSTERS = "center"
+# which documents of a cluster a dedup writes: its representative (the default), every one
+# (with --annotate, to mark the duplicates instead of removing them), or none of a cluster
+# of two or more (every member of a duplicated cluster goes)
+KEEP_POLICIES = ("representative", "all", "none")
 
 
 def cluster_labels(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -271,3 +275,58 @@ def member_similarities(sets, labels: np.ndarray, representative: np.ndarray,
     member = np.flatnonzero(~representative)
     kept_for = kept_of_label[labels[member]]
     return member, kept_for, exact_similarity(sets, member, kept_for, measure)
+
+
+def dedup_outcomes(labels: np.ndarray, representative: np.ndarray, head: np.ndarray,
+                   set_i: np.ndarray, set_j: np.ndarray, jaccard: np.ndarray,
+                   keep: str = "representative"
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What a dedup does with each of n documents: (cluster_size int64[n], kept bool[n],
+    duplicate_of int64[n], similarity float64[n]).
+
+    ``labels``, ``representative``: a run's clusters; ``head``, ``set_i``, ``set_j``,
+    ``jaccard``: its :class:`neardup.pairs.PairSet` (the pairs of distinct sets between
+    group heads, i < j). ``kept[d]``, under ``keep`` (:data:`KEEP_POLICIES`):
+    "representative" and "all", d is its cluster's representative (with "all" every
+    document is written, and ``kept`` marks those the default keeps); "none", d's
+    cluster is d alone.
+
+    ``duplicate_of[d]``: the representative of d's cluster for every other member (under
+    star clusters its centre: the document kept in its place), -1 for a representative
+    (a document in no pair included), whatever ``keep``. ``similarity[d]``: their exact
+    Jaccard, read from the run, not estimated: 1.0 inside an identical group, the
+    verified pair's Jaccard between two groups; NaN for a representative and where the
+    run verified no pair between the two (components can chain a member to its
+    representative through others; star clusters never do). Cost: a bincount and a
+    binary search of the members in the sorted pairs.
+    """
+    if keep not in KEEP_POLICIES:
+        raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {keep!r}")
+    labels = np.asarray(labels, dtype=np.int64)
+    representative = np.asarray(representative, dtype=bool)
+    head = np.asarray(head, dtype=np.int64)
+    n = labels.size
+    size = np.bincount(labels, minlength=n).astype(np.int64)[labels]
+    kept_of_label = np.full(n, -1, dtype=np.int64)
+    kept = np.flatnonzero(representative)
+    kept_of_label[labels[kept]] = kept
+    member = np.flatnonzero(~representative)
+    duplicate_of = np.full(n, -1, dtype=np.int64)
+    duplicate_of[member] = kept_of_label[labels[member]]
+    similarity = np.full(n, np.nan)
+    a, b = head[member], head[duplicate_of[member]]
+    grouped = (a >= 0) & (b >= 0)
+    same = grouped & (a == b)
+    similarity[member[same]] = 1.0
+    between = np.flatnonzero(grouped & ~same)
+    if between.size and np.size(set_i):
+        lo, hi = np.minimum(a[between], b[between]), np.maximum(a[between], b[between])
+        keys = np.asarray(set_i, dtype=np.int64) * n + np.asarray(set_j, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")  # sorted already on every engine: cheap
+        wanted = lo * n + hi
+        at = np.minimum(np.searchsorted(keys, wanted, sorter=order), keys.size - 1)
+        found = keys[order[at]] == wanted
+        similarity[member[between[found]]] = np.asarray(jaccard, dtype=np.float64)[
+            order[at[found]]]
+    kept_mask = size == 1 if keep == "none" else representative.copy()
+    return size, kept_mask, duplicate_of, similarity

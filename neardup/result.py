@@ -10,14 +10,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import lsh, minhash, verify
+from . import cluster, lsh, minhash, verify
 from ._core import columns
 from .config import FindConfig
 from .pairs import PAIR_SCHEMA, PairSet, identical_table, pair_table, too_many_pairs
 from .shingling import ShingleSets
 
 DOCUMENT_ROWS = 1 << 16  # rows of the documents table built at a time (a few MB)
+# an explain table's matched_source for a document of the run's own input (against an
+# index, the other is neardup.index.query.SOURCE_INDEX)
+SOURCE_NEW = "new"
 
 
 @dataclass
@@ -187,10 +191,58 @@ class FindResult:
             "doc": members,
         })
 
+    def outcomes_table(self, keep: str = "representative") -> pa.Table:
+        """One row per document, in input order: what a dedup under ``keep``
+        (:data:`neardup.cluster.KEEP_POLICIES`) does with it (see
+        :func:`neardup.cluster.dedup_outcomes`): ``doc``, ``id``, ``cluster`` (the id of
+        its cluster's first document, as in :meth:`clusters_table`), ``cluster_size``,
+        ``kept`` (under "all": its cluster's representative), ``duplicate_of`` (the id
+        of its cluster's representative, the document kept in its place; null for a
+        representative), ``jaccard`` (their exact Jaccard, rounded to 6 digits as in
+        the pairs table; null where the run verified no pair between them) and
+        ``written`` (the copy holds it: ``kept``, or every document under "all")."""
+        p = self.pair_set
+        size, kept, duplicate_of, similarity = cluster.dedup_outcomes(
+            self.labels, self.representative, p.head, p.set_i, p.set_j, p.jaccard, keep)
+        ids = self.id_array
+        return pa.table({
+            "doc": np.arange(self.n, dtype=np.int64),
+            "id": _contiguous(ids),
+            "cluster": _contiguous(ids.take(columns.numbers(self.labels))),
+            "cluster_size": size,
+            "kept": kept,
+            "duplicate_of": _contiguous(ids.take(_nullable_numbers(duplicate_of))),
+            "jaccard": pa.array(np.round(similarity, 6), type=pa.float64(),
+                                from_pandas=True),
+            "written": kept | (keep == "all"),
+        })
+
+    def explain_table(self, keep: str = "representative") -> pa.Table:
+        """One row per document a dedup under ``keep`` leaves out, in input order: its
+        ``id``, ``matched_id`` (its cluster's representative, the document kept in its
+        place; null for a representative that ``keep="none"`` removes), ``matched_source``
+        (:data:`SOURCE_NEW`: a document of the same input), ``jaccard`` (exact, as in
+        :meth:`outcomes_table`) and ``cluster``: the columns of a dedup against an index
+        (:meth:`neardup.index.query.IndexFindResult.explain_table`), and the cluster."""
+        table = self.outcomes_table(keep)
+        removed = table.filter(pc.invert(table.column("written")))
+        return pa.table({
+            "id": removed.column("id"),
+            "matched_id": removed.column("duplicate_of"),
+            "matched_source": pa.array([SOURCE_NEW] * removed.num_rows, pa.string()),
+            "jaccard": removed.column("jaccard"),
+            "cluster": removed.column("cluster"),
+        })
+
     def summary(self) -> dict:
         """Counts, parameters and the band plan; deterministic (no timings)."""
         return {"counts": self.counts, "config": self.config.as_dict(),
                 "plan": self.plan.as_dict(), "read": self.read_report}
+
+
+def _nullable_numbers(values: np.ndarray) -> pa.Array:
+    """Row numbers to take, null where ``values`` is -1 (the row taken is then null)."""
+    return pa.array(values, type=pa.int64(), mask=values < 0)
 
 
 def _contiguous(values: pa.Array | pa.ChunkedArray) -> pa.Array:

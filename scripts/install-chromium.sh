@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install Debian's chromium for the report's browser test (tests/report/test_report.py looks
-# for /usr/bin/chromium and skips without it). Idempotent: does nothing when present.
+# Install Debian's chromium for the browser tests (tests/report/test_report.py and
+# tests/docs/test_site.py look for /usr/bin/chromium and skip without it). Idempotent: does nothing when present.
 # Needs root (or sudo) and apt-get; CI runs it before `make test`.
 set -euo pipefail
 if command -v chromium >/dev/null 2>&1 && [ -x /usr/bin/chromium ]; then

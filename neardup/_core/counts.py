@@ -9,6 +9,13 @@ afterwards (a dedup copy, a report, the chunk plan) goes in with :func:`add`. So
 run's counts have the same keys in the same order whichever engine ran it, and
 ``tests/test_architecture.py`` fails if a count key builds a dict anywhere else.
 
+A run over units inside documents (``dedup --unit``, ``repeats``) counts its units
+with :func:`unit_counts` or :func:`span_counts` and :func:`unit_run_counts`
+(:data:`UNIT_COUNTS`). The summary a ``dedup`` or ``repeats`` writes with ``--summary``
+(:data:`SUMMARY`) is built here too: its ``records`` (:func:`records`, what became of
+every record read) and the run's counts, options and seconds around them
+(:func:`run_summary`).
+
 All document counts are of documents as read (one a record with a text), in the
 input's order; pair counts are of document pairs, counted from the sizes of the
 identical groups, never by listing (see :mod:`neardup.pairs`).
@@ -215,3 +222,164 @@ def add(counts: dict, **added) -> dict:
         raise KeyError(f"no count {sorted(unknown)}; the counts are {list(COUNTS)}")
     counts.update(added)
     return counts
+
+
+# ---------------------------------------------------------------- units inside documents
+
+# what a run over units inside documents (dedup --unit, repeats) counts, after its
+# options (unit, keep, min_chars, min_tokens or min_unit_chars and min_unit_words), in
+# this order where they apply (both engines, in memory and under --memory-limit)
+UNIT_COUNTS: dict[str, str] = {
+    "records_seen": "records read",
+    "documents": "records read as documents (a record with a text)",
+    "documents_kept": "dedup --unit: documents written, their repeated units removed",
+    "documents_dropped": "dedup --unit: documents left with fewer than min_chars "
+                         "characters once their repeated units were removed",
+    "skipped": "records read but not documents, all reasons",
+    "failed": "records that could not be read, all reasons",
+    "units": "the units seen (lines, paragraphs, windows of sentences or of min_tokens "
+             "tokens); a unit that normalizes to nothing is none",
+    "units_distinct": "distinct normalized texts among the units",
+    "units_repeated": "distinct texts seen more than once, at or over the minimum length "
+                      "(the listing's rows)",
+    "units_removed": "units the keep policy removes (first: every copy after the first; "
+                     "none: every copy), units under the minimum length spared",
+    "units_kept": "units - units_removed",
+    "units_short": "units shorter than the minimum length (min_unit_chars, "
+                   "min_unit_words): never removed",
+    "units_short_repeated": "distinct texts under the minimum seen more than once",
+    "units_short_spared": "units the keep policy would remove but the minimum kept",
+    "sentences": "sentences:N: the sentences seen",
+    "sentences_removed": "sentences:N: sentences inside a removed window",
+    "tokens": "span: the tokens seen",
+    "spans_repeated": "span: repeated runs of at least min_tokens tokens",
+    "tokens_removed": "span: tokens inside a removed run",
+    "hash_collisions": "distinct texts that shared a 64-bit hash (told apart on their "
+                       "bytes)",
+    "bytes_removed": "bytes of the units removed, overlaps merged",
+    "documents_changed": "documents that lost at least one unit",
+    "dedup": "dedup --unit: what the copy holds (records written, per input)",
+}
+
+
+def unit_counts(*, units: int, distinct: int, repeated: int, removed: int, short: int = 0,
+                short_repeated: int = 0, short_spared: int = 0) -> dict:
+    """The units' counts of a line, paragraph or sentences:N run (:data:`UNIT_COUNTS`)."""
+    return {"units": int(units), "units_distinct": int(distinct),
+            "units_repeated": int(repeated), "units_removed": int(removed),
+            "units_kept": int(units) - int(removed), "units_short": int(short),
+            "units_short_repeated": int(short_repeated),
+            "units_short_spared": int(short_spared)}
+
+
+def span_counts(*, tokens: int, spans_repeated: int, windows: int | None = None,
+                windows_removed: int | None = None, tokens_removed: int | None = None
+                ) -> dict:
+    """The span unit's counts: tokens and repeated runs, and where the run counted them,
+    its windows of min_tokens tokens as its units and the tokens removed."""
+    counts = {"tokens": int(tokens), "spans_repeated": int(spans_repeated)}
+    if windows is not None:
+        counts.update(units=int(windows), units_removed=int(windows_removed),
+                      units_kept=int(windows) - int(windows_removed))
+    if tokens_removed is not None:
+        counts["tokens_removed"] = int(tokens_removed)
+    return counts
+
+
+def add_unit_counts(counts: dict, **added) -> dict:
+    """``counts`` of a units run with more of :data:`UNIT_COUNTS` (sentences, collisions,
+    the removal's bytes and documents, the copy), in the order given; an unknown key is
+    refused."""
+    unknown = set(added) - set(UNIT_COUNTS)
+    if unknown:
+        raise KeyError(f"no unit count {sorted(unknown)}; they are {list(UNIT_COUNTS)}")
+    counts.update({key: value if isinstance(value, dict) else int(value)
+                   for key, value in added.items()})
+    return counts
+
+
+def unit_run_counts(options: Mapping, report: Mapping, units: Mapping, *,
+                    documents_kept: int, documents: int) -> dict:
+    """A units run's counts: its ``options`` (unit, keep, min_chars, and min_tokens or
+    min_unit_chars and min_unit_words), the read report's records
+    (``ReadReport.as_dict()``), the documents kept and dropped and the ``units``' counts;
+    AssertionError unless every record read is accounted for."""
+    skipped, failed = sum(report["skipped"].values()), sum(report["failed"].values())
+    counts = {**options, "records_seen": report["records_seen"], "documents": documents,
+              "documents_kept": documents_kept, "documents_dropped": documents - documents_kept,
+              "skipped": skipped, "failed": failed, **units}
+    accounted = documents + skipped + failed
+    if accounted != report["records_seen"]:  # the accounting is closed, or the run fails
+        raise AssertionError(f"{report['records_seen']} records read but {accounted} accounted")
+    return counts
+
+
+# ---------------------------------------------------------------- dedup's and repeats' summary
+
+# the JSON a dedup or repeats writes with --summary, in this order (find's summary.json
+# holds counts, config, plan and read; the version is its manifest's)
+SUMMARY: dict[str, str] = {
+    "neardup": "the version that ran",
+    "command": "dedup or repeats",
+    "records": "every record read, accounted for (RECORD_COUNTS)",
+    "counts": "the run's counts: a whole-document dedup's are find's (COUNTS, with "
+              "'dedup'); a unit run's are its units' (neardup.units.run)",
+    "config": "the options: find's similarity options, or the unit options",
+    "plan": "whole-document dedup: LSH's bands and rows",
+    "read": "the read report: records seen, processed, skipped and failed by reason, the "
+            "first problems with where they are",
+    "seconds": "seconds per stage",
+}
+
+# the "records" of a summary, in this order
+RECORD_COUNTS: dict[str, str] = {
+    "read": "records read: read = processed + skipped + failed",
+    "processed": "records read as documents (a record with a text)",
+    "skipped": "records read but not documents (an empty text, ...), all reasons",
+    "failed": "records that could not be read (malformed, a field missing, ...), all "
+              "reasons",
+    "skipped_by_reason": "skipped, per reason",
+    "failed_by_reason": "failed, per reason",
+    "kept": "dedup: documents in the copy (kept + removed = processed); whole documents: "
+            "the one kept of each cluster and every document in none; units: documents "
+            "not dropped, their repeated units removed",
+    "removed": "dedup: documents left out of the copy; whole documents: near-duplicates of "
+               "a kept one; units: documents left with fewer than min_chars characters",
+    "written": "dedup: records written to the copy: the kept documents, and the skipped "
+               "and failed records copied unchanged (a directory copy leaves out the files "
+               "it could not read)",
+}
+
+
+def records(read: Mapping, removed: int | None = None,
+            written: int | None = None) -> dict:
+    """The ``records`` of a summary (:data:`RECORD_COUNTS`) from the read report
+    (``ReadReport.as_dict()``) and, for a dedup, the documents ``removed`` and the
+    records ``written``; AssertionError unless read = processed + skipped + failed and
+    removed <= processed."""
+    skipped, failed = dict(read.get("skipped") or {}), dict(read.get("failed") or {})
+    out = {"read": int(read["records_seen"]), "processed": int(read["processed"]),
+           "skipped": sum(skipped.values()), "failed": sum(failed.values()),
+           "skipped_by_reason": skipped, "failed_by_reason": failed}
+    if out["read"] != out["processed"] + out["skipped"] + out["failed"]:
+        raise AssertionError(f"{out['read']} records read but {out['processed']} processed "
+                             f"+ {out['skipped']} skipped + {out['failed']} failed")
+    if removed is not None:
+        if not 0 <= removed <= out["processed"]:
+            raise AssertionError(f"{removed} documents removed of {out['processed']}")
+        out.update(kept=out["processed"] - int(removed), removed=int(removed))
+    if written is not None:
+        out["written"] = int(written)
+    return out
+
+
+def run_summary(command: str, records: dict, summary: Mapping, seconds: Mapping) -> dict:
+    """A dedup's or repeats' summary (:data:`SUMMARY`): ``records`` (:func:`records`),
+    the result's own ``summary`` (counts, config, plan where there is one, read) and the
+    ``seconds`` per stage."""
+    from .version import VERSION
+
+    return {"neardup": VERSION, "command": command, "records": records,
+            **{key: summary[key] for key in ("counts", "config", "plan", "read")
+               if key in summary},
+            "seconds": {stage: round(float(s), 4) for stage, s in seconds.items()}}

@@ -9,6 +9,15 @@ their main path: numpy, numba, pyarrow, tqdm. The rest comes in extras:
     plots  matplotlib                                 --plots, evaluate --plot
     spark  pyspark, pandas                            --engine spark
     all    every extra above
+
+Remote paths (:mod:`neardup._core.remote`) take one extra per protocol, named in the
+error a URL gives without it:
+
+    s3     fsspec, s3fs                               s3://
+    gcs    fsspec, gcsfs                              gs://
+    hf     fsspec, huggingface_hub                    hf://
+    http   fsspec, aiohttp                            http://, https:// (read only)
+    remote every protocol above
 """
 
 from __future__ import annotations

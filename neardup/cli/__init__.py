@@ -24,7 +24,7 @@ from .parser import (
     keyword_options,
     repeats_options,
 )
-from .summary import describe_report, format_explain, format_report
+from .summary import describe_repeats, describe_report, format_explain, format_report
 
 __all__ = ["build_parser", "format_report", "main"]
 
@@ -91,14 +91,22 @@ def _run(args) -> int:
             print(evaluation.describe())
         elif args.command == "repeats":
             to_stdout = args.out == api.STDOUT
-            table = api.repeats(tuple(args.sources), args.out, unit=args.unit,
-                                min_tokens=args.min_tokens, top=args.top,
-                                max_chars=args.max_chars, output_format=args.output_format,
-                                quiet=args.quiet, escape_formulas=args.escape_formulas,
-                                memory_limit=args.memory_limit, work_dir=args.work_dir,
-                                engine=args.engine, **repeats_options(args))
-            if not to_stdout:
-                print(f"{table.num_rows:,} repeated {args.unit} units written to {args.out}")
+            result = api.repeats_run(tuple(args.sources), args.out, unit=args.unit,
+                                     min_tokens=args.min_tokens, top=args.top,
+                                     max_chars=args.max_chars,
+                                     output_format=args.output_format, quiet=args.quiet,
+                                     escape_formulas=args.escape_formulas,
+                                     memory_limit=args.memory_limit, work_dir=args.work_dir,
+                                     engine=args.engine, summary=args.summary,
+                                     min_unit_chars=args.min_unit_chars,
+                                     min_unit_words=args.min_unit_words,
+                                     **repeats_options(args))
+            print(describe_repeats(result, "standard output" if to_stdout else args.out),
+                  file=sys.stderr if to_stdout else sys.stdout)
+            from ..units.run import describe_spared
+
+            if (spared := describe_spared(result.repeats, args.unit)) is not None:
+                print(spared, file=sys.stderr if to_stdout else sys.stdout)
         elif args.command == "report":
             from ..report import write_report
 
@@ -114,7 +122,10 @@ def _run(args) -> int:
                                engine=args.engine, explain=args.explain, unit=args.unit,
                                min_tokens=args.min_tokens, keep=args.keep,
                                min_chars=args.min_chars, memory_limit=args.memory_limit,
-                               work_dir=args.work_dir, **against_options(args))
+                               work_dir=args.work_dir, annotate=args.annotate,
+                               summary=args.summary, min_unit_chars=args.min_unit_chars,
+                               min_unit_words=args.min_unit_words,
+                               **against_options(args))
             summary = (result.describe() if args.unit != "document" else
                        format_report(result, top=0,
                                      out="standard output" if to_stdout else args.out))

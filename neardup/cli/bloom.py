@@ -16,6 +16,7 @@ def run(args, options_of, given_options) -> None:
     index = BloomIndex(args.index_path)
     if command == "add":
         added = index.add(tuple(args.sources), quiet=args.quiet,
+                          memory_limit=args.memory_limit, work_dir=args.work_dir,
                           **given_options(options_of(args)))
         grown = (f"; {added['new_generations']} new generation(s) of filters opened past "
                  f"the capacity, {added['generations']} in all"

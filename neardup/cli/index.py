@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from .._core import remote
 from ..api import ENGINES
 
 IDS_FORMATS = ("lines", "jsonl")
@@ -19,6 +20,7 @@ IDS_FORMATS = ("lines", "jsonl")
 INDEX_EXAMPLES = """examples:
   neardup index build corpus/ --include '*.txt' -t 0.8 -o idx/
   neardup index add idx/ more.jsonl
+  neardup index build crawl.jsonl --id-field id --memory-limit 2G -o idx/
   neardup index info idx/
   neardup index compact idx/
   neardup index remove idx/ --ids takedowns.txt
@@ -29,8 +31,9 @@ INDEX_EXAMPLES = """examples:
 """
 
 
-def add_parsers(commands, source_arguments, formatter) -> None:
-    """The ``index`` command and its subcommands."""
+def add_parsers(commands, source_arguments, formatter, memory_arguments) -> None:
+    """The ``index`` command and its subcommands (``memory_arguments`` adds
+    --memory-limit and --work-dir)."""
     p = commands.add_parser("index", help="an on-disk index to deduplicate new data against",
                             description="Keep what you have seen: shingle sets, signatures "
                             "and sorted band keys of a corpus in memory-mapped segments, "
@@ -42,6 +45,7 @@ def add_parsers(commands, source_arguments, formatter) -> None:
     source_arguments(build)
     build.add_argument("--out", "-o", required=True, metavar="IDX",
                        help="the index folder to create (new or empty)")
+    memory_arguments(build)
     build.add_argument("--engine", choices=list(ENGINES), default="local",
                        help="local, or spark: the executors read, sign and write the "
                             "segments (IDX on a file system they share); the same rows, in "
@@ -65,6 +69,7 @@ def add_parsers(commands, source_arguments, formatter) -> None:
                          epilog=INDEX_EXAMPLES, formatter_class=formatter)
     add.add_argument("index_path", metavar="IDX", help="the index")
     source_arguments(add)
+    memory_arguments(add)
     info = sub.add_parser("info", help="documents, segments, bytes per document, options")
     info.add_argument("index_path", metavar="IDX", help="the index")
     info.add_argument("--json", action="store_true", help="print the information as JSON")
@@ -114,11 +119,6 @@ def add_against_arguments(p: argparse.ArgumentParser, dedup: bool = False) -> No
         g.add_argument("--add", action="store_true",
                        help="with --against: add the kept documents to the index in the "
                             "same step")
-        g.add_argument("--explain", metavar="FILE",
-                       help="with --against: write one row per removed record to FILE "
-                            "(.csv, .jsonl or .parquet): id, matched_id (the indexed or "
-                            "earlier kept new document it duplicates), matched_source "
-                            "(index or new), jaccard")
 
 
 def explicit_options(parser: argparse.ArgumentParser, argv: list[str], args) -> set[str]:
@@ -160,18 +160,23 @@ def run(args, options_of, source_keys) -> None:
     from . import bloom
 
     command = args.index_command
+    if command not in ("build", "info"):  # these write the index in place
+        for path in (getattr(args, "index_path", None), getattr(args, "out", None)):
+            remote.refuse_local_only(f"index {command}", path, remote.INDEX_WRITES)
     if command not in ("build", "merge") and is_bloom(getattr(args, "index_path", "")):
         return bloom.run(args, options_of,
                          lambda options: given_options(options, args, source_keys))
     if command == "build":
         index = build_index(tuple(args.sources), args.out, engine=args.engine,
                             quiet=args.quiet, bloom=args.bloom, fp=args.fp,
-                            capacity=args.capacity, **options_of(args))
+                            capacity=args.capacity, memory_limit=args.memory_limit,
+                            work_dir=args.work_dir, **options_of(args))
         print(bloom.format_info(index.info()) if args.bloom else format_info(index.info()))
         print(f"written to {args.out}")
     elif command == "add":
         index = Index(args.index_path)
         added = index.add(tuple(args.sources), quiet=args.quiet,
+                          memory_limit=args.memory_limit, work_dir=args.work_dir,
                           **given_options(options_of(args), args, source_keys))
         print(f"added {added['added']:,} documents ({added['set_aside']:,} set aside: too "
               f"few shingles); the index holds {added['documents']:,} (version "

@@ -9,6 +9,7 @@ from dataclasses import fields
 
 from .. import api, lsh, sinks, sources
 from ..cluster import CLUSTER_POLICIES, DEDUP_CLUSTERS, REPRESENTATIVE_POLICIES
+from ..cluster import KEEP_POLICIES as DOCUMENT_KEEP_POLICIES
 from ..config import SKETCHES, FindConfig
 from ..evaluate import TRUTHS
 from ..minhash import HASH_FAMILIES
@@ -17,9 +18,17 @@ from ..pipeline import outofcore
 from ..planner import METHODS
 from ..shingling import HASH_BITS, SHINGLE_KINDS
 from ..sources import SourceOptions
+from ..sources.annotations import ANNOTATION_FIELDS
 from ..text.cleaning import PRESETS
 from ..text.prepare import CLEAN_STEP_FLAGS, GENERATED_POLICIES, PrepareOptions
-from ..units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, KEEP_POLICIES, UNITS
+from ..units import (
+    DEFAULT_MIN_CHARS,
+    DEFAULT_MIN_TOKENS,
+    DEFAULT_MIN_UNIT_CHARS,
+    DEFAULT_MIN_UNIT_WORDS,
+    KEEP_POLICIES,
+    UNITS,
+)
 from ..verify import MEASURES
 from . import index as cli_index
 
@@ -39,7 +48,9 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
                    help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
                         ".parquet, text file (one document per line), any of them but "
                         "Parquet compressed (.gz, .zst, .bz2, .xz: docs.jsonl.gz), or - for "
-                        "standard input")
+                        "standard input; find, dedup and repeats also read URLs (s3://, "
+                        "gs://, hf://, http(s)://, file://): a file, a folder's data files "
+                        "or a glob")
     g.add_argument("--format", dest="fmt", default="auto", choices=list(sources.FORMATS),
                    help="input format (default: from the path, before any compression "
                         "suffix)")
@@ -158,15 +169,35 @@ def _unit_arguments(p: argparse.ArgumentParser, default: str, dedup: bool = Fals
     g.add_argument("--min-tokens", type=int, default=DEFAULT_MIN_TOKENS, metavar="L",
                    help=f"--unit span: the shortest repeated run, in tokens (default: "
                         f"{DEFAULT_MIN_TOKENS})")
+    if dedup or default != "document":  # find takes whole documents only
+        _unit_minimum_arguments(g)
     if dedup:
-        g.add_argument("--keep", default="first", choices=list(KEEP_POLICIES),
-                       help="first: a unit's first occurrence (input order) stays, later "
-                            "ones go; none: every copy of a repeated unit goes (default: "
-                            "first)")
+        g.add_argument("--keep", choices=list(dict.fromkeys(
+                           [*DOCUMENT_KEEP_POLICIES, *KEEP_POLICIES])),
+                       help="whole documents: representative, each cluster's kept "
+                            "document stays (the default); all, every record stays (with "
+                            "--annotate); none, every document of a cluster of two or "
+                            "more goes. --unit: first, a unit's first occurrence (input "
+                            "order) stays, later ones go (the default); none, every copy "
+                            "of a repeated unit goes")
         g.add_argument("--min-chars", type=int, default=DEFAULT_MIN_CHARS, metavar="C",
                        help="drop the documents that lost units and are left with fewer "
                             "than C characters (ends' "
                             f"whitespace not counted) (default: {DEFAULT_MIN_CHARS})")
+
+
+def _unit_minimum_arguments(g) -> None:
+    """--min-unit-words and --min-unit-chars (dedup --unit, repeats)."""
+    g.add_argument("--min-unit-words", type=int, metavar="W",
+                   help=f"--unit line, paragraph, sentences:N: a unit with fewer than W "
+                        f"words is kept, never removed or listed (else:, try:, a list's "
+                        f"bullet); words of the cleaned text, a Chinese or Japanese "
+                        f"character one word (default: {DEFAULT_MIN_UNIT_WORDS}, C4's "
+                        f"line rule; 0: none)")
+    g.add_argument("--min-unit-chars", type=int, metavar="C",
+                   help=f"--unit line, paragraph, sentences:N: a unit with fewer than C "
+                        f"characters (of the cleaned text) is kept too (default: "
+                        f"{DEFAULT_MIN_UNIT_CHARS})")
 
 
 def _text_arguments(p: argparse.ArgumentParser) -> None:
@@ -274,14 +305,38 @@ def _work_dir_argument(p: argparse.ArgumentParser) -> None:
                         "run with any folder made for them (default: TMPDIR)")
 
 
-def _units_memory_arguments(p: argparse.ArgumentParser) -> None:
-    """--memory-limit and --work-dir of units inside documents (dedup --unit, repeats)."""
-    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
-                   help="--unit line, paragraph, sentences:N or span: read in chunks "
-                        "sized for SIZE (4G, 512M, bytes), the units' (or the token "
-                        "windows') hashes sorted in runs on disk and merged; same result "
-                        "(not for --unit document)")
+def _units_memory_arguments(p: argparse.ArgumentParser, documents: bool = False) -> None:
+    """--memory-limit and --work-dir of units inside documents (dedup --unit, repeats)
+    and, with ``documents``, of whole documents (dedup)."""
+    units = ("--unit line, paragraph, sentences:N or span: read in chunks sized for SIZE "
+             "(4G, 512M, bytes), the units' (or the token windows') hashes sorted in runs "
+             "on disk and merged; same result")
+    if documents:
+        units = ("read, shingle and sign whole documents in chunks sized for SIZE (4G, "
+                 "512M, bytes), keeping sets, signatures and band keys on disk, then copy "
+                 "the input again; the same copy (a limit below what the input needs is "
+                 "refused, naming it); " + units)
+    else:
+        units += " (not for --unit document)"
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE", help=units)
     _work_dir_argument(p)
+
+
+def _index_memory_arguments(p: argparse.ArgumentParser) -> None:
+    """--memory-limit and --work-dir of index build and index add."""
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                   help="read, shingle and sign in chunks sized for SIZE (4G, 512M, bytes), "
+                        "sorting each chunk's band keys on disk and merging them; the same "
+                        "index files (a limit below what the input needs, a Bloom index's "
+                        "filters included, is refused, naming it)")
+    _work_dir_argument(p)
+
+
+def _summary_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--summary", metavar="FILE",
+                   help="also write the run's summary here as JSON, whole or not at all: "
+                        "records read, processed, skipped and failed by reason, kept, "
+                        "removed and written, the counts, options and seconds per stage")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -301,9 +356,10 @@ def build_parser() -> argparse.ArgumentParser:
     _source_arguments(p)
     p.add_argument("--out", "-o", metavar="DIR",
                    help="write pairs, identical groups, clusters, documents, candidates, "
-                        "summary.json, timings.json and manifest.json here, all at once; "
-                        "- writes the pairs to standard output (csv or jsonl) and the "
-                        "summary to standard error")
+                        "summary.json, timings.json and manifest.json here, all at once "
+                        "(a local folder or an s3://, gs:// or hf:// URL, uploaded once "
+                        "whole, the manifest last); - writes the pairs to standard output "
+                        "(csv or jsonl) and the summary to standard error")
     p.add_argument("--output-format", default="csv", choices=list(sinks.OUTPUT_FORMATS),
                    help="csv, jsonl or parquet (default: csv)")
     p.add_argument("--layout", default="auto", choices=list(sinks.LAYOUTS),
@@ -342,6 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "-o", required=True, metavar="PATH",
                    help="output file, compressed as its name says (out.jsonl.gz: gzip; "
                         ".zst, .bz2, .xz); a directory for a directory or several inputs; "
+                        "a local path or an s3://, gs:// or hf:// URL (uploaded once whole); "
                         "- writes the kept records of one file to standard output "
                         "(uncompressed) and the summary to standard error")
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
@@ -349,11 +406,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "copy is then a folder of part files written by the executors "
                         "(JSON Lines parts, concatenated in order, are the local copy); "
                         "CSV/TSV is copied by the local engine only (default: local)")
+    p.add_argument("--annotate", action="store_true",
+                   help=f"add {', '.join(ANNOTATION_FIELDS)} to every record written "
+                        f"(JSON Lines fields, CSV/TSV or Parquet columns): its cluster, the "
+                        f"cluster's size, whether it is kept (with --keep all, which "
+                        f"writes every record: whether the default keeps it), the record "
+                        f"it duplicates (its cluster's kept one) and their exact Jaccard")
+    p.add_argument("--explain", metavar="FILE",
+                   help="write one row per removed record to FILE (.csv, .jsonl or "
+                        ".parquet): id, matched_id (the kept record it duplicates), "
+                        "matched_source (new; with --against: index or new), jaccard, "
+                        "and without --against its cluster")
     _unit_arguments(p, "document", dedup=True)
-    _units_memory_arguments(p)
+    _units_memory_arguments(p, documents=True)
+    _summary_argument(p)
     cli_index.add_against_arguments(p, dedup=True)
 
-    cli_index.add_parsers(commands, _source_arguments, _Formatter)
+    cli_index.add_parsers(commands, _source_arguments, _Formatter, _index_memory_arguments)
 
     p = commands.add_parser("repeats", help="the units repeated inside documents",
                             description="The lines, paragraphs, sentence spans or token "
@@ -363,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_arguments(p)
     _unit_arguments(p, "line")
     _units_memory_arguments(p)
+    _summary_argument(p)
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
                    help="local (this process) or spark: the same table, found by Spark's "
                         "shuffles; the driver collects the listing only (default: local)")
@@ -473,6 +543,7 @@ FIND_EXAMPLES = """examples:
   neardup find ads.csv --text-field description --id-field id -t 0.7 --report ads.html
   neardup find names.txt --shingle char -k 3 -t 0.8 --method exact --out - | head
   neardup find ./repo --code=go --type2 -t 0.8 --out clones/
+  neardup find s3://bucket/crawl/ -t 0.8 --out s3://bucket/crawl-pairs/
 """
 
 
@@ -480,9 +551,11 @@ DEDUP_EXAMPLES = """examples:
   neardup dedup docs.jsonl --text-field body -t 0.8 -o docs.dedup.jsonl
   neardup dedup crawl.jsonl.gz -t 0.8 --representative-field date -o crawl.dedup.jsonl.gz
   neardup dedup corpus/ --include '*.txt' -t 0.9 -o corpus.dedup/
+  neardup dedup crawl.jsonl --id-field id --memory-limit 4G -o crawl.dedup.jsonl
   neardup dedup ads.csv --text-field body -o - | head
   neardup dedup crawl.jsonl --unit line -o crawl.lines.jsonl   # repeated lines removed
   neardup dedup crawl.jsonl --unit sentences:3 --min-chars 200 -o crawl.c4.jsonl
+  neardup dedup hf://datasets/ORG/NAME -t 0.8 -o s3://bucket/name.dedup/
 """
 
 

@@ -52,7 +52,7 @@ def format_report(result, top: int = 10, out=None) -> str:
     if "index" in c:
         lines.append(cli_index.describe_against(c))
     if "dedup" in c:
-        lines += describe_dedup(c["dedup"])
+        lines += describe_dedup(c["dedup"], None if "index" in c else c.get("explain"))
     lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in result.seconds.items()))
     if out:
         lines.append(f"written to {out}")
@@ -103,12 +103,17 @@ def describe_pairs(c: dict, config) -> str:
     return line
 
 
-def describe_dedup(written: dict) -> list[str]:
+def describe_dedup(written: dict, explain: dict | None = None) -> list[str]:
     """The dedup copy in sentences: records written and documents removed, per input
-    where there are several (:func:`neardup.sources.write_deduplicated`'s counts)."""
+    where there are several (:func:`neardup.sources.write_deduplicated`'s counts), and
+    the explain file."""
     outputs = written.get("outputs", [])
-    lines = [f"dedup: {written['written']:,} records written, {written['removed']:,} "
-             f"documents removed (near-duplicates of a kept one)"]
+    removed = written["removed"]
+    why = ("every document of a cluster of two or more" if written.get("keep") == "none"
+           else "near-duplicates of a kept one")
+    lines = [f"dedup: {written['written']:,} records written"
+             f"{' with neardup_ fields' if written.get('annotated') else ''}, "
+             f"{removed:,} document{'s' * (removed != 1)} removed ({why})"]
     for output in outputs if len(outputs) > 1 else []:
         lines.append(f"  {output['input']} -> {output['output']}: {output['written']:,} "
                      f"written, {output['removed']:,} removed")
@@ -116,7 +121,18 @@ def describe_dedup(written: dict) -> list[str]:
     if not_copied:
         lines.append(f"  {not_copied:,} records left out of the copy (unreadable files, "
                      f"not regular files, ignored)")
+    if explain is not None:
+        lines.append(f"  {explain['rows']:,} removed records and what each duplicates "
+                     f"written to {explain['path']}")
     return lines
+
+
+def describe_repeats(result, out: str) -> str:
+    """What ``neardup repeats`` prints: the run (:meth:`neardup.units.run.UnitResult.describe`)
+    and the rows of the listing, where they went."""
+    rows = result.repeats.num_rows
+    return (f"{result.describe()}\nlisted {rows:,} repeated text{'s' * (rows != 1)} "
+            f"(most repeated first) in {out}")
 
 
 def describe_report(drawn: dict) -> str:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -34,14 +33,20 @@ from pathlib import Path
 import numpy as np
 
 from .. import lsh
-from ..options import column_names, split_options
-from ..pipeline import FindConfig, sign
+from ..options import column_names
+from ..pipeline import FindConfig
 from ..shingling import ShingleSets
-from ..sinks.staging import StagedDirectory, refuse_touching_inputs
-from ..sources import frames
-from ..sources.options import SourceOptions, as_paths
+from ..sinks.staging import StagedDirectory
+from ..sources.options import SourceOptions
 from ..text import prepare
 from . import edit, store
+from .chunks import (
+    check_limit,
+    chunk_plan,
+    signed_chunks,
+    split_index_options,
+    write_segments,
+)
 from .integrity import IndexCorruptError
 from .store import (
     SEGMENTS,
@@ -69,9 +74,6 @@ INDEX_OPTIONS = CONFIG_OPTIONS + ("bands", "rows") + PREPARE_OPTIONS
 # read options; everything else (threshold, verify, max_bucket, ...) is the query's own
 SOURCE_OPTIONS = SourceOptions.keys()
 MIN_RECALL = 0.5  # P(t) below this at the query's threshold is refused unless forced
-# build and add read, shingle and sign this many documents (or characters) at a time
-CHUNK_DOCUMENTS = 100_000
-CHUNK_CHARACTERS = 256 << 20
 
 
 class BandedIndex:
@@ -225,24 +227,31 @@ class Index(BandedIndex):
     @classmethod
     def build(cls, inputs, path: str | os.PathLike, *, quiet: bool = True,
               text=None, id=None, bloom: bool = False, fp: float | None = None,
-              capacity: int | None = None, **options) -> Index:
+              capacity: int | None = None, memory_limit=None, work_dir=None,
+              **options) -> Index:
         """Index ``inputs`` (paths or data in memory, as :func:`neardup.find` reads them)
         at ``path``, a new or empty folder; ``options``: source, shingle, cleaning and
         MinHash options of :func:`neardup.find`, and the ``threshold`` the bands are
         tuned for (b × r chosen as ``find`` chooses them, or given); ``text``/``id``
         name the columns as in :func:`neardup.find`. ``bloom=True``: a Bloom index
         instead, one Bloom filter per band sized for ``capacity`` documents at ``fp``
-        false positives per query (:class:`neardup.index.bloom.BloomIndex`)."""
+        false positives per query (:class:`neardup.index.bloom.BloomIndex`).
+        ``memory_limit`` (bytes, or a size such as "4G"): chunks sized for it, the runs
+        spilled under ``work_dir`` (default: the system's temporary directory), a limit
+        below what the build needs refused naming the floor (:mod:`neardup.index.chunks`);
+        the same files."""
         from .bloom import BloomIndex, build_rate
 
         if (rate := build_rate(bloom, fp, capacity)) is not None:
             return BloomIndex.build(inputs, path, fp=rate, capacity=capacity, quiet=quiet,
-                                    text=text, id=id, **options)
-        source, prep, config = _split_options(column_names(options, text, id))
-        if not frames.is_in_memory(inputs):
-            refuse_touching_inputs(as_paths(inputs), {"--out": path})
-        return cls.build_by(path, prep, config, lambda stage, manifest: _write_inputs(
-            stage, manifest, inputs, source, prep, config, quiet))
+                                    text=text, id=id, memory_limit=memory_limit,
+                                    work_dir=work_dir, **options)
+        source, prep, config = split_index_options(column_names(options, text, id))
+        check_limit("index build", inputs, memory_limit, work_dir, {"--out": path})
+        plan = chunk_plan(memory_limit, inputs, source, config)
+        return cls.build_by(path, prep, config, lambda stage, manifest: write_segments(
+            stage, manifest, signed_chunks(inputs, source, prep, config, quiet, plan),
+            plan=plan, work_dir=work_dir))
 
     @classmethod
     def build_by(cls, path: str | os.PathLike, prep, config: FindConfig, fill) -> Index:
@@ -269,19 +278,22 @@ class Index(BandedIndex):
                 write_manifest(stage, manifest)
         return cls(path)
 
-    def add(self, inputs, *, quiet: bool = True, text=None, id=None, **options) -> dict:
+    def add(self, inputs, *, quiet: bool = True, text=None, id=None, memory_limit=None,
+            work_dir=None, **options) -> dict:
         """Add the documents of ``inputs`` as a new segment (shingled with the index's
-        options; source options are this input's). Returns what was added."""
+        options; source options are this input's). Returns what was added.
+        ``memory_limit``, ``work_dir``: as :meth:`build`'s (the same segment)."""
         options = column_names(options, text, id)
         source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
         options.pop("threshold", None)  # a query's; adding does not verify anything
         options = self.query_options(options)
-        _, prep, config = _split_options(options)
-        if not frames.is_in_memory(inputs):
-            refuse_touching_inputs(as_paths(inputs), {"index": self.path}, replaced=())
+        _, prep, config = split_index_options(options)
+        check_limit("index add", inputs, memory_limit, work_dir, {"index": self.path})
+        plan = chunk_plan(memory_limit, inputs, source, config)
         with WriteLock(self.path):
-            return self._add_locked(lambda root, manifest: _write_inputs(
-                root, manifest, inputs, source, prep, config, quiet))
+            return self._add_locked(lambda root, manifest: write_segments(
+                root, manifest, signed_chunks(inputs, source, prep, config, quiet, plan),
+                plan=plan, work_dir=work_dir))
 
     def add_documents(self, ids, sets: ShingleSets, signatures: np.ndarray, *,
                       locked: bool = False) -> dict:
@@ -490,32 +502,6 @@ def _merge(root: Path, manifest: dict, pieces: list[SegmentPiece]) -> dict:
     return entry
 
 
-def _write_inputs(root: Path, manifest: dict, inputs, source: dict, prep,
-                  config: FindConfig, quiet: bool) -> int:
-    """Read, shingle and sign ``inputs`` a chunk at a time (:data:`CHUNK_DOCUMENTS`), a
-    segment per chunk, merged into one segment appended to ``manifest`` (not written);
-    returns the documents set aside. Memory: one chunk's texts and sets, then one band's
-    keys of the merge, never the whole input."""
-    parts, set_aside = [], 0
-    for chunk_ids, texts in _chunks(inputs, source, quiet):
-        ids, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
-        set_aside += aside
-        if len(ids):
-            parts.append(_new_segment(root, manifest, ids, sets, signatures))
-        del texts, sets, signatures
-    if len(parts) > 1:
-        merged = _merge(root, manifest, [Segment.open(root, manifest, entry,
-                                                      written=True).piece()
-                                         for entry in parts])
-        for entry in parts:
-            shutil.rmtree(root / SEGMENTS / entry["name"])
-        parts = [merged]
-    for entry in parts:
-        manifest["segments"].append(entry)
-        manifest["documents"] += entry["documents"]
-    return set_aside
-
-
 def _segment_name(manifest: dict) -> str:
     return f"seg-{manifest['next_segment']:06d}"
 
@@ -523,47 +509,6 @@ def _segment_name(manifest: dict) -> str:
 def _comparable(value):
     """A query's option value as the manifest (JSON) holds it: tuples are lists."""
     return list(value) if isinstance(value, tuple) else value
-
-
-def _split_options(options: dict):
-    """(source options as given, PrepareOptions, FindConfig) from :func:`neardup.find`'s
-    keywords, split as find splits them."""
-    groups = split_options(options)
-    if any(v for v in groups.items.values()):
-        raise ValueError("an index holds documents; item sets are not supported")
-    return groups.source.given(), groups.prepare, groups.config()
-
-
-def _chunks(inputs, source: dict, quiet: bool):
-    """(ids, texts) of consecutive documents of ``inputs``, a chunk at a time; together
-    what :func:`neardup.sources.read_documents` reads (or a frame holds)."""
-    from ..sources import read_document_chunks
-
-    if frames.is_in_memory(inputs):
-        documents, _, _ = frames.read_frame(inputs,
-                                            text_fields=source.get("text_fields", ("text",)),
-                                            id_field=source.get("id_field"))
-        for lo in range(0, len(documents.ids), CHUNK_DOCUMENTS):
-            yield (documents.ids[lo:lo + CHUNK_DOCUMENTS],
-                   documents.texts[lo:lo + CHUNK_DOCUMENTS])
-        return
-    chunks, _, _ = read_document_chunks(as_paths(inputs), chunk_chars=CHUNK_CHARACTERS,
-                                        chunk_docs=CHUNK_DOCUMENTS, progress=not quiet,
-                                        **source)
-    for chunk in chunks:
-        yield chunk.ids, chunk.texts
-
-
-def _sign(ids: list[str], texts: list[str], prep, config: FindConfig):
-    """(ids, sets, signatures, set aside) of the documents that can pair."""
-    prepared = prepare.shingle_documents(texts, ids, config.shingle_options(), prep)
-    usable = prepared.sets.sizes >= config.min_shingles
-    if prep.generated == "exclude":
-        usable &= ~prepared.generated
-    rows = np.flatnonzero(usable)
-    sets = prepared.sets.subset(rows)
-    signatures = sign(sets, config).matrix
-    return np.asarray(ids, dtype=object)[rows], sets, signatures, int(len(ids) - rows.size)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 from contextlib import nullcontext
-from pathlib import Path
 
 from .._core import counts as counting
 from ..options import OptionGroups, split_options
+from ..pipeline.dedup import check_explain_path
 from ..pipeline.run import find_documents
-from ..sinks import OUTPUT_FORMATS, write_table
+from ..sinks import write_table
 from ..sinks.staging import refuse_touching_inputs
 from ..sources import check_copy_target, frames, write_deduplicated
 from ..sources.options import as_paths
@@ -91,11 +91,3 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
             result.counts["index"]["added"] = (index.add_kept(new, result) if is_bloom
                                                else query.add_kept(index, new, result))
     return kept if in_memory else result
-
-
-def check_explain_path(path) -> None:
-    """ValueError unless ``path`` ends in a format the explain table is written in."""
-    suffix = Path(path).suffix.lstrip(".").lower()
-    if suffix not in OUTPUT_FORMATS:
-        raise ValueError(f"--explain {path}: the file's suffix says its format, one of "
-                         f"{', '.join('.' + f for f in OUTPUT_FORMATS)}")

@@ -71,12 +71,11 @@ from .._core.hashing import GOLDEN, mix64
 from .._core.jit import njit
 from .._core.machine import machine_memory
 from ..options import OptionGroups, column_names, split_options
+from ..pipeline.outofcore import MemoryLimitError, WorkDirectory, as_option, format_size
 from ..pipeline.run import find_documents
 from ..result import FindResult
 from ..shingling import ShingleSets
 from ..sinks.staging import StagedDirectory, file_sha256, refuse_touching_inputs
-from ..sources import frames
-from ..sources.options import as_paths
 from . import CONFIG_OPTIONS, PREPARE_OPTIONS, SOURCE_OPTIONS, BandedIndex, store
 from .bloomfilter import (
     DOUBLE_HASHING,
@@ -95,6 +94,7 @@ from .bloomfilter import (
     insert,
     merge_filters,
 )
+from .chunks import check_limit, chunk_plan, signed_chunks, split_index_options
 from .integrity import corrupt
 from .store import MANIFEST, NpyWriter, WriteLock, crash_point, fsync_dir, write_manifest
 
@@ -218,6 +218,11 @@ class _Sizing:
             check_fits(first_plan(fp, capacity, plan.bands), capacity, fp)
         return cls(fp, capacity, plan.bands)
 
+    def filter_bytes(self, documents: int) -> int:
+        """Bytes of the filters a build of ``documents`` documents holds whole."""
+        capacity = self.capacity if self.capacity is not None else documents
+        return first_plan(self.fp, max(capacity, 1), self.bands).total_bytes
+
     def filters(self) -> Generations | None:
         """Empty filters for the capacity given (None without one: sized once counted)."""
         if self.capacity is None:
@@ -233,6 +238,76 @@ class _Sizing:
                              "--capacity N, the documents the first filters should hold")
         check_fits(first_plan(self.fp, documents, self.bands), documents, self.fp)
         return Generations.sized(self.fp, documents, self.bands)
+
+
+FILTERS_HELD = "the Bloom filters, held whole"
+BLOCK_COPIES = 3  # a block's keys while inserted: gathered, joined, made contiguous
+
+
+class _WaitingKeys:
+    """The band and set keys of a build without ``capacity``, until the documents are
+    counted and the filters sized: in memory without a limit, in a file of the work
+    directory under one (8 × (b + 1) bytes a document, read back a block at a time)."""
+
+    def __init__(self, plan, work_dir):
+        self.plan, self.work_dir = plan, work_dir
+        self.held: list = []
+        self.documents = 0
+        self.file = None
+
+    def __enter__(self) -> _WaitingKeys:
+        if self.plan is not None:
+            self.scratch = WorkDirectory(self.work_dir)
+            self.path = self.scratch.__enter__() / "keys.bin"
+            self.file = open(self.path, "wb")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.file is not None:
+            self.file.close()
+        if self.plan is not None:
+            self.scratch.__exit__(*exc)
+
+    def append(self, block) -> None:
+        band_keys, exact_keys = block
+        self.documents += len(band_keys)
+        if self.file is None:
+            self.held.append(block)
+            return
+        self.bands = band_keys.shape[1]
+        np.ascontiguousarray(np.column_stack([band_keys, exact_keys]),
+                             dtype=np.uint64).tofile(self.file)
+
+    def check_fits(self, filter_bytes: int) -> None:
+        """Under a limit: the filters sized for the documents read must fit in it."""
+        plan = self.plan
+        if plan is None:
+            return
+        need = (plan.costs.fixed + plan.costs.document(plan.id_chars / max(plan.seen, 1))
+                * plan.seen + filter_bytes + plan.costs.min_chunk)
+        if need > plan.limit:
+            raise MemoryLimitError(
+                f"after reading {plan.seen:,} documents: the Bloom filters for the "
+                f"{self.documents:,} that can pair take ~{format_size(filter_bytes)}, held "
+                f"whole; with the interpreter and its kernels (~"
+                f"{format_size(plan.costs.fixed)}) the memory limit of "
+                f"{format_size(plan.limit)} is below the floor of ~{format_size(need)}: "
+                f"give --memory-limit {as_option(need)} or more")
+
+    def blocks(self):
+        """(band keys, set keys) of the documents, a block of :data:`BUILD_BLOCK` at a time."""
+        if self.file is None:
+            yield from self.held
+            return
+        self.file.close()
+        self.file = None
+        if not self.documents:
+            return
+        keys = np.memmap(self.path, dtype=np.uint64, mode="r",
+                         shape=(self.documents, self.bands + 1))
+        for lo in range(0, self.documents, BUILD_BLOCK):
+            block = np.asarray(keys[lo:lo + BUILD_BLOCK])
+            yield block[:, :-1], block[:, -1].copy()
 
 
 @dataclass(frozen=True)
@@ -331,7 +406,7 @@ class BloomIndex(BandedIndex):
     @classmethod
     def build(cls, inputs, path: str | os.PathLike, *, fp: float = DEFAULT_RATE,
               capacity: int | None = None, quiet: bool = True, text=None, id=None,
-              **options) -> BloomIndex:
+              memory_limit=None, work_dir=None, **options) -> BloomIndex:
         """Bloom-index ``inputs`` at ``path`` (a new or empty folder), read, shingled and
         banded as :meth:`neardup.Index.build` does. ``fp``: the per-query extra
         false-positive rate, kept however many documents are added (new generations of
@@ -340,32 +415,37 @@ class BloomIndex(BandedIndex):
         held until all are read: 8 bytes × (b + 1) a document; give ``capacity`` to
         insert a block of :data:`BUILD_BLOCK` documents at a time). Filters this machine
         cannot hold are refused, and so is an empty build without ``capacity``, before
-        anything is written."""
-        from . import _chunks, _sign, _split_options
-
-        source, prep, config = _split_options(column_names(options, text, id))
+        anything is written. ``memory_limit``, ``work_dir``: as
+        :meth:`neardup.Index.build`'s; the filters are held whole and count against the
+        limit, and the band keys waiting for the sizing go to ``work_dir``."""
+        source, prep, config = split_index_options(column_names(options, text, id))
         sizing = _Sizing.of(fp, capacity, config.band_plan())  # refused before reading
-        if not frames.is_in_memory(inputs):
-            refuse_touching_inputs(as_paths(inputs), {"--out": path})
+        check_limit("index build", inputs, memory_limit, work_dir, {"--out": path})
         plan = config.band_plan()
-        filters, held, set_aside = sizing.filters(), [], 0
+        chunking = chunk_plan(memory_limit, inputs, source, config, held=lambda counted: (
+            (FILTERS_HELD, sizing.filter_bytes(counted)),
+            ("the keys of a block of documents inserted at once", BLOCK_COPIES * 8
+             * (plan.bands + 1) * (min(counted, BUILD_BLOCK) or BUILD_BLOCK))))
+        filters, set_aside = sizing.filters(), 0
 
         def signed_keys():
             nonlocal set_aside
-            for chunk_ids, texts in _chunks(inputs, source, quiet):
-                _, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
+            for _, sets, signatures, aside in signed_chunks(inputs, source, prep, config,
+                                                            quiet, chunking):
                 set_aside += aside
                 yield lsh.band_keys(signatures, plan.bands, plan.rows), set_keys(sets)
 
-        for block in _blocks(signed_keys()):
-            if filters is None:
-                held.append(block)
-            else:
+        if filters is not None:
+            for block in _blocks(signed_keys()):
                 filters.insert(*block)
-        if filters is None:
-            filters = sizing.for_documents(sum(len(b) for b, _ in held), set_aside)
-            for band_keys, exact_keys in held:
-                filters.insert(band_keys, exact_keys)
+        else:
+            with _WaitingKeys(chunking, work_dir) as waiting:
+                for keys in signed_keys():  # one generation for them all: no blocks needed
+                    waiting.append(keys)
+                filters = sizing.for_documents(waiting.documents, set_aside)
+                waiting.check_fits(filters.total_bytes)
+                for band_keys, exact_keys in waiting.blocks():
+                    filters.insert(band_keys, exact_keys)
         return cls._write_new(path, _new_manifest(prep, config), sizing, filters, set_aside)
 
     @classmethod
@@ -412,23 +492,25 @@ class BloomIndex(BandedIndex):
                 _write_version(stage, manifest, filters)
         return cls(path)
 
-    def add(self, inputs, *, quiet: bool = True, text=None, id=None, **options) -> dict:
+    def add(self, inputs, *, quiet: bool = True, text=None, id=None, memory_limit=None,
+            work_dir=None, **options) -> dict:
         """Insert the documents of ``inputs`` (shingled with the index's options); past
-        the last generation's capacity into a new one (the rate stays within fp)."""
-        from . import _chunks, _sign, _split_options
-
+        the last generation's capacity into a new one (the rate stays within fp).
+        ``memory_limit``: chunks sized for it, what the filters hold (now and with the
+        generations the counted documents open) counted against it."""
         options = column_names(options, text, id)
         source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
         options.pop("threshold", None)
         self.warn_past_rate()
-        _, prep, config = _split_options(self.query_options(options))
-        if not frames.is_in_memory(inputs):
-            refuse_touching_inputs(as_paths(inputs), {"index": self.path}, replaced=())
+        _, prep, config = split_index_options(self.query_options(options))
+        check_limit("index add", inputs, memory_limit, work_dir, {"index": self.path})
+        chunking = chunk_plan(memory_limit, inputs, source, config, held=lambda counted: (
+            (FILTERS_HELD, self.filters.bytes_after(counted)),))
         with WriteLock(self.path):
             def insert_inputs(filters: Generations):
                 documents = set_aside = 0
-                for chunk_ids, texts in _chunks(inputs, source, quiet):
-                    _, sets, signatures, aside = _sign(chunk_ids, texts, prep, config)
+                for _, sets, signatures, aside in signed_chunks(inputs, source, prep, config,
+                                                                quiet, chunking):
                     filters.insert(lsh.band_keys(signatures, self.bands, self.rows),
                                    set_keys(sets))
                     documents, set_aside = documents + sets.n, set_aside + aside
@@ -454,21 +536,25 @@ class BloomIndex(BandedIndex):
         then a new version is written (nothing changes when nothing was)."""
         manifest = _read_manifest(self.path)  # the latest, under the lock
         _sweep(self.path, manifest)
-        filters = _read_filters(self.path, manifest).copy()
-        generations = len(filters.generations)
-        inserted, set_aside = fill(filters)
-        if inserted or set_aside:
-            manifest["documents"] += inserted
-            manifest["set_aside"] += set_aside
-            manifest["version"] += 1
-            old = manifest["filters"]["name"]
-            _write_version(self.path, manifest, filters)
-            shutil.rmtree(self.path / FILTERS / old, ignore_errors=True)
-        self.__init__(self.path)
+        self.filters = None  # the filters are held once: those read now, filled in place
+        try:
+            filters = _read_filters(self.path, manifest)  # fresh arrays, this add's own
+            generations = len(filters.generations)
+            inserted, set_aside = fill(filters)
+            if inserted or set_aside:
+                manifest["documents"] += inserted
+                manifest["set_aside"] += set_aside
+                manifest["version"] += 1
+                old = manifest["filters"]["name"]
+                _write_version(self.path, manifest, filters)
+                shutil.rmtree(self.path / FILTERS / old, ignore_errors=True)
+            now = len(filters.generations)
+            del filters
+        finally:
+            self.__init__(self.path)
         return {"added": inserted, "set_aside": set_aside,
                 "documents": manifest["documents"], "version": manifest["version"],
-                "generations": len(filters.generations),
-                "new_generations": len(filters.generations) - generations}
+                "generations": now, "new_generations": now - generations}
 
     # ---- reading ----
 

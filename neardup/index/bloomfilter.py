@@ -313,6 +313,7 @@ class Generations:
         check_rate(rate)
         self.rate = rate
         self.generations = generations
+        self.plan_only = False  # bytes_after: generations planned, no filters made
 
     @classmethod
     def sized(cls, rate: float, capacity: int, bands: int) -> Generations:
@@ -367,8 +368,9 @@ class Generations:
         closed = sum(not gen.plan.takes_keys for gen in self.generations)
         rate = (generation_rate(self.rate, g) if not closed else
                 generation_rate(self.budget_after_closed(), g - closed))
-        self.generations.append(Generation.empty(FilterPlan.for_rate(
-            rate, capacity, self.bands)))
+        plan = FilterPlan.for_rate(rate, capacity, self.bands)
+        self.generations.append(Generation(plan, None, None) if self.plan_only
+                                else Generation.empty(plan))
 
     def budget_after_closed(self) -> float:
         """The share of RATE for the generations after those of the earlier layout (sized
@@ -408,6 +410,15 @@ class Generations:
         fills = self.fill()
         return estimated_rate(np.concatenate(fills), np.concatenate(
             [np.full(f.size, g.plan.hashes) for f, g in zip(fills, self.generations)]))
+
+    def bytes_after(self, n: int) -> int:
+        """Bytes of the filters once ``n`` more documents are inserted: these and the
+        generations they would open (planned, not filled)."""
+        trial = Generations(self.rate, [Generation(g.plan, g.bands, g.exact, g.documents)
+                                        for g in self.generations])
+        trial.plan_only = True
+        trial.take(n)
+        return trial.total_bytes
 
     def copy(self) -> Generations:
         return Generations(self.rate, [Generation(g.plan, g.bands.copy(), g.exact.copy(),

@@ -48,10 +48,10 @@ from .._core import counts as counting
 from ..lsh import sorted_unique
 from ..minhash import Signatures
 from ..pairs import PairSet
-from ..result import FindResult
+from ..result import SOURCE_NEW, FindResult
 from ..shingling import ShingleSets
 
-SOURCE_NEW, SOURCE_INDEX = "new", "index"  # where a document of the result comes from
+SOURCE_INDEX = "index"  # where a document of the result comes from (or SOURCE_NEW)
 
 
 @dataclass(repr=False)  # FindResult's one-line repr
@@ -68,12 +68,16 @@ class IndexFindResult(FindResult):
         """bool[n_new]: the new documents a dedup against the index keeps."""
         return self.matched < 0
 
-    def explain_table(self) -> pa.Table:
+    def explain_table(self, keep: str = "representative") -> pa.Table:
         """One row per new document a dedup removes, in input order: its ``id``, the
         ``matched_id`` of the document it is removed for (indexed, or a new one kept
         before it), that one's ``matched_source`` (:data:`SOURCE_INDEX` or
         :data:`SOURCE_NEW`) and their exact ``jaccard`` (≥ the threshold when verified;
-        rounded to 6 digits as in the pairs table, so the two join)."""
+        rounded to 6 digits as in the pairs table, so the two join). Against an index
+        the kept documents are the anchored cover's: ``keep`` is "representative"."""
+        if keep != "representative":
+            raise ValueError(f"keep={keep!r}: a dedup against an index keeps what "
+                             f"duplicates nothing that stays (keep='representative')")
         removed = np.flatnonzero(self.matched >= 0)
         matched = self.matched[removed]
         ids = self.id_array

@@ -94,6 +94,7 @@ SEGMENT_FILES = ("ids.offsets.npy", "ids.data.npy", "sets.offsets.npy", "sets.va
 CRASH_ENV = "NEARDUP_INDEX_CRASH_AT"
 STOP_ENV = "NEARDUP_INDEX_STOP_AT"
 _TEMP = ".tmp-"
+MERGE_ROWS = 1 << 20  # band keys a merge of sorted segments holds at a time (~44 MiB)
 # the names a writer creates in segments/: the only ones a sweep may remove
 WRITTEN_NAME = re.compile(r"seg-[0-9]{6,}(\.tmp-[0-9]+)?")
 
@@ -281,6 +282,8 @@ class SegmentPiece:
     signatures: np.ndarray  # (n, K)
     band_column: object = None  # band -> uint64[n], or None: computed from signatures
     rows: np.ndarray | None = None  # int64, ascending: only these rows (compaction)
+    # band -> (keys sorted, their documents): a whole segment's sorted run, merged as is
+    sorted_band: object = None
 
     @property
     def n(self) -> int:
@@ -304,13 +307,17 @@ class SegmentPiece:
 
 
 def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece],
-                  bands: int, rows: int, chunk: int = 1 << 16) -> dict:
+                  bands: int, rows: int, chunk: int = 1 << 16,
+                  merge_rows: int = MERGE_ROWS) -> dict:
     """Write ``pieces`` (in order) as the segment ``root/segments/name``; its manifest entry.
 
     Arrays are written front to back (:class:`NpyWriter`) a piece (and a chunk of rows)
-    at a time, so compaction holds one band's keys and order (16 bytes a document), not
-    the index. The folder appears under its name only when every file is on disk; on any
-    error (a full disk, Ctrl-C, SIGTERM) the temporary folder is removed first.
+    at a time. Pieces that are whole segments (their bands already sorted) are merged a
+    block of at most ``merge_rows`` keys at a time (:func:`merge_sorted_band`), so a
+    build or a compaction holds blocks, not the index; pieces with rows left out (a
+    compaction with removed documents) hold one band's keys and order (about 28 bytes a
+    document). The folder appears under its name only when every file is on disk; on
+    any error (a full disk, Ctrl-C, SIGTERM) the temporary folder is removed first.
     """
     root = Path(root)
     n = sum(p.n for p in pieces)
@@ -332,7 +339,7 @@ def write_segment(root: str | os.PathLike, name: str, pieces: list[SegmentPiece]
                 for block in p.row_blocks(chunk):
                     signatures.write(p.signatures[block])
         crash_point("segment-half-written")
-        _write_bands(temp, pieces, n, bands, rows)
+        _write_bands(temp, pieces, n, bands, rows, merge_rows)
         fsync_dir(temp)
         final = root / SEGMENTS / name
         os.rename(temp, final)
@@ -419,19 +426,70 @@ def _write_csr_rows(offsets_out: NpyWriter, values_out: NpyWriter, offsets: np.n
 
 
 def _write_bands(folder: Path, pieces: list[SegmentPiece], n: int, bands: int,
-                 rows: int) -> None:
+                 rows: int, merge_rows: int) -> None:
     """Each band's keys sorted, and the document of each (stable: ties by document)."""
     doc_dtype = np.int32 if n < 2**31 else np.int64
-    fresh = [lsh.band_keys(p.signatures, bands, rows) if p.band_column is None else None
-             for p in pieces]
+    runs = all(p.sorted_band is not None and p.rows is None for p in pieces)
+    fresh = [lsh.band_keys(p.signatures, bands, rows)
+             if p.band_column is None and not runs else None for p in pieces]
     with NpyWriter(folder / "bands.keys.npy", np.uint64, (bands, n)) as keys_out, \
             NpyWriter(folder / "bands.docs.npy", doc_dtype, (bands, n)) as docs_out:
         for band in range(bands):  # C order: band after band, front to back
+            if runs:
+                for keys, docs in merge_sorted_band([p.sorted_band(band) for p in pieces],
+                                                    merge_rows):
+                    keys_out.write(keys)
+                    docs_out.write(docs.astype(doc_dtype))
+                continue
             column = np.concatenate([p.band_column(band) if keys is None else keys[:, band]
                                      for p, keys in zip(pieces, fresh)])
             order = np.argsort(column, kind="stable")
             keys_out.write(column[order])
             docs_out.write(order.astype(doc_dtype))
+
+
+def merge_sorted_band(runs: list[tuple[np.ndarray, np.ndarray]], merge_rows: int):
+    """One band's sorted runs (each a segment's keys, sorted, and their documents:
+    ties by document) merged, in blocks of (keys, documents int64) of at most
+    ``merge_rows`` keys (or 1,024 a run, when there are many): the order of a stable
+    sort of the runs' keys concatenated, run r's documents numbered after those of
+    runs before it. So the merged files are those one sort of the whole column gives.
+
+    Each round takes the next block of every run and writes every key up to the
+    smallest (key, document) that ends a block not at its run's end: nothing later in
+    any run can come before it. That run's whole block goes, so each round advances.
+    Memory: a round's keys, about 44 bytes each (the blocks, their order, the output).
+    """
+    lengths = [int(keys.size) for keys, _ in runs]
+    bases = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    block = max(1024, merge_rows // max(len(runs), 1))
+    at = [0] * len(runs)
+    while True:
+        heads = []  # (run, keys, documents) of each run's next block
+        for r, (keys, docs) in enumerate(runs):
+            if at[r] < lengths[r]:
+                stop = min(at[r] + block, lengths[r])
+                heads.append((r, np.asarray(keys[at[r]:stop]),
+                              np.asarray(docs[at[r]:stop], dtype=np.int64) + bases[r],
+                              stop == lengths[r]))
+        if not heads:
+            return
+        ends = [(int(k[-1]), int(d[-1])) for _, k, d, last in heads if not last]
+        cut = min(ends) if ends else None
+        taken_keys, taken_docs = [], []
+        for r, keys, docs, _ in heads:
+            if cut is None:
+                count = keys.size
+            else:
+                lo = int(np.searchsorted(keys, np.uint64(cut[0]), side="left"))
+                hi = int(np.searchsorted(keys, np.uint64(cut[0]), side="right"))
+                count = lo + int(np.searchsorted(docs[lo:hi], cut[1], side="right"))
+            taken_keys.append(keys[:count])
+            taken_docs.append(docs[:count])
+            at[r] += count
+        keys = np.concatenate(taken_keys)
+        order = np.argsort(keys, kind="stable")  # runs in document order: ties by document
+        yield keys[order], np.concatenate(taken_docs)[order]
 
 
 class NpyWriter:
@@ -601,12 +659,16 @@ class Segment:
         column[self.band_docs[band]] = self.band_keys[band]
         return column
 
+    def sorted_band(self, band: int) -> tuple[np.ndarray, np.ndarray]:
+        """Band ``band``'s sorted keys and the document of each, as mapped."""
+        return self.band_keys[band], self.band_docs[band]
+
     def piece(self, rows: np.ndarray | None = None) -> SegmentPiece:
         """The segment's rows to write (all; or ``rows``, ascending), read from the
         mapped files a chunk at a time as they are written."""
         if rows is None:
             return SegmentPiece(self.id_offsets, self.id_data, self.sets, self.signatures,
-                                self.band_column)
+                                self.band_column, sorted_band=self.sorted_band)
         rows = np.asarray(rows, dtype=np.int64)
         return SegmentPiece(self.id_offsets, self.id_data, self.sets, self.signatures,
                             lambda band: self.band_column(band)[rows], rows)

@@ -113,6 +113,33 @@ def estimate_pairs(sets: ShingleSets, rows_of: np.ndarray, ci: np.ndarray, cj: n
     return signatures.estimate(np.searchsorted(rows, ci), np.searchsorted(rows, cj))
 
 
+def fixed_method(config: FindConfig, scheduler: str) -> tuple[str, dict | None]:
+    """(method, method_choice) a run uses before any planning, and the reason it reports:
+    the one place the choice and its wording live, for every engine.
+
+    ``scheduler``: "memory" (the local engine in memory: method "auto" is returned as
+    such, with no choice yet, for the planner to decide), "spilled" (under a memory
+    limit: the exact join and the planner hold every set in memory, so "auto" bands) or
+    "spark" (which never plans: it runs MinHash + LSH, or SimHash's search)."""
+    method = config.method
+    choice: dict | None = {"method": method, "reason": "chosen by the user"}
+    if config.measure == "containment" and method == "auto" and scheduler == "memory":
+        method = "exact"  # containment is refused under a limit (pipeline.refusals)
+        choice = {"method": method, "reason": "measure containment: the exact join "
+                                              "(method 'lsh' to band by size class)"}
+    if config.sketch == "simhash":  # refused under a memory limit, as method "exact"
+        return "simhash", {"method": "simhash",
+                           "reason": "chosen by the user" if method == "lsh" else
+                           "sketch simhash: its search, chosen by the user"}
+    if scheduler == "spilled" and method != "lsh":  # "auto"
+        return "lsh", {"method": "lsh", "reason": "memory limit: the exact join and the "
+                                                  "planner hold every set in memory"}
+    if scheduler == "spark":
+        return "lsh", {"method": "lsh", "reason": "chosen by the user" if method == "lsh"
+                       else "the Spark engine runs MinHash + LSH"}
+    return method, (None if method == "auto" else choice)
+
+
 def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
               timer: StageTimer | None = None, representative_key=None,
               keep_arrays: bool = False, set_aside: dict | None = None,
@@ -140,23 +167,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
             sets, usable, config.seed,
             prints=spilled.fingerprints if spilled is not None else None)
 
-    method = config.method
-    method_choice = {"method": method, "reason": "chosen by the user"}
-    if config.measure == "containment":  # refused under a memory limit (pipeline.refusals)
-        if method == "auto":
-            method = "exact"
-            method_choice = {"method": method, "reason": "measure containment: the exact "
-                                                         "join (method 'lsh' to band by size "
-                                                         "class)"}
-    if config.sketch == "simhash":  # refused under a memory limit, as method "exact"
-        method_choice = {"method": "simhash",
-                         "reason": "chosen by the user" if method == "lsh" else
-                         "sketch simhash: its search, chosen by the user"}
-        method = "simhash"
-    if spilled is not None and method != "lsh":  # "auto"
-        method = "lsh"
-        method_choice = {"method": method, "reason": "memory limit: the exact join and the "
-                                                     "planner hold every set in memory"}
+    method, method_choice = fixed_method(config, "spilled" if spilled is not None else "memory")
     if method == "auto":
         with timer.stage("plan"):
             choice = planner.choose_method(sets, config.threshold, config.num_perm, plan,

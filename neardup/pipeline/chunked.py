@@ -14,14 +14,14 @@ import warnings
 
 import numpy as np
 
-from .._core import columns
+from .._core import columns, remote
 from .._core import counts as counting
 from .._core.heap import release_freed_memory
 from .._core.progress import StageTimer
 from ..options import OptionGroups
 from ..result import FindResult
 from ..shingling import set_fingerprints
-from ..sources import StreamTooLarge, read_document_chunks
+from ..sources import Documents, StreamTooLarge, read_document_chunks
 from ..sources.options import as_paths
 from ..text import prepare
 from . import find_sets, outofcore, sign
@@ -33,6 +33,18 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
     """:func:`~neardup.pipeline.run.find_documents` a chunk at a time under ``limit``
     bytes; the same pairs, clusters and representatives. What a memory limit cannot run
     (:mod:`neardup.pipeline.refusals`) was refused at the door."""
+    return find_chunked_documents(inputs, groups, quiet=quiet,
+                                  representative_field=representative_field, limit=limit,
+                                  work_dir=work_dir)[0]
+
+
+def find_chunked_documents(inputs, groups: OptionGroups, *, quiet: bool,
+                           representative_field: str | None, limit: int, work_dir
+                           ) -> tuple[FindResult, Documents]:
+    """(FindResult, Documents) as :func:`~neardup.pipeline.run.find_documents` returns
+    them for files, under ``limit`` bytes: the Documents hold what the dedup copy needs
+    (:func:`~neardup.sources.write_deduplicated`), each document's id, input and record,
+    mapped from the spilled files (no heap), and no texts."""
     config = representative_config(groups, representative_field)
     prep, source_options = groups.prepare, groups.source.given()
     plan = config.band_plan()
@@ -45,7 +57,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
         progress=not quiet, **source_options)
     timer = StageTimer(quiet)
     chunk_timer = StageTimer(quiet=True)  # per-chunk stages add up without a line each
-    documents = chunks_read = 0
+    count = chunks_read = 0
     lengths, generated, counts = [], [], {}
     with outofcore.WorkDirectory(work_dir) as directory:
         writer = outofcore.SpillWriter(directory, plan.bands, plan.rows)
@@ -67,7 +79,8 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
             with chunk_timer.stage("spill"):  # band keys, then appended to the files
                 writer.append(prepared.sets, signatures, prints)
             writer.append_ids(chunk.ids)  # spilled: the ids' bytes are mapped, not held
-            documents += len(chunk)
+            writer.append_records(chunk.source, chunk.record)
+            count += len(chunk)
             if config.representative in ("longest", "shortest"):  # the key: text lengths
                 lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
                                            count=len(chunk.texts)))
@@ -76,7 +89,7 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
             add_counts(counts, prepared.counts)
             if not quiet:
                 print(f"[neardup] chunk of {len(chunk):,} documents read, shingled and "
-                      f"signed ({documents:,} so far)", file=sys.stderr, flush=True)
+                      f"signed ({count:,} so far)", file=sys.stderr, flush=True)
             del chunk, prepared, signatures, prints  # the texts go here
         spilled = writer.finish()
         release_freed_memory()  # the chunks' texts and temporaries, before the find
@@ -89,6 +102,9 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
         aside = {"generated": generated} if prep.generated == "exclude" else None
         result = find_sets(spilled.sets, ids, config, timer=timer, representative_key=key,
                            set_aside=aside, spilled=spilled)
+        # mapped: their pages outlive the folder's removal, until the copy lets them go
+        documents = Documents(ids=ids, texts=None, source=spilled.source,
+                              record=spilled.record, inputs=sources)
         del spilled
     if prep.generated == "flag":
         result.status[generated & (result.status == "ok")] = "ok (generated)"
@@ -96,8 +112,8 @@ def find_chunked(inputs, groups: OptionGroups, *, quiet: bool,
     counting.add(result.counts, chunks={**chunking.as_dict(), "chunks_read": chunks_read})
     result.read_report = report.as_dict()
     result.read_report["inputs"] = [
-        {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,
+        {"path": remote.shown(os.fspath(src.given)), "format": src.fmt, "name": src.name,
          "prefixed": len(sources) > 1}  # as the caller named them: no absolute path
         for src in sources]
-    return result
+    return result, documents
 

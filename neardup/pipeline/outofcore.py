@@ -29,22 +29,24 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
   about 100 MB after a small run (``fixed`` = 128 MiB, lemmatizers included). The first
   run after an install also compiles the kernels (about 210 MB, once: they are cached);
 - per document, for the whole run: while reading, its id's bytes, offset, hash and
-  number in :class:`~neardup.sources.seen_ids.SeenIds` (which renames repeated ids);
-  its id, shingle offsets and fingerprint are spilled with the rest and mapped
-  (file-backed, outside the limit), so what stays on the heap is its shingle count,
-  status, flags, cluster label and the temporaries of one stage at a time; the
-  documents table is written 2^16 rows at a time. Measured (200-word documents, ids of
-  9 characters, word 5-grams, limit 1G at 200k and 1M): the anonymous memory at the end
-  of reading grows 44 bytes a document, the peak of the find (grouping, LSH,
-  verification, clusters) 75, the writing 84, which is now the peak after reading:
-  :attr:`~neardup.pairs.PairSet.groups` holds only the documents that pair, and the
-  status column one ``str`` for all. 10M documents under 4G peaked at 932 MiB for the
-  whole process (98 bytes a document, the interpreter and the chunk in hand included),
-  so after reading a document holds at most (932 MiB − fixed) / 10M ≈ 84 bytes there
-  too. So ``per_document`` + ``per_id_char`` × id length = 84 + c bytes: 93 for the
-  measured ids of 9 characters (11 % over the 1M peak, 24 % over the find's), 100 with
-  the 16 characters assumed until ids are read: 10M documents need ~1.0 GiB, 100M
-  ~9.4 GiB;
+  number in :class:`~neardup.sources.seen_ids.SeenIds` (which renames repeated ids); its
+  id, shingle offsets, fingerprint, input and record number (what the dedup copy finds
+  it by) are spilled with the rest and mapped (file-backed, outside the limit), so what
+  stays on the heap is its shingle count, status, flags, cluster label and the
+  temporaries of one stage at a time; the documents table is written 2^16 rows at a
+  time, and the dedup copy streams the inputs again holding a byte a record of each
+  input (which records are removed) and a byte a document (which are kept). Measured
+  (200-word documents, ids of 9 characters, word 5-grams, limit 1G at 200k and 1M): the
+  anonymous memory at the end of reading grows 44 bytes a document, the peak of the find
+  (grouping, LSH, verification, clusters) 75, the writing 84, which is now the peak
+  after reading: :attr:`~neardup.pairs.PairSet.groups` holds only the documents that
+  pair, and the status column one ``str`` for all. 10M documents under 4G peaked at 932
+  MiB for the whole process (98 bytes a document, the interpreter and the chunk in hand
+  included), so after reading a document holds at most (932 MiB − fixed) / 10M ≈ 84
+  bytes there too. So ``per_document`` + ``per_id_char`` × id length = 84 + c bytes: 93
+  for the measured ids of 9 characters (11 % over the 1M peak, 24 % over the find's),
+  100 with the 16 characters assumed until ids are read: 10M documents need ~1.0 GiB,
+  100M ~9.4 GiB;
 - per chunk: its texts and the shingling temporaries, ``per_char`` bytes per character
   of text: measured 14 for character 5-grams (32-bit hashes; 21 with 64-bit), 4.6 for
   word shingles of ASCII text, 11 for Cyrillic, 15 for code tokens, 9 with cleaning
@@ -55,8 +57,8 @@ with the floor it is below; nothing is exceeded silently. Where the memory goes
 - an input read from standard input or a pipe is kept whole (for the dedup copy).
 
 :meth:`ChunkPlan.for_run` counts the records first (the lines of line files, about
-1 GB/s, noting the longest; Parquet row counts from the metadata; a directory or a
-stream: unknown), then sizes a chunk to what is left: ``limit - fixed - per document ×
+1 GB/s, noting the longest; Parquet row counts from the metadata; a directory, a JSON
+file or a stream: unknown), then sizes a chunk to what is left: ``limit - fixed - per document ×
 records`` (half of ``limit - fixed`` when the records are unknown), 3/4 of it for text,
 1/4 for the documents' rows. A chunk closes between reads once it holds
 ``chunk_chars``, so the record or block of lines that closes it must fit too: with only
@@ -74,7 +76,9 @@ exceeds the chunk's text budget, or more documents (or longer ids) than the limi
 holds, end the run with a message naming the document or the floor, instead of
 exceeding the limit. Not counted: candidates and pairs (about 40 bytes each, for
 inputs with many duplicates), ``representative_field="id"`` (a fixed-width copy of the
-ids) and Parquet batches of large documents (8192 rows at a time).
+ids), Parquet batches of large documents (8192 rows at a time) and, for dedup, the copy
+of a Parquet input (read whole and filtered, as without a limit, so the copy's bytes are
+the same) and of a JSON file (read whole again).
 """
 
 from __future__ import annotations
@@ -94,7 +98,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import lsh
-from .._core import columns
+from .._core import columns, remote
 from .._core.columns import IdColumn
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
@@ -182,11 +186,12 @@ class InputSurvey:
     """What the inputs hold before they are read, as far as it is cheap to know.
 
     ``records``: an upper bound on the documents (non-empty lines of line files, rows of
-    Parquet files), None when an input cannot be counted (a directory, standard input, a
-    pipe); ``counted``: the documents of the inputs that could be. ``longest``: bytes of
-    the longest line, with ``where`` saying which; ``bounded``: every input is a line
-    file (lines, JSON Lines) so no document is longer than that (in characters); a CSV/TSV
-    row is not bounded by its line (a quoted field spans lines).
+    Parquet files), None when an input cannot be counted (a directory, a JSON file,
+    standard input, a pipe); ``counted``: the documents of the inputs that could be.
+    ``longest``: bytes of the longest line, with ``where`` saying which; ``bounded``:
+    every input is a line file (lines, JSON Lines) so no document is longer than that
+    (in characters); a CSV/TSV row is not bounded by its line (a quoted field spans
+    lines).
     """
 
     records: int | None = None
@@ -209,7 +214,8 @@ def survey_inputs(paths: Sequence[str], fmt: str = "auto") -> InputSurvey:
             try:
                 import pyarrow.parquet as pq
 
-                counted += pq.read_metadata(path).num_rows
+                counted += pq.read_metadata(
+                    remote.open_input(path) if remote.is_url(path) else path).num_rows
                 how.add("Parquet row counts")
             except Exception:  # unreadable here: the reader says why
                 unknown = True
@@ -228,6 +234,8 @@ def survey_inputs(paths: Sequence[str], fmt: str = "auto") -> InputSurvey:
 def _survey_kind(path: str, fmt: str) -> str:
     if path == "-" or fmt == "dir":
         return "unknown"
+    if remote.is_url(path):  # Parquet's footer is a small read; lines would be a whole pass
+        return "parquet" if _parquet_named(path, fmt) else "unknown"
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -238,10 +246,14 @@ def _survey_kind(path: str, fmt: str) -> str:
         return "unknown"
     if compression_of(path) is not None:  # its lines are the decompressed stream's
         return "unknown"
-    if fmt == "parquet" or (fmt == "auto"
-                            and os.path.splitext(path)[1].lower() in (".parquet", ".pq")):
-        return "parquet"
-    return "lines"
+    if resolve_format(path, fmt) == "json":  # read whole, its elements are not its lines:
+        return "unknown"  # uncounted, so the plan leaves room for an input kept whole
+    return "parquet" if _parquet_named(path, fmt) else "lines"
+
+
+def _parquet_named(path: str, fmt: str) -> bool:
+    return fmt == "parquet" or (fmt == "auto"
+                                and os.path.splitext(path)[1].lower() in (".parquet", ".pq"))
 
 
 def _scan_lines(path: str) -> tuple[int, int, int]:
@@ -299,21 +311,26 @@ class ChunkPlan:
     id_chars: int = 0  # their ids' characters
     record_bytes: int = 0  # the longest record a chunk can take: longer ones are skipped
     stream_bytes: int = 0  # what an input kept whole (a stream, a JSON file) may hold
+    held: tuple = ()  # (what, bytes): held whole for the run besides (a Bloom index's filters)
 
     @classmethod
     def for_limit(cls, limit: int, num_perm: int, bands: int, *, documents: int | None = None,
                   per_char: int | None = None, survey: InputSurvey | None = None,
-                  costs: MemoryCosts | None = None) -> ChunkPlan:
+                  costs: MemoryCosts | None = None, held: Sequence = ()) -> ChunkPlan:
         """The plan for ``documents`` records (None: unknown); refuses a limit below the floor.
 
         ``survey`` (from :func:`survey_inputs`; it replaces ``documents``) gives the
-        records and the longest line.
+        records and the longest line; ``held``: (what, bytes) the run holds whole
+        besides, named in the refusal.
         """
         costs = costs or COSTS
         per_char = per_char or costs.per_char
         survey = survey or InputSurvey(records=documents, counted=documents or 0)
         documents = survey.records
-        held = costs.fixed + costs.document() * survey.counted
+        held = tuple((what, int(size)) for what, size in held)
+        extra = sum(size for _, size in held)
+        besides = held
+        held = costs.fixed + costs.document() * survey.counted + extra
         read = survey.longest * costs.read_per_byte
         least = max(costs.min_chunk, read)  # the smallest chunk budget
         if documents is None:
@@ -323,7 +340,8 @@ class ChunkPlan:
             budget = limit - held
             floor = held + least
         if budget < least:
-            raise MemoryLimitError(_floor_message(limit, floor, costs, survey, read, per_char))
+            raise MemoryLimitError(_floor_message(limit, floor, costs, survey, read, per_char,
+                                                  besides))
         text = budget * TEXT_SHARE
         chars = int(text / per_char)
         # a chunk closes once it holds chunk_chars, between reads: one record, or one
@@ -344,19 +362,24 @@ class ChunkPlan:
         stream = max(0, limit - held - budget)  # the rest, while reading
         return cls(limit, chars, docs, budget, per_char, documents, floor, survey.longest,
                    survey.where, survey.bounded, costs, record_bytes=record,
-                   stream_bytes=stream)
+                   stream_bytes=stream, held=besides)
 
     @classmethod
-    def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict
-                ) -> ChunkPlan:
+    def for_run(cls, limit: int, config, inputs: Sequence[str], source_options: dict, *,
+                costs: MemoryCosts | None = None, held: Sequence = ()) -> ChunkPlan:
         """:meth:`for_limit` for ``config`` (a :class:`~neardup.config.FindConfig`) on
-        ``inputs``, their records counted first (:func:`survey_inputs`)."""
-        per_char = COSTS.per_char
+        ``inputs``, their records counted first (:func:`survey_inputs`); ``costs``
+        (default: ``find``'s) and ``held`` as :meth:`for_limit`'s (or a function of the
+        documents counted that returns it)."""
+        costs = costs or COSTS
+        per_char = costs.per_char
         if config.shingle_kind == "char" and config.hash_bits == 64:
-            per_char = COSTS.per_char_64
+            per_char = costs.per_char_64
         survey = survey_inputs(inputs, source_options.get("fmt", "auto"))
+        if callable(held):  # what is held depends on the documents counted
+            held = held(survey.counted)
         return cls.for_limit(limit, config.num_perm, config.band_plan().bands,
-                             per_char=per_char, survey=survey)
+                             per_char=per_char, survey=survey, costs=costs, held=held)
 
     def skip_warning(self) -> str | None:
         """What to tell before reading when a counted record is longer than a chunk can
@@ -386,7 +409,7 @@ class ChunkPlan:
         per_doc = costs.document(self.id_chars / self.seen if self.seen else None)
         kept = sum(len(src.data) for src in chunk.inputs if getattr(src, "data", None))
         documents = max(self.seen, self.documents or 0)
-        need = costs.fixed + kept + per_doc * documents
+        need = costs.fixed + kept + per_doc * documents + sum(size for _, size in self.held)
         reading = self.documents is None  # chunks to come get the budget set at the start
         if reading:  # while reading, a document holds about half of what it does at the end
             need = max(need, costs.fixed + kept + per_doc * documents // 2 + self.budget)
@@ -432,6 +455,7 @@ class ChunkPlan:
                  f"~{format_size(per_doc * documents)}"]
         if kept:
             parts.append(f"the input read from a stream is kept whole: {format_size(kept)}")
+        parts += [f"{what}: ~{format_size(size)}" for what, size in self.held]
         if self.documents is None:
             parts.append(f"each chunk {format_size(self.budget)} while reading")
         advice = (f"give --memory-limit {as_option(need)} or more"
@@ -458,7 +482,7 @@ def _locate(chunk, k: int) -> str:
 
 
 def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurvey,
-                   read: int, per_char: int) -> str:
+                   read: int, per_char: int, held: Sequence = ()) -> str:
     parts = [f"the interpreter and its kernels take ~{format_size(costs.fixed)}"]
     documents = costs.document() * survey.counted
     if survey.counted:
@@ -466,6 +490,7 @@ def _floor_message(limit: int, floor: int, costs: MemoryCosts, survey: InputSurv
         counted += "s that could be counted)" if survey.records is None else ")"
         parts.append(f"each of the {counted} costs ~{costs.document():,} bytes for the whole "
                      f"run: ~{format_size(documents)}")
+    parts += [f"{what}: ~{format_size(size)}" for what, size in held]
     advice = f"give --memory-limit {as_option(floor)} or more"
     if read > costs.min_chunk:
         # the longest line is read whole; if it is one document's text, it is shingled whole
@@ -499,6 +524,8 @@ class Spilled:
     fingerprints: np.ndarray
     band_paths: list[Path]
     ids: IdColumn | None = None  # mapped too (see SpillWriter.append_ids)
+    source: np.ndarray | None = None  # int32[n], mapped: each document's input ...
+    record: np.ndarray | None = None  # int64[n], mapped: ... and record (the dedup copy)
 
     def band_columns(self, rows: np.ndarray):
         """Each band's keys of the documents ``rows`` (uint64[rows.size]), one band at a time."""
@@ -519,11 +546,15 @@ class SpillWriter:
         self.prints_path = directory / "fingerprints.bin"
         self.signatures_path = directory / "signatures.bin"
         self.band_paths = [directory / f"band_{band:03d}.bin" for band in range(bands)]
+        self.source_path = directory / "source.bin"
+        self.record_path = directory / "record.bin"
         self._values = open(self.values_path, "wb")
         self._offsets = open(self.offsets_path, "wb")
         self._prints = open(self.prints_path, "wb")
         self._signatures = open(self.signatures_path, "wb")
         self._bands = [open(path, "wb") for path in self.band_paths]
+        self._source = open(self.source_path, "wb")
+        self._record = open(self.record_path, "wb")
         self.documents = 0
         self.shingles = 0  # values written: the next chunk's offsets start there
         np.zeros(1, dtype=np.int64).tofile(self._offsets)
@@ -559,6 +590,12 @@ class SpillWriter:
         self._id_bytes += size
         last = self.id_pieces[-1]
         self.id_pieces[-1] = (last[0], last[1], last[2] + len(array))
+
+    def append_records(self, source: np.ndarray, record: np.ndarray) -> None:
+        """Append a chunk's input and record numbers (:class:`~neardup.sources.Documents`'
+        ``source`` and ``record``), what the dedup copy finds each document by."""
+        np.ascontiguousarray(source, dtype=np.int32).tofile(self._source)
+        np.ascontiguousarray(record, dtype=np.int64).tofile(self._record)
 
     def _close_ids(self) -> None:
         for f in self._id_files or ():
@@ -596,7 +633,8 @@ class SpillWriter:
         self.shingles += int(sets.offsets[-1] - sets.offsets[0])
 
     def finish(self) -> Spilled:
-        for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands):
+        for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands,
+                  self._source, self._record):
             f.close()
         n = self.documents
         # offsets and fingerprints mapped too: a document holds no heap for them
@@ -609,8 +647,10 @@ class SpillWriter:
                          (n, params["num_perm"]))
         prints = _mapped(self.prints_path, np.uint64, (n,))
         ids = self.mapped_ids() if self.id_pieces else None
+        source = _mapped(self.source_path, np.int32, (os.path.getsize(self.source_path) // 4,))
+        record = _mapped(self.record_path, np.int64, (os.path.getsize(self.record_path) // 8,))
         return Spilled(ShingleSets(offsets, values), Signatures(matrix, **params), prints,
-                       self.band_paths, ids)
+                       self.band_paths, ids, source, record)
 
 
 def _mapped(path: Path, dtype, shape: tuple) -> np.ndarray:

@@ -68,7 +68,8 @@ REFUSALS: tuple[Refusal, ...] = (
             "use first, longest or shortest", refused=("field",)),
     Refusal(SPARK, ("find",), "report", "--report",
             "write the result with --out, then run `neardup report` on it"),
-    Refusal(SPARK, ("find", "dedup --unit", "repeats"), "memory_limit", "--memory-limit",
+    Refusal(SPARK, ("find", "dedup", "dedup --unit", "repeats", "index build"), "memory_limit",
+            "--memory-limit",
             "it bounds the local engine; Spark spills by itself: drop --memory-limit"),
     Refusal(SPARK, _FILES, "method", "--method",
             "it runs MinHash + LSH (or SimHash); use the local engine for the exact join",
@@ -88,32 +89,44 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, ("dedup",), "explain", "--explain",
             "it names each removed record's match on the local engine: use --engine "
             "local for it"),
+    Refusal(SPARK, ("dedup",), "annotate", "--annotate",
+            "its executors copy the records as they are; use --engine local to add "
+            "the fields"),
+    Refusal(SPARK, ("dedup",), "keep", "--keep",
+            "it keeps each cluster's representative; use --engine local for another "
+            "policy", refused=("all", "none")),
     Refusal(SPARK, ("dedup", "dedup --unit"), "out", "--out",
             "dedup --engine spark copies files into out= (a folder of part files); "
             "standard output is the local engine's", refused=("-",)),
+    Refusal(SPARK, (*_FILES, "repeats", "index build"), "remote",
+            "a remote path (s3://, gs://, hf://, http(s)://)",
+            "Spark reads files with its own Hadoop file system, whose s3a:// and gs:// "
+            "connectors are JARs neardup does not install; use the local engine, which "
+            "reads and writes them through fsspec"),
     Refusal(SPARK, ("evaluate",), "sweep", "--sweep", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "plot", "--plot", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "curve_from", "--curve-from", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "compare_sketches", "--compare-sketches",
             "it runs one sketch a run; use the local engine for it"),
-    # ---- the local engine under a memory limit (find only: dedup's is for units)
-    Refusal(MEMORY_LIMIT, ("find",), "in_memory", "data in memory",
-            "it is held whole already; drop memory_limit"),
+    # ---- the local engine under a memory limit (find, whole-document dedup, index build
+    # and add; dedup --unit checks its own floor)
+    Refusal(MEMORY_LIMIT, (*_FILES, "index build", "index add"), "in_memory",
+            "data in memory", "it is held whole already; drop memory_limit"),
     Refusal(MEMORY_LIMIT, ("find",), "items", "--items/--items-field",
             "item sets are read whole"),
     Refusal(MEMORY_LIMIT, ("find",), "report", "--report",
             "the report needs every text in memory: write --out and run `neardup report` "
             "on it"),
-    Refusal(MEMORY_LIMIT, ("find",), "against", "--against",
+    Refusal(MEMORY_LIMIT, _FILES, "against", "--against",
             "a run against an index holds the new documents in memory"),
-    Refusal(MEMORY_LIMIT, ("find",), "method", "--method",
+    Refusal(MEMORY_LIMIT, _FILES, "method", "--method",
             f"its exact join {_HELD}; use --method lsh or auto", refused=("exact",)),
-    Refusal(MEMORY_LIMIT, ("find",), "measure", "--measure",
+    Refusal(MEMORY_LIMIT, _FILES, "measure", "--measure",
             f"containment {_HELD} (its exact join, and with --method lsh its size "
             f"classes)", allowed=("jaccard",)),
-    Refusal(MEMORY_LIMIT, ("find",), "sketch", "--sketch",
+    Refusal(MEMORY_LIMIT, _FILES, "sketch", "--sketch",
             "the files it spills hold MinHash signatures", allowed=("minhash",)),
-    Refusal(MEMORY_LIMIT, ("find",), "representative_field", "--representative-field",
+    Refusal(MEMORY_LIMIT, _FILES, "representative_field", "--representative-field",
             "a chunk at a time only the id field is kept (--representative-field id)",
             allowed=(None, "id")),
 )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core import counts as counting
+from .._core import remote
 from .._core.heap import release_freed_memory
 from .._core.prefetch import prefetched
 from .._core.progress import StageTimer
@@ -107,7 +108,7 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
     # where the documents came from, as the caller named them (summary.json is shared:
     # no absolute path of this machine), so a report of this run can re-read a directory
     result.read_report["inputs"] = [
-        {"path": os.fspath(src.given), "format": src.fmt, "name": src.name,
+        {"path": remote.shown(os.fspath(src.given)), "format": src.fmt, "name": src.name,
          "prefixed": len(documents.inputs) > 1}
         for src in documents.inputs]
     result.previews = _line_previews(result, documents,

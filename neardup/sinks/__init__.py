@@ -56,8 +56,8 @@ __all__ = ["LAYOUTS", "MANIFEST", "MANIFEST_VERSION", "OUTPUT_FORMATS", "PART_RO
            "RESULT_TABLES", "ROW_GROUP_ROWS", "STRING_COLUMNS", "PartsTable", "Results",
            "load_manifest", "owned", "part_name", "read_manifest", "read_results", "read_table",
            "read_table_bytes", "resolve_layout", "table_files", "write_folder", "write_json",
-           "write_pairs_to", "write_part", "write_result", "write_table", "write_table_to",
-           "write_tables"]
+           "write_pairs_to", "write_part", "write_result", "write_summary", "write_table",
+           "write_table_to", "write_tables"]
 
 
 def write_table(table: pa.Table, path: str | os.PathLike, fmt: str | None = None, *,
@@ -209,9 +209,34 @@ def _json_values(values: pa.Array) -> pa.Array:
 def write_json(obj, path: str | os.PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=_jsonable) + "\n",
-                    encoding="utf-8")
+    path.write_text(_json_text(obj), encoding="utf-8")
     return path
+
+
+def _json_text(obj) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=_jsonable) + "\n"
+
+
+def write_summary(path: str | os.PathLike | None, command: str, result,
+                  inputs: Iterable[str | os.PathLike] = ()) -> Path | None:
+    """The summary of a ``command`` ("dedup" or "repeats") as JSON at ``path`` (None:
+    nothing), as :func:`write_json` writes a results folder's summary.json, but whole or
+    not at all (:class:`~neardup.sinks.staging.StagedFile`): the records read and what
+    became of them (:func:`neardup._core.counts.records`; a copy's from its
+    ``counts["dedup"]``), then ``result.summary()`` and ``result.seconds``
+    (:func:`neardup._core.counts.run_summary`). ``inputs``: never touched."""
+    from .._core import counts as counting
+    from .staging import StagedFile
+
+    if path is None:
+        return None
+    copy = result.counts.get("dedup")
+    records = counting.records(result.read_report or {}, *(
+        (copy["removed"], copy["written"]) if copy is not None else ()))
+    summary = counting.run_summary(command, records, result.summary(), result.seconds)
+    with StagedFile(path, keep=inputs) as stage:
+        stage.write_text(_json_text(summary), encoding="utf-8")
+    return Path(path)
 
 
 RESULT_TABLES = ("pairs", "set_pairs", "identical", "clusters", "documents", "candidates")

@@ -30,6 +30,7 @@ module           reads and writes back
 ``bounded``      reads that hold at most a bound (lines, files, streams kept whole)
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
 ``frames``       data already in memory (DataFrames, Arrow, lists) as Documents
+``annotations``  fields a dedup copy adds to each record (``dedup --annotate``)
 ``itemsets``     records that already are sets: (user, item) rows, list fields
 ``sniff``        what an input's first lines look like (a hint when nothing was read)
 ===============  ==========================================================
@@ -88,11 +89,13 @@ import os
 import stat
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
-from .._core import interrupt
+from .._core import interrupt, remote
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
+from .annotations import ANNOTATED_FORMATS, Annotations, check_annotation_target
 from .bounded import StreamTooLarge, read_at_most
 from .compression import _input_compression, _open_output, _zstandard, compression_of
 from .delimited import _read_table, _write_table
@@ -140,12 +143,13 @@ from .sniff import SNIFFED_INPUTS, format_hint
 # rules), wherever it is defined. A constant is read where it is defined: patch
 # neardup.sources.lines.LINE_BLOCK_BYTES, not ours.
 __all__ = [
-    "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER", "VCS_FOLDERS",
+    "ANNOTATED_FORMATS", "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER",
+    "VCS_FOLDERS",
     "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
     "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "LazyEdits", "Problem",
     "ReadReport",
     "SourceOptions", "StreamTooLarge", "as_paths", "read_documents", "read_document_chunks",
-    "write_deduplicated", "check_copy_target",
+    "write_deduplicated", "check_annotation_target", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
     "edited_line",
     "encoding_label", "format_hint", "has_surrogates", "name_the_fields", "not_a_string",
@@ -360,6 +364,8 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
         sources.append(src)
         if path == STDIN:
             src.data = _read_stdin(encoding, max_stream_bytes)
+        elif remote.is_url(path):
+            src.stat = remote.stat_token(path)  # size and ETag: the copy's re-read checks
         elif path_fmt != "dir":
             st = os.stat(path)
             if stat.S_ISREG(st.st_mode):
@@ -424,6 +430,9 @@ def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
     if max_problems < 0:
         raise ValueError(f"max_problems must be >= 0, got {max_problems!r}")
     for path in paths:
+        if remote.is_url(path):
+            remote.stat_token(path)  # a missing bucket or key, no credentials: named now
+            continue
         if path != STDIN and not os.path.exists(path):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
         if path != STDIN:  # a device never ends (/dev/zero) or is no input at all
@@ -443,7 +452,8 @@ def resolve_format(path: str, fmt: str) -> str:
     if fmt == "auto":
         if is_dir:
             return "dir"
-        stem = os.path.splitext(path)[0] if compression_of(path) else path
+        named = remote.shown(path)  # a URL's name, without its query
+        stem = os.path.splitext(named)[0] if compression_of(named) else named
         return _SUFFIX_FORMATS.get(os.path.splitext(stem)[1].lower(), "lines")
     if is_dir != (fmt == "dir"):
         kind = "a directory" if is_dir else "not a directory"
@@ -464,7 +474,7 @@ def unique_names(paths: Sequence[str], formats: Sequence[str]) -> list[str]:
         if path == STDIN:
             bases.append("stdin" + _FORMAT_SUFFIX[path_fmt])
         else:
-            bases.append(os.path.basename(os.path.abspath(path)) or "root")
+            bases.append(os.path.basename(os.path.abspath(remote.shown(path))) or "root")
     taken = set(bases)
     names: list[str] = []
     for base in bases:
@@ -515,8 +525,14 @@ def write_deduplicated(
     *,
     edits: dict[int, str] | None = None,
     text_field: str = "text",
+    annotate=None,
 ) -> dict:
     """Write the inputs minus the documents whose ``keep[d]`` is False, each in its format.
+
+    ``annotate``: a pyarrow Table with one row per document whose columns are added to
+    every record written, named ``neardup_`` + the column's name, in the input's format
+    (JSON Lines, CSV/TSV, Parquet; see :mod:`neardup.sources.annotations`: an input
+    that already has such a field is refused before its copy is written).
 
     ``edits``: document -> its new text (repeated units removed inside it, see
     :mod:`neardup.units`), written in place of the old one in ``text_field`` (JSON
@@ -554,6 +570,14 @@ def write_deduplicated(
         )
     out = os.fspath(out)
     single = len(documents.inputs) == 1
+    annotations = None
+    if annotate is not None:
+        if edits:
+            raise ValueError("a copy either edits texts (units) or annotates records")
+        annotations = Annotations(annotate, documents)
+        check_annotation_target([src.given for src in documents.inputs],
+                                [src.fmt for src in documents.inputs], annotations.names,
+                                scan=False)
     if edits and any(src.fmt == "json" for src in documents.inputs):
         raise ValueError("units inside documents are not removed from a JSON file (an "
                          "array); give JSON Lines, CSV/TSV, Parquet, lines or a directory")
@@ -563,14 +587,16 @@ def write_deduplicated(
         if target != STDOUT:
             _refuse_overwriting_input(src, target)
     if single and documents.inputs[0].fmt != "dir":
-        return _write_copies(documents, keep, targets, targets, edits, text_field)
+        return _write_copies(documents, keep, targets, targets, edits, text_field,
+                             annotations)
     # a folder of copies is replaced whole: a second run leaves exactly its own files
 
     marked = os.path.isfile(os.path.join(out, DEDUP_MARKER))
     with StagedDirectory(out, lambda name: marked, option="--out") as stage:
         staged = [str(stage) if single else os.path.join(stage, src.name)
                   for src in documents.inputs]
-        written = _write_copies(documents, keep, staged, targets, edits, text_field)
+        written = _write_copies(documents, keep, staged, targets, edits, text_field,
+                                annotations)
         with open(os.path.join(stage, DEDUP_MARKER), "w", encoding="utf-8") as f:
             json.dump({"written by": "neardup dedup", "inputs": [src.display for src in
                                                                  documents.inputs],
@@ -608,15 +634,15 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
 
 def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
                   shown: list[str], edits: dict[int, str] | None = None,
-                  text_field: str = "text") -> dict:
+                  text_field: str = "text", annotations: Annotations | None = None) -> dict:
     """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``); ``edits``:
-    document -> new text (see :func:`write_deduplicated`)."""
+    document -> new text, ``annotations``: fields added (see :func:`write_deduplicated`)."""
     source = np.asarray(documents.source)
     outputs = []
     lazy = isinstance(edits, LazyEdits)
     edited = [] if lazy else sorted((edits or {}).items())
     for index, (src, path, target) in enumerate(zip(documents.inputs, paths, shown)):
-        removed = set(documents.record[(source == index) & ~keep].tolist())
+        removed = _RecordSet(documents.record[(source == index) & ~keep])
         changed = (_RecordEdits(edits, documents.record, source, index) if lazy else
                    {int(documents.record[d]): text for d, text in edited
                     if source[d] == index})
@@ -625,8 +651,13 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
         else:
             _check_unchanged(src)
             with _open_output(path, [s.given for s in documents.inputs]) as out:
-                counts = (_WRITERS[src.fmt](src, removed, out, changed, text_field) if changed
-                          else _WRITERS[src.fmt](src, removed, out))
+                if annotations is not None:
+                    counts = _WRITERS[src.fmt](src, removed, out,
+                                               annotations=annotations.of_input(index))
+                elif changed:
+                    counts = _WRITERS[src.fmt](src, removed, out, changed, text_field)
+                else:
+                    counts = _WRITERS[src.fmt](src, removed, out)
         outputs.append({"input": src.display, "output": target, "format": src.fmt,
                         "written": counts[0], "removed": len(removed),
                         "not_copied": counts[1]})
@@ -635,6 +666,32 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
         "removed": sum(o["removed"] for o in outputs),
         "outputs": outputs,
     }
+
+
+class _RecordSet(AbstractSet):
+    """The removed records of one input (record numbers, >= 0), as the writers test
+    them (``record in removed``, ``len``, iteration in order): a byte a record up to the
+    last one removed, instead of a Python int and a set slot each (a copy of 10M
+    documents); a test costs about what a set's does."""
+
+    def __init__(self, records: np.ndarray):
+        records = np.asarray(records, dtype=np.int64)
+        mask = np.zeros(int(records.max()) + 1 if records.size else 0, dtype=np.uint8)
+        mask[records] = 1
+        self._mask = mask.tobytes()
+        self._count = int(np.count_nonzero(mask))
+
+    def __contains__(self, record) -> bool:
+        try:
+            return self._mask[record] == 1
+        except IndexError:  # past the last record removed
+            return False
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        return iter(np.flatnonzero(np.frombuffer(self._mask, dtype=np.uint8)).tolist())
 
 
 class LazyEdits(Mapping):
@@ -698,6 +755,10 @@ def _refuse_overwriting_input(src: InputSource, target: str) -> None:
 
 def _check_unchanged(src: InputSource) -> None:
     if src.stat is None:
+        return
+    if remote.is_url(src.given):
+        if remote.stat_token(src.given) != src.stat:
+            raise RuntimeError(f"{src.display} changed since it was read; read it again")
         return
     st = os.stat(src.given)
     if (st.st_size, st.st_mtime_ns) != src.stat:

@@ -34,6 +34,7 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator
 
+from .._core import remote
 from ..sinks.staging import StagedFile
 from .documents import STDIN, STDOUT, InputSource, printable
 
@@ -53,7 +54,7 @@ def compression_of(path: str | os.PathLike) -> str | None:
     path = os.fspath(path)
     if path == STDIN:
         return None
-    return _COMPRESSION_SUFFIXES.get(os.path.splitext(path)[1].lower())
+    return _COMPRESSION_SUFFIXES.get(os.path.splitext(remote.shown(path))[1].lower())
 
 
 def _input_compression(path: str, fmt: str) -> str | None:
@@ -77,10 +78,18 @@ def _zstandard(path: str):
     return zstandard
 
 
+def _open_file(path: str):
+    """A file's bytes, read where they are: a local path, or a URL through fsspec (in a
+    standard buffered reader: the readers call ``readline(limit)``)."""
+    if remote.is_url(path):
+        return io.BufferedReader(remote.open_input(path), STREAM_BUFFER_BYTES)
+    return open(path, "rb")
+
+
 @contextlib.contextmanager
 def _open_binary(src: InputSource) -> Iterator[io.BufferedIOBase]:
     """The input's bytes as a stream, decompressed on the way when it is compressed."""
-    with io.BytesIO(src.data) if src.data is not None else open(src.given, "rb") as raw:
+    with io.BytesIO(src.data) if src.data is not None else _open_file(src.given) as raw:
         if src.compression is None:
             yield raw
             return

@@ -318,9 +318,12 @@ def _column_index(header: list[str], name: str, display: str) -> int:
 
 
 def _write_table(src: InputSource, removed: set[int], out, edits: dict[int, str] | None = None,
-                 text_field: str = "text") -> tuple[int, int]:
+                 text_field: str = "text", annotations=None) -> tuple[int, int]:
     """Rewrite the kept rows with the csv module; a row it cannot parse is copied as it is.
-    ``edits``: row -> its new text, set in column ``text_field``."""
+    ``edits``: row -> its new text, set in column ``text_field``. ``annotations`` (a
+    :class:`~neardup.sources.annotations.RecordAnnotations`): columns added after the
+    last, in the header and every row written (empty cells for a row that is not a
+    document)."""
     written = 0
     edits = edits or {}
     codec = text_codec(src.encoding)
@@ -347,6 +350,9 @@ def _write_table(src: InputSource, removed: set[int], out, edits: dict[int, str]
                 f, codec, src.delimiter, src.record_bound, copy_skipped=text_out.write)) as rows:
             header = next(rows, None)
             if header is not None:
+                if annotations is not None:
+                    annotations.check_names(header[2], src.display)  # before any row
+                    header[2].extend(annotations.names)
                 write_row(header[2])
                 column = header[2].index(text_field) if edits else -1
             for record, (_, _, row, _, text) in enumerate(rows):
@@ -354,6 +360,8 @@ def _write_table(src: InputSource, removed: set[int], out, edits: dict[int, str]
                     continue
                 if record in edits and row is not None:
                     row = [*row[:column], edits[record], *row[column + 1:]]
+                if annotations is not None and row is not None:
+                    row.extend(annotations.cells(record))
                 if row is None:  # not parsed, so not rewritten: its lines, byte for byte
                     text_out.write(text)  # ("" for a row too long: copied as it was read)
                 else:

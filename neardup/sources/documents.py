@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .._core import remote
 from .seen_ids import SeenIds, first_uses
 
 STDIN = "-"
@@ -148,7 +149,8 @@ class InputSource:
 
     @property
     def display(self) -> str:
-        return STDIN_NAME if self.given == STDIN else printable(self.given)
+        # a URL without its query (a signed URL's signature): what reports and summaries keep
+        return STDIN_NAME if self.given == STDIN else printable(remote.shown(self.given))
 
 
 @dataclass

@@ -33,6 +33,7 @@ from .jsonfile import _add_json_object, name_the_fields
 
 LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
 COPY_PIECE_BYTES = 1 << 20  # the copy holds no more of a line it copies unchanged
+_JSON_SPACE = b" \t\r\n"  # JSON's whitespace, around a line's object
 
 
 def _read_lines(ctx: _ReadContext) -> Iterator[None]:
@@ -106,6 +107,46 @@ def edited_line(raw: bytes, record: int, text: str, text_field: str, fmt: str,
     obj[text_field] = text
     crlf = b"\r" if raw.endswith(b"\r\n") else b""
     return bom + json.dumps(obj, ensure_ascii=False).encode(encoding) + crlf + ending
+
+
+def annotated_line(raw: bytes, fields: str, encoding: str) -> bytes:
+    """A JSON Lines document's line (``raw``, its ending included) with ``fields``
+    (``, "name": value`` ...) after its object's last field: the bytes before them and
+    the line's ending unchanged."""
+    body = raw.rstrip(_JSON_SPACE)
+    inside = body[:-1]  # a document's line is one JSON object: it ends with "}"
+    if inside.rstrip(_JSON_SPACE).endswith(b"{"):  # an object with no field: no comma
+        fields = fields.removeprefix(", ")
+    return inside + fields.encode(encoding, "surrogateescape") + b"}" + raw[len(body):]
+
+
+def _write_annotated_lines(src: InputSource, removed: set[int], out,
+                           annotations) -> tuple[int, int]:
+    """:func:`_write_lines` of a JSON Lines input with ``annotations``' fields added to
+    each document kept; every other line copied byte for byte."""
+    written, display = 0, src.display
+    with _open_binary(src) as f:
+        record = 0
+        while raw := f.readline(COPY_PIECE_BYTES):
+            whole = raw.endswith(b"\n")
+            fields = annotations.json_fields(record) if record not in removed else ""
+            if (record in removed or fields) and not whole:  # a document: read whole
+                raw += f.readline()
+            content = bool(raw.strip())
+            if fields:
+                annotations.check_json(raw, display, record)
+                raw = annotated_line(raw, fields, src.encoding)
+            elif not whole and record not in removed:  # a record a bound skipped is long
+                out.write(raw)
+                while (raw := f.readline(COPY_PIECE_BYTES)) and not raw.endswith(b"\n"):
+                    out.write(raw)
+                    content = content or bool(raw.strip())
+                content = content or bool(raw.strip())
+            if record not in removed:
+                out.write(raw)
+                written += content
+            record += 1
+    return written, int(src.damaged is not None)
 
 
 def decode_line(raw: bytes, record: int, encoding: str) -> str:
@@ -217,13 +258,18 @@ def _add_parsed_records(ctx: _ReadContext, block: jsonl.Block, lines: list[int],
 
 
 def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str] | None = None,
-                 text_field: str = "text") -> tuple[int, int]:
+                 text_field: str = "text", annotations=None) -> tuple[int, int]:
     """Copy the input's lines byte for byte, leaving out removed records (line indices).
+
+    ``annotations`` (JSON Lines, a :class:`~neardup.sources.annotations.RecordAnnotations`):
+    fields added to each document's object (:func:`annotated_line`).
 
     ``edits``: record -> its new text (units removed inside it): a line file's line is
     that text and the line's own ending; a JSON Lines record is its object with
     ``text_field`` set to it, written again by ``json.dumps(ensure_ascii=False)`` (keys
     in their order; the other records stay byte for byte)."""
+    if annotations is not None:
+        return _write_annotated_lines(src, removed, out, annotations)
     written = 0
     edits = edits or {}
     with _open_binary(src) as f:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from .._core import remote
 from .documents import InputSource, _ReadContext, as_text, text_not_strings
 
 PARQUET_BATCH_ROWS = 8192
@@ -26,7 +27,9 @@ PARQUET_BATCH_ROWS = 8192
 def _parquet_file(src: InputSource):
     import pyarrow as pa
 
-    return pa.BufferReader(src.data) if src.data is not None else src.given
+    if src.data is not None:
+        return pa.BufferReader(src.data)
+    return remote.open_input(src.given) if remote.is_url(src.given) else src.given
 
 
 def _read_parquet_table(src: InputSource, columns: list[str] | None = None):
@@ -125,9 +128,11 @@ def _parquet_value_decoder(ctx: _ReadContext) -> Callable[[object], str]:
 
 def _write_parquet(src: InputSource, removed: set[int], out,
                    edits: dict[int, str] | None = None,
-                   text_field: str = "text") -> tuple[int, int]:
+                   text_field: str = "text", annotations=None) -> tuple[int, int]:
     """The table minus the removed rows; ``edits`` (row -> new text) set in
-    ``text_field``, every other value as it was."""
+    ``text_field``, every other value as it was. ``annotations`` (a
+    :class:`~neardup.sources.annotations.RecordAnnotations`): columns added after the
+    last (null for a row that is not a document)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -141,6 +146,10 @@ def _write_parquet(src: InputSource, removed: set[int], out,
             values[row] = text
         field = table.schema.field(k)
         table = table.set_column(k, field, pa.array(values, field.type))
+    if annotations is not None:
+        annotations.check_names(table.column_names, src.display)
+        for name, column in zip(annotations.names, annotations.columns(table.num_rows)):
+            table = table.append_column(name, column)
     mask = np.ones(table.num_rows, dtype=bool)
     mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
     kept = table.filter(columns.numbers(mask))

@@ -75,19 +75,15 @@ from ..pipeline import refusals
 from ..sinks import resolve_layout
 from ..text import prepare
 from .components import connected_components
-from .found import found_on_driver
+from .found import found_on_driver, verified_edges
 from .progress import SparkStageTimer
 from .read import _read, read_documents, read_sources
 from .repeats import repeats_sources
 from .session import _require_spark, _session
 from .stages import (
     _SIGNED_SCHEMA,
-    _checked,
-    _identical_groups,
     _jaccard_at_least,
-    _lsh_stages,
     _numbered,
-    _pair_counts,
     _sign_batches,
     _signer,
 )
@@ -318,24 +314,43 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
     docs = _numbered(df, text_col, id_col, order_col).persist()
 
     started = time.perf_counter()
-    stages = _lsh_stages(docs, config, plan, normalize, tokenize,
-                         SparkStageTimer(docs.sparkSession, quiet=True),
-                         char_fallback=char_fallback)
-    documents = stages.usable.count()
+    signed = docs.select("doc", "id", "text").mapInArrow(
+        _sign_batches(config, plan, normalize, tokenize, char_fallback),
+        _SIGNED_SCHEMA).persist()
+    usable = signed.where(F.col("size") >= config.min_shingles)
+    row = signed.agg(F.max("doc").alias("last"), F.sum(F.when(
+        F.col("size") >= config.min_shingles, 1).otherwise(0)).alias("usable")).first()
+    documents = int(row["usable"] or 0)
     if documents > max_documents:
         raise ValueError(f"evaluate on Spark compares every pair of documents (a cartesian "
                          f"join): {documents:,} documents are over its limit of "
                          f"{max_documents:,}; use the local engine (truth 'exact': every "
                          f"pair >= t, same counts)")
-    group_sizes, members = _identical_groups(stages.copies)
-    lsh_counts = _pair_counts(group_sizes, stages.candidates)  # candidates, document pairs
-    set_false_positives = (_checked(stages.heads, stages.candidates, config)
-                           .where(F.col("jaccard") < t).count())
-    sets = stages.heads.count()
+    n = 0 if row["last"] is None else int(row["last"]) + 1
+    edges = verified_edges(signed, usable, config, plan, n,
+                           SparkStageTimer(docs.sparkSession, quiet=True))
+    # document pairs: g(g - 1)/2 per identical group, g_A * g_B per candidate pair of heads
+    heads, copies_of = np.unique(edges.heads_of, return_counts=True)
+    group = copies_of.astype(np.int64) + 1
+
+    def group_size(doc: np.ndarray) -> np.ndarray:  # 1: a head with no copies
+        at = np.searchsorted(heads, doc)
+        hit = at < heads.size
+        hit[hit] = heads[at[hit]] == doc[hit]
+        sizes = np.ones(doc.size, dtype=np.int64)
+        sizes[hit] = group[at[hit]]
+        return sizes
+
+    between = int((group_size(edges.ci) * group_size(edges.cj)).sum())
+    lsh_counts = counting.pair_counts(int((group * (group - 1) // 2).sum()), between,
+                                      edges.ci.size)
+    set_false_positives = int((edges.jaccard < t).sum())
+    sets = documents - edges.copies.size
     lsh_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
-    side = stages.usable.select("doc", "shingles")
+    spark = docs.sparkSession
+    side = usable.select("doc", "shingles")
     product = (side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias("shingles_a"))
                .crossJoin(side.select(F.col("doc").alias("doc_b"),
                                       F.col("shingles").alias("shingles_b")))
@@ -344,10 +359,14 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
                                "doc_a long, doc_b long, jaccard double")
     # each document's head (itself unless a copy); a true pair is found when both are in
     # one identical group, or their heads' pair is a candidate
-    head_of = (stages.usable.select("doc")
-               .join(stages.copies.select(F.col("doc_b").alias("doc"),
-                                          F.col("doc_a").alias("head")), "doc", "left")
+    copied = _frame(spark, pa.table({"doc": pa.array(edges.copies, pa.int64()),
+                                     "head": pa.array(edges.heads_of, pa.int64())}))
+    head_of = (usable.select("doc").join(copied, "doc", "left")
                .select("doc", F.coalesce("head", "doc").alias("head")))
+    candidates = _frame(spark, pa.table({"x": pa.array(edges.ci, pa.int64()),
+                                         "y": pa.array(edges.cj, pa.int64()),
+                                         "candidate": pa.array(np.ones(edges.ci.size,
+                                                                       dtype=bool))}))
     marked = (truth.join(head_of.select(F.col("doc").alias("doc_a"),
                                         F.col("head").alias("head_a")), "doc_a")
               .join(head_of.select(F.col("doc").alias("doc_b"),
@@ -357,9 +376,7 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
                       (F.col("head_a") == F.col("head_b")).alias("same_group"),
                       ((F.col("doc_a") == F.col("head_a")) & (F.col("doc_b") == F.col("head_b")))
                       .alias("between_heads"))
-              .join(stages.candidates.select(F.col("doc_a").alias("x"),
-                                             F.col("doc_b").alias("y"),
-                                             F.lit(True).alias("candidate")), ["x", "y"], "left"))
+              .join(candidates, ["x", "y"], "left"))
     hit = F.col("same_group") | F.col("candidate").isNotNull()
     row = marked.agg(
         F.count("*").alias("true_pairs"),
@@ -368,8 +385,7 @@ def evaluate(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id"
         F.sum(F.when(F.col("between_heads") & F.col("candidate").isNotNull(), 1).otherwise(0))
         .alias("set_found")).first()
     truth_seconds = time.perf_counter() - started
-    for frame in (docs, stages.signed, stages.copies, stages.entries, stages.candidates,
-                  group_sizes, members):
+    for frame in (docs, signed):
         frame.unpersist()
 
     metrics = document_pair_metrics(

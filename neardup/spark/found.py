@@ -30,6 +30,7 @@ is refused with a message, rather than running the driver out of memory.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -40,8 +41,9 @@ from .._core import counts as counting
 from ..cluster import member_similarities
 from ..config import FindConfig
 from ..minhash import Signatures
-from ..pipeline import cluster_pairs
+from ..pipeline import cluster_pairs, fixed_method
 from ..result import FindResult
+from ..shingling import ShingleSets
 from .components import LOCAL_EDGES
 from .stages import (
     _BUCKETED_SCHEMA,
@@ -222,11 +224,36 @@ class Found:
                 self.docs[r.labels])
 
 
-def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n: int,
-                    documents: dict, char_fallback: bool, timer) -> tuple[Found, dict]:
-    """The find past signing (see the module): (what the driver found, the counts).
-    ``documents``: n, usable, shingles, chars of the signed documents."""
-    usable = signed.where(F.col("size") >= config.min_shingles)
+@dataclass
+class Edges:
+    """The documents on an edge and what the driver verified of them (see
+    :func:`verified_edges`): ``docs`` (sorted; their local numbers are positions here),
+    their fetched ``table`` and ``sets``; the confirmed identical copies (``h``, ``c``:
+    local head and copy; ``heads_of``, ``copies``: the same, global); the candidate pairs
+    of heads (``i``, ``j`` local; ``ci``, ``cj`` global) with their exact ``jaccard`` and
+    ``estimate``; ``search``: the search's counts."""
+
+    docs: np.ndarray
+    table: pa.Table
+    sets: ShingleSets
+    h: np.ndarray
+    c: np.ndarray
+    heads_of: np.ndarray
+    copies: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    ci: np.ndarray
+    cj: np.ndarray
+    jaccard: np.ndarray
+    estimate: np.ndarray
+    search: dict
+
+
+def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
+                   plan: lsh.BandPlan, n: int, timer) -> Edges:
+    """Identical sets grouped, the candidate search over the heads, and the documents on
+    an edge fetched and verified on the driver (steps 1 to 3 of the module), for
+    :func:`found_on_driver` and Spark's evaluate alike."""
     with timer.stage("group identical sets"):
         heads_of, copies = shared_fingerprints(usable)
     while True:
@@ -248,7 +275,19 @@ def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n
                 continue
             jaccard = verify.exact_jaccard(sets, i, j)
             estimate = _estimates(table, i, j, config)
-        break
+        return Edges(docs, table, sets, h, c, heads_of, copies, i, j, ci, cj, jaccard,
+                     estimate, search)
+
+
+def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n: int,
+                    documents: dict, char_fallback: bool, timer) -> tuple[Found, dict]:
+    """The find past signing (see the module): (what the driver found, the counts).
+    ``documents``: n, usable, shingles, chars of the signed documents."""
+    usable = signed.where(F.col("size") >= config.min_shingles)
+    edges = verified_edges(signed, usable, config, plan, n, timer)
+    docs, table, sets, h, c = edges.docs, edges.table, edges.sets, edges.h, edges.c
+    i, j, jaccard, estimate = edges.i, edges.j, edges.jaccard, edges.estimate
+    copies, ci, search = edges.copies, edges.ci, edges.search
     candidates = {"i": i, "j": j, "jaccard": jaccard, "estimate": estimate}
     real = jaccard >= config.threshold if config.verify else np.ones(i.size, dtype=bool)
     m = docs.size
@@ -278,7 +317,7 @@ def _counts(n, documents, copies, ci, pair_set, labels, representative, lowest, 
             config) -> dict:
     m = labels.size
     cluster = counting.cluster_counts(np.bincount(labels, minlength=m))
-    method, method_choice = _method(config)
+    method, method_choice = fixed_method(config, "spark")
     return counting.find_counts(
         documents=n, shingled=documents["usable"], shingles=documents["shingles"],
         identical_copies=int(copies.size), candidates=int(ci.size), pairs=pair_set.counts(),
@@ -298,13 +337,3 @@ def _estimates(table: pa.Table, i: np.ndarray, j: np.ndarray, config: FindConfig
         (0, config.num_perm), dtype=dtype)
     # every fetched document is usable: one signature a row, in doc order
     return Signatures(matrix, config.family, config.num_perm, config.seed, bits).estimate(i, j)
-
-
-def _method(config: FindConfig) -> tuple[str, dict]:
-    """(method, method_choice) as the local engine reports them (Spark never plans)."""
-    if config.sketch == "simhash":
-        return "simhash", {"method": "simhash", "reason": "chosen by the user"
-                           if config.method == "lsh" else
-                           "sketch simhash: its search, chosen by the user"}
-    return "lsh", {"method": "lsh", "reason": "chosen by the user" if config.method == "lsh"
-                   else "the Spark engine runs MinHash + LSH"}

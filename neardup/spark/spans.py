@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
+from .._core import counts as counting
 from ..units import RemovalRanges, UnitAnalysis, UnitOptions, characters_left, remaining_texts
 from .units import _where
 
@@ -80,9 +81,10 @@ def span_removals(documents: DataFrame, options: UnitOptions, normalize,
     n_windows, n_removed = int(totals["windows"] or 0), gone.count()
     linked = class_links(repeated).agg(F.count("*").alias("classes"),
                                        F.sum("linked").alias("linked")).first()
-    counts = {"tokens": int(totals["tokens"] or 0),
-              "spans_repeated": int(linked["classes"]) - int(linked["linked"] or 0),
-              "units": n_windows, "units_removed": n_removed, "units_kept": n_windows - n_removed}
+    counts = counting.span_counts(
+        tokens=totals["tokens"] or 0,
+        spans_repeated=int(linked["classes"]) - int(linked["linked"] or 0),
+        windows=n_windows, windows_removed=n_removed)
     removed = gone.groupBy("doc").agg(F.sort_array(F.collect_list("pos")).alias("positions"))
     applied = documents.join(removed, "doc").mapInArrow(
         _span_applied(length, normalize, options.min_chars), _SPAN_APPLIED_ROW)

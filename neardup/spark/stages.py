@@ -11,13 +11,12 @@ in its own width, :func:`_binary_rows`) and come back to the CSR
 (:class:`~neardup.shingling.ShingleSets`) and matrices the stage functions take
 (:func:`_row_values`).
 
-What crosses documents is done with DataFrame operations: identical sets grouped by
-fingerprint and confirmed on the arrays (head: the smallest doc), LSH buckets: the
+What crosses documents (:mod:`neardup.spark.found`) uses two bodies from here: the
 heads' (band, key, doc) entries sent to the partition of their (band, key) as one blob
 a batch and partition (:func:`_band_blobs`), so that each partition holds whole
 buckets, paired there by the local rule (:func:`~neardup.lsh.pairs_in_buckets`: star or
-skip past ``max_bucket``), the verification join, document pairs expanded from identical
-groups, and pair counts from the group sizes.
+skip past ``max_bucket``; :func:`_bucket_batches`); and evaluate's truth, every pair's
+exact Jaccard (:func:`_jaccard_at_least`).
 
 With ``sketch="simhash"`` the partitions compute :func:`~neardup.simhash.fingerprints`
 and :func:`~neardup.simhash.block_keys` instead of signatures and band keys, and the
@@ -26,24 +25,21 @@ a group kept when popcount(xor) <= k and this block is the first the two agree o
 :func:`~neardup.simhash.hamming_pairs` does, so each pair comes once. Its cost is the
 pairs inside the groups (a group is not cut at ``max_bucket``, as locally).
 
-Memory: a document's shingle array (4 or 8 bytes a shingle) travels with it to the
-verification join; a signature is K x 4 bytes (K x 1 or 2 with ``bits``).
+Memory: a document's shingle array is 4 or 8 bytes a shingle; a signature is K x 4
+bytes (K x 1 or 2 with ``bits``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
 from .. import lsh, simhash, verify
-from .._core import counts as counting
 from .._core.hashing import GOLDEN, mix64
-from .._core.progress import StageTimer
 from ..config import FindConfig
-from ..minhash import Signatures, minhash
+from ..minhash import minhash
 from ..shingling import ShingleSets, set_fingerprints, shingle
 from ..text import prepare
 
@@ -189,39 +185,6 @@ _SIGNED_COLUMNS = ("text_length long, shingles binary, size long, fingerprint lo
 _SIGNED_SCHEMA = "doc long, id string, " + _SIGNED_COLUMNS
 
 
-def _verify_batches(config: FindConfig):
-    """mapInArrow body: candidate pairs with both sets and sketches → exact J, estimate
-    (MinHash: from the signatures; SimHash: the J of the fingerprints' Hamming distance)."""
-    bits = config.bits or 32
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            m = batch.num_rows
-            if m == 0:
-                continue
-            sets = ShingleSets.concat([_csr(batch.column("shingles_a"), config.hash_bits),
-                                       _csr(batch.column("shingles_b"), config.hash_bits)])
-            i = np.arange(m, dtype=np.int64)
-            j = i + m
-            jaccard = verify.exact_jaccard(sets, i, j)
-            if config.sketch == "simhash":
-                prints_a, prints_b = (batch.column(name).to_numpy().view(np.uint64)
-                                      for name in ("signature_a", "signature_b"))
-                estimate = simhash.jaccard_estimate(simhash.popcounts(prints_a ^ prints_b))
-            else:
-                matrix = np.concatenate([
-                    _signature_matrix(batch.column("signature_a"), config.num_perm, bits),
-                    _signature_matrix(batch.column("signature_b"), config.num_perm, bits)])
-                estimate = Signatures(matrix, config.family, config.num_perm, config.seed,
-                                      bits).estimate(i, j)
-            yield pa.RecordBatch.from_arrays([
-                batch.column("doc_a"), batch.column("doc_b"),
-                pa.array(jaccard), pa.array(estimate),
-                pa.array(jaccard.round(6)), pa.array(estimate.round(6)),
-            ], names=["doc_a", "doc_b", "jaccard", "estimate", "jaccard_6", "estimate_6"])
-    return run
-
-
 def _band_blobs(targets: np.ndarray):
     """mapInArrow body over (doc, keys) of the heads: each batch's bucket entries (band,
     key, doc) sent to the bucket partition of their (band, key), as one row per partition
@@ -297,10 +260,6 @@ _BUCKETED_COLUMNS = ["doc_a", "doc_b", "largest", "over", "avoided"]
 _BUCKETED_SCHEMA = "doc_a long, doc_b long, largest long, over long, avoided long"
 
 
-_VERIFIED_SCHEMA = ("doc_a long, doc_b long, jaccard double, estimate double, "
-                    "jaccard_6 double, estimate_6 double")
-
-
 def _jaccard_at_least(threshold: float, hash_bits: int):
     """mapInArrow body: pairs with both shingle arrays → (doc_a, doc_b, jaccard), J >= t."""
 
@@ -321,96 +280,6 @@ def _jaccard_at_least(threshold: float, hash_bits: int):
 
 
 # ---------------------------------------------------------------- across documents
-
-
-@dataclass
-class _Stages:
-    """What :func:`~neardup.spark.find` and :func:`~neardup.spark.evaluate` share, all
-    lazy: signed documents, identical groups (``copies``: head doc_a, copy doc_b), the
-    heads, the bucket entries (LSH buckets or SimHash blocks: doc, band, key, bucket_size)
-    and the candidates (heads doc_a < doc_b, before verification); ``search``: the
-    timing's name for the search."""
-
-    signed: DataFrame
-    usable: DataFrame
-    copies: DataFrame
-    heads: DataFrame
-    entries: DataFrame
-    candidates: DataFrame
-    search: str = "lsh"
-
-
-def _lsh_stages(docs: DataFrame, config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
-                timer: StageTimer, signed: DataFrame | None = None,
-                char_fallback: bool = False, documents: int | None = None) -> _Stages:
-    """Sign (doc, text), group identical sets, LSH buckets, candidate pairs of heads;
-    ``signed``: the documents signed already (as a reader with a signer gives them);
-    ``char_fallback``: :func:`_signer`'s; ``documents``: one more than the largest doc
-    when the caller knows it (a reader counts them), else found by a job; ``timer``: the
-    stages' (:class:`~neardup.spark.progress.SparkStageTimer`)."""
-    if signed is None:
-        with timer.stage("sign"):
-            signed = docs.select("doc", "id", "text").mapInArrow(
-                _sign_batches(config, plan, normalize, tokenize, char_fallback),
-                _SIGNED_SCHEMA).persist()
-    else:  # a projection of the reader's persisted records (signed as read): not cached twice
-        signed = signed.select("doc", "id", *_SIGNED_NAMES)
-    usable = signed.where(F.col("size") >= config.min_shingles)
-
-    # identical sets: grouped by fingerprint, confirmed on the arrays, head = smallest doc
-    with timer.stage("group identical sets"):
-        copies, heads = _identical_sets(usable)
-
-    if config.sketch == "simhash":
-        with timer.stage("hamming search"):
-            entries, candidates = _hamming_search(heads, config.hamming_distance())
-        return _Stages(signed, usable, copies, heads, entries, candidates, "hamming search")
-
-    # LSH: (band, key, doc) for heads, hashed by (band, key) so that each partition holds
-    # whole buckets, paired there as the local engine pairs them (star/skip past max_bucket)
-    with timer.stage("lsh"):
-        entries, candidates = _lsh_candidates(docs, heads, config, plan, documents)
-    return _Stages(signed, usable, copies, heads, entries, candidates)
-
-
-def _identical_sets(usable: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(copies, heads) of the ``usable`` documents: each copy's (doc_a head, doc_b), and the
-    documents that are no copy (a set's smallest doc)."""
-    # only the (fingerprint, doc) columns are shuffled; the sets of the few documents whose
-    # fingerprint is shared are joined after, to confirm them
-    shared = (usable.groupBy("fingerprint")
-              .agg(F.min("doc").alias("head"), F.count("*").alias("m"))
-              .where(F.col("m") > 1).select("fingerprint", "head"))
-    sharing = usable.join(shared, "fingerprint", "left_semi").select("doc", "fingerprint",
-                                                                    "shingles")
-    head_sets = sharing.select(F.col("doc").alias("head"), F.col("shingles").alias("head_set"))
-    copies = (sharing.join(shared, "fingerprint").where(F.col("doc") != F.col("head"))
-              .join(head_sets, "head").where(F.col("shingles") == F.col("head_set"))
-              .select(F.col("head").alias("doc_a"), F.col("doc").alias("doc_b"))).persist()
-    heads = usable.join(copies.select(F.col("doc_b").alias("doc")), "doc", "left_anti")
-    return copies, heads
-
-
-def _lsh_candidates(docs: DataFrame, heads: DataFrame, config: FindConfig, plan: lsh.BandPlan,
-                    documents: int | None) -> tuple[DataFrame, DataFrame]:
-    """(entries, candidates): the heads' band entries bucketed (rows with doc_a null: a
-    partition's bucket stats) and the distinct candidate pairs of heads (doc_a < doc_b)."""
-    if documents is None:
-        largest = docs.agg(F.max("doc")).first()[0]
-        documents = 0 if largest is None else int(largest) + 1
-    n = max(1, documents)
-    spark = docs.sparkSession
-    # partitions of about 64 MB of entries (24 bytes each), at least two a core
-    parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * 24 // (64 << 20))
-    entries = (heads.select("doc", "keys")
-               .mapInArrow(_band_blobs(_partition_targets(spark, parts)),
-                           "dest long, entries binary")
-               .repartition(parts, "dest"))
-    bucketed = entries.mapInArrow(
-        _bucket_batches(n, config.max_bucket, config.bucket_policy), _BUCKETED_SCHEMA).persist()
-    candidates = (bucketed.where(F.col("doc_a").isNotNull()).select("doc_a", "doc_b")
-                  .distinct().persist())
-    return bucketed, candidates  # bucketed's rows with doc_a null: the bucket stats
 
 
 def _exploded_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -459,57 +328,6 @@ def _hamming_search(heads: DataFrame, k: int) -> tuple[DataFrame, DataFrame]:
                   .select(F.col("a.doc").alias("doc_a"), F.col("b.doc").alias("doc_b"))
                   .persist())
     return entries, candidates
-
-
-def _checked(heads: DataFrame, candidates: DataFrame, config: FindConfig) -> DataFrame:
-    """Each candidate with both sets and sketches joined: exact J and the estimate
-    (doc_a, doc_b, jaccard, estimate, jaccard_6, estimate_6)."""
-    sketch = "simhash" if config.sketch == "simhash" else "signature"
-    # the sets and sketches of the documents in a candidate pair only (usually few): the
-    # heads are filtered, not shuffled, before the two joins
-    needed = (candidates.select(F.col("doc_a").alias("doc"))
-              .union(candidates.select(F.col("doc_b").alias("doc"))).distinct())
-    side = (heads.join(needed, "doc", "left_semi")
-            .select("doc", "shingles", F.col(sketch).alias("signature")))
-    joined = (candidates
-              .join(side.select(F.col("doc").alias("doc_a"), F.col("shingles").alias(
-                  "shingles_a"), F.col("signature").alias("signature_a")), "doc_a")
-              .join(side.select(F.col("doc").alias("doc_b"), F.col("shingles").alias(
-                  "shingles_b"), F.col("signature").alias("signature_b")), "doc_b"))
-    return joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA)
-
-
-def _identical_groups(copies: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """The identical groups of two or more, from ``copies`` (doc_a: head, doc_b: a copy).
-
-    Returns (group_sizes, members): (head_doc, group_size) one row per group, and
-    (head_doc, doc, group_size) one row per document of a group, its head included.
-    A head with no copies is in neither: it stands for itself alone.
-    """
-    group_sizes = (copies.groupBy(F.col("doc_a").alias("head_doc"))
-                   .agg((F.count("*") + 1).alias("group_size"))).persist()
-    members = (copies.select(F.col("doc_a").alias("head_doc"), F.col("doc_b").alias("doc"))
-               .union(group_sizes.select("head_doc", F.col("head_doc").alias("doc")))
-               .join(group_sizes, "head_doc")).persist()
-    return group_sizes, members
-
-
-def _pair_counts(group_sizes: DataFrame, set_pairs: DataFrame) -> dict:
-    """Document-pair counts from group sizes, as :meth:`neardup.pairs.PairSet.counts`:
-    g(g - 1)/2 per identical group, g_A * g_B per pair of distinct sets (nothing listed)."""
-    twice_identical = group_sizes.agg(
-        F.sum(F.col("group_size") * (F.col("group_size") - 1))).first()[0] or 0
-
-    def sizes(name: str) -> DataFrame:
-        return group_sizes.select(F.col("head_doc").alias(f"doc_{name}"),
-                                  F.col("group_size").alias(f"size_{name}"))
-
-    row = (set_pairs.join(sizes("a"), "doc_a", "left").join(sizes("b"), "doc_b", "left")
-           .agg(F.count("*").alias("set_pairs"),  # a head with no copies: a group of one
-                F.sum(F.coalesce("size_a", F.lit(1)) * F.coalesce("size_b", F.lit(1)))
-                .alias("between"))).first()
-    identical, between = int(twice_identical) // 2, int(row["between"] or 0)
-    return counting.pair_counts(identical, between, row["set_pairs"])
 
 
 def _numbered(df: DataFrame, text_col: str, id_col: str | None,

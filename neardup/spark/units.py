@@ -21,9 +21,11 @@ The steps, each a DataFrame step or a ``mapInArrow`` body that calls the local c
    the document: a sentence goes when a removed window starting at most N - 1
    sentences before it does).
 4. **Removal**: ``keep="first"``: every unit (window) but its class's first occurrence;
-   ``keep="none"``: every unit of a class of two or more. The removed bytes of each
-   document are collected (sorted) and joined to its text; a ``mapInArrow``
-   (:func:`_applied`) merges them and cuts them out with the local code
+   ``keep="none"``: every unit of a class of two or more; never a unit under the minimum
+   (``short``: its normalized text's characters and words, by the local
+   :func:`~neardup.units.hashing.unit_lengths`, a window's the sum of its sentences').
+   The removed bytes of each document are collected (sorted) and joined to its text; a
+   ``mapInArrow`` (:func:`_applied`) merges them and cuts them out with the local code
    (:class:`~neardup.units.ranges.RemovalRanges`, :func:`~neardup.units.remaining_texts`)
    and drops the document when fewer than ``min_chars`` characters are left
    (:func:`~neardup.units.characters_left`). Only the documents that lose units pass
@@ -61,7 +63,8 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = Window = F = None
 
 SPARK_UNITS = ("line", "paragraph", "sentences", "span")  # the kinds this module runs
-_UNIT_ROW = "doc long, ts long, te long, cs long, ce long, hash long, norm binary"
+_UNIT_ROW = ("doc long, ts long, te long, cs long, ce long, hash long, norm binary, "
+             "chars long, words long")
 _APPLIED_ROW = "doc long, bytes long, keep boolean, text string"
 _CUTTERS = {"line": unit_split.split_lines, "paragraph": unit_split.split_paragraphs,
             "sentences": unit_split.split_sentences}
@@ -146,9 +149,9 @@ def _applied_units(read, report: dict, options: UnitOptions, normalize, hashes,
                          F.sum((~F.col("keep")).cast("long")).alias("dropped"),
                          *removed_tokens).first()
     if options.kind == "span":
-        unit_counts["tokens_removed"] = int(totals["tokens"] or 0)
-    unit_counts["bytes_removed"] = int(totals["bytes"] or 0)
-    unit_counts["documents_changed"] = int(totals["changed"])
+        counting.add_unit_counts(unit_counts, tokens_removed=totals["tokens"] or 0)
+    counting.add_unit_counts(unit_counts, bytes_removed=totals["bytes"] or 0,
+                             documents_changed=totals["changed"])
     n_documents = report["processed"]
     counts = run_counts(options, report, unit_counts,
                         n_documents - int(totals["dropped"] or 0), n_documents)
@@ -157,12 +160,18 @@ def _applied_units(read, report: dict, options: UnitOptions, normalize, hashes,
 
 def unit_rows(kind: str, normalize, hashes: Callable | None):
     """mapInArrow body: (doc, text) -> one row a unit (``_UNIT_ROW``), by the local cutter,
-    normalization and hash; a unit that normalizes to nothing is kept here (hashes and
-    collisions count it, as locally) and left out of the units later."""
+    normalization, hash and lengths (characters, words); a unit that normalizes to
+    nothing is kept here (hashes and collisions count it, as locally) and left out of
+    the units later."""
     cut = _CUTTERS[kind]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from neardup.units.hashing import normalized_pieces, piece_hashes, texts_buffer
+        from neardup.units.hashing import (
+            normalized_pieces,
+            piece_hashes,
+            texts_buffer,
+            unit_lengths,
+        )
 
         hash_of = piece_hashes if hashes is None else hashes
         for batch in batches:
@@ -176,19 +185,21 @@ def unit_rows(kind: str, normalize, hashes: Callable | None):
             norm = pa.LargeBinaryArray.from_buffers(
                 pa.large_binary(), doc.size, [None, pa.py_buffer(offsets),
                                               pa.py_buffer(np.ascontiguousarray(values))])
+            chars, words = unit_lengths(values, offsets)
             yield pa.RecordBatch.from_arrays(
                 [pa.array(docs, pa.int64()), *(pa.array(x - base, pa.int64())
                                                for x in (ts, te, cs, ce)),
                  pa.array(np.asarray(hash_of(values, offsets), np.uint64).view(np.int64)),
-                 norm.cast(pa.binary())],
-                names=["doc", "ts", "te", "cs", "ce", "hash", "norm"])
+                 norm.cast(pa.binary()), pa.array(chars, pa.int64()),
+                 pa.array(words, pa.int64())],
+                names=["doc", "ts", "te", "cs", "ce", "hash", "norm", "chars", "words"])
     return run
 
 
 def _removed_units(pieces: DataFrame, options: UnitOptions):
     """(removed: doc, cs, ce of every unit that goes; the unit counts, keys as the local
     engine's; the frames persisted on the way, for the caller to release)."""
-    classed = unit_classes(pieces).persist()
+    classed = unit_classes(pieces).withColumn("short", short_units(options)).persist()
     units = classed.where(F.col("is_unit"))
     if options.kind == "sentences":
         removed, counts, cached = _windows_removed(units, options)
@@ -198,8 +209,15 @@ def _removed_units(pieces: DataFrame, options: UnitOptions):
         row = classed.agg(*_texts_and_hashes(),
                           *_class_counts(options.keep, F.col("is_unit"))).first()
         counts, cached = _counted(row), []
-    counts["hash_collisions"] = int(row["texts"] or 0) - int(row["hashes"])
+    counting.add_unit_counts(counts, hash_collisions=int(row["texts"] or 0) - int(row["hashes"]))
     return removed, counts, [classed, *cached]
+
+
+def short_units(options: UnitOptions):
+    """A unit (a window) under the minimum: fewer ``chars`` or ``words`` than
+    ``options.minimum`` (:func:`neardup.units.is_short`)."""
+    chars, words = options.minimum
+    return (F.col("chars") < chars) | (F.col("words") < words)
 
 
 def unit_classes(pieces: DataFrame) -> DataFrame:
@@ -224,8 +242,9 @@ def _texts_and_hashes():
 
 def _removed(units: DataFrame, keep: str) -> DataFrame:
     """The units (or windows) that go: not their class's first occurrence
-    (``keep="first"``), or of a class of two or more (``keep="none"``)."""
-    return units.where(_gone(keep))
+    (``keep="first"``), or of a class of two or more (``keep="none"``), and not under the
+    minimum (``short``)."""
+    return units.where(_gone(keep) & ~F.col("short"))
 
 
 def _gone(keep: str):
@@ -233,25 +252,28 @@ def _gone(keep: str):
 
 
 def _class_counts(keep: str, among=None):
-    """Aggregations: units, distinct, repeated and removed, of the rows ``among`` (a
-    condition; default all) with ``is_first`` and ``size``; :func:`_counted` names them."""
+    """Aggregations: units, distinct, repeated, removed, and those under the minimum, of
+    the rows ``among`` (a condition; default all) with ``is_first``, ``size`` and
+    ``short``; :func:`_counted` names them."""
     among = F.lit(True) if among is None else among
+    short, repeated = F.col("short"), F.col("is_first") & (F.col("size") >= 2)
 
     def total(condition):
         return F.sum((among & condition).cast("long"))
 
     return (total(F.lit(True)).alias("units"), total(F.col("is_first")).alias("distinct"),
-            total(F.col("is_first") & (F.col("size") >= 2)).alias("repeated"),
-            total(_gone(keep)).alias("removed"))
+            total(repeated & ~short).alias("repeated"),
+            total(_gone(keep) & ~short).alias("removed"), total(short).alias("short"),
+            total(repeated & short).alias("short_repeated"),
+            total(_gone(keep) & short).alias("short_spared"))
 
 
 def _counted(row) -> dict:
-    """units, units_distinct, units_repeated, units_removed, units_kept of a row of
-    :func:`_class_counts`, keys as the local engine's."""
-    n, removed = int(row["units"] or 0), int(row["removed"] or 0)
-    return {"units": n, "units_distinct": int(row["distinct"] or 0),
-            "units_repeated": int(row["repeated"] or 0), "units_removed": removed,
-            "units_kept": n - removed}
+    """The unit counts of a row of :func:`_class_counts`, keys as the local engine's."""
+    return counting.unit_counts(**{key: int(row[name] or 0) for key, name in (
+        ("units", "units"), ("distinct", "distinct"), ("repeated", "repeated"),
+        ("removed", "removed"), ("short", "short"), ("short_repeated", "short_repeated"),
+        ("short_spared", "short_spared"))})
 
 
 def _windows_removed(sentences: DataFrame, options: UnitOptions):
@@ -260,7 +282,8 @@ def _windows_removed(sentences: DataFrame, options: UnitOptions):
     window covers go. (removed: doc, cs, ce; counts; the frames persisted)."""
     width = options.sentences
     in_doc = Window.partitionBy("doc").orderBy("ts")
-    windows = sentence_windows(sentences, width).drop("te")
+    windows = sentence_windows(sentences, width).drop("te") \
+        .withColumn("short", short_units(options))
     by_key = Window.partitionBy("key")
     at = F.struct("doc", "ts")
     classed = (windows.withColumn("first", F.min(at).over(by_key))
@@ -273,21 +296,26 @@ def _windows_removed(sentences: DataFrame, options: UnitOptions):
                .withColumn("covered", F.max("starts").over(behind)).persist())
     row = covered.agg(F.count("*").alias("sentences"),
                       F.count("covered").alias("removed")).first()
-    counts["sentences"] = int(row["sentences"])
-    counts["sentences_removed"] = int(row["removed"])
+    counting.add_unit_counts(counts, sentences=row["sentences"], sentences_removed=row["removed"])
     removed = covered.where(F.col("covered").isNotNull()).select("doc", "cs", "ce")
     return removed, counts, [classed, covered]
 
 
 def sentence_windows(sentences: DataFrame, width: int) -> DataFrame:
-    """(doc, ts, te, key) of every window of ``width`` consecutive sentences of a document
-    (rows of :func:`unit_classes` that are units): its first sentence's start, its last
-    one's end, and ``key`` the array of their classes' first occurrences."""
+    """(doc, ts, te, key, chars, words) of every window of ``width`` consecutive sentences
+    of a document (rows of :func:`unit_classes` that are units): its first sentence's
+    start, its last one's end, ``key`` the array of their classes' first occurrences,
+    and the sums of their characters and words."""
     in_doc = Window.partitionBy("doc").orderBy("ts")
-    key = F.array(*[F.col("first") if k == 0 else F.lead("first", k).over(in_doc)
-                    for k in range(width)])
+
+    def ahead(column: str, k: int):
+        return F.col(column) if k == 0 else F.lead(column, k).over(in_doc)
+
+    key = F.array(*[ahead("first", k) for k in range(width)])
+    sums = [sum((ahead(column, k) for k in range(1, width)), ahead(column, 0)).alias(column)
+            for column in ("chars", "words")]
     return (sentences.select("doc", "ts", F.lead("te", width - 1).over(in_doc).alias("te"),
-                             key.alias("key"))
+                             key.alias("key"), *sums)
             .where(F.col("key")[width - 1].isNotNull()))
 
 

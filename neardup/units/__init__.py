@@ -29,10 +29,25 @@ span
     repeated runs of at least ``min_tokens`` tokens (runs of non-whitespace, compared
     normalized), found by :func:`neardup.units.spans.repeated_spans`.
 
+Short units (line, paragraph, sentences:N) are kept: a unit with fewer than
+``min_unit_chars`` characters or fewer than ``min_unit_words`` words is never removed and
+never listed as a repeat, however often it occurs (``else:``, ``try:``, a docstring's
+quotes, a list's short items). Both are measured on the text compared, after the run's
+normalization (:func:`~neardup.units.hashing.unit_lengths`: characters are code points;
+words are runs between whitespace, a Chinese or Japanese character a word by itself), so
+indentation and case do not count, and two equal units are both short or both not. A
+window of sentences:N is measured whole (the sums of its sentences'). The defaults,
+:data:`DEFAULT_MIN_UNIT_WORDS` words and :data:`DEFAULT_MIN_UNIT_CHARS` characters, and
+what C4, datatrove and Dolma do, are at their definitions. The span unit's minimum is
+``min_tokens``.
+
 Counts (:func:`find_repeated_units`' ``counts``) say what they name and add up:
 ``units`` = ``units_kept`` + ``units_removed``; ``bytes_removed`` is the bytes of the
 merged ranges. A unit that normalizes to nothing (a line of punctuation under
-``clean="text"``) is no unit.
+``clean="text"``) is no unit. ``units_repeated`` counts the repeated texts at or over
+the minimum (the rows of the listing); ``units_short`` the short units (occurrences),
+``units_short_repeated`` the short texts seen more than once, and ``units_short_spared``
+the short units that the minimum kept (those the policy would have removed).
 """
 
 from __future__ import annotations
@@ -44,8 +59,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core import counts as counting
 from . import split
-from .hashing import exact_classes, normalized_pieces, texts_buffer
+from .hashing import exact_classes, normalized_pieces, texts_buffer, unit_lengths
 from .ranges import CSR, RemovalRanges, remove_ranges
 
 MAX_WINDOW_SENTENCES = 1 << 62  # a window's sentence numbers stay within int64
@@ -53,9 +69,20 @@ UNITS = ("document", "line", "paragraph", "sentences:N", "span")
 KEEP_POLICIES = ("first", "none")
 DEFAULT_MIN_TOKENS = 50
 DEFAULT_MIN_CHARS = 1
-__all__ = ["CSR", "DEFAULT_MIN_CHARS", "DEFAULT_MIN_TOKENS", "KEEP_POLICIES",
+# Units shorter than this are kept (line, paragraph, sentences:N). What the references do:
+# C4's code (tensorflow_datasets text/c4_utils.py, clean_page) drops every line of fewer
+# than _MIN_WORDS_PER_LINE = 5 words before its line dedup (remove_duplicate_text), so no
+# shorter line is ever deduplicated; datatrove's C4QualityFilter (the C4 rule as FineWeb
+# ran it) drops lines of fewer than min_words_per_line = 3 words; datatrove's
+# SentDedupConfig.min_words_to_remove_span and Dolma's dedupe.min_words / min_length
+# (paragraphs) keep spans below them, but default to 0 (off). Here short units are kept,
+# not dropped, so the lower of C4's two published thresholds: 3 words.
+DEFAULT_MIN_UNIT_WORDS = 3
+DEFAULT_MIN_UNIT_CHARS = 0
+__all__ = ["CSR", "DEFAULT_MIN_CHARS", "DEFAULT_MIN_TOKENS", "DEFAULT_MIN_UNIT_CHARS",
+           "DEFAULT_MIN_UNIT_WORDS", "KEEP_POLICIES",
            "MAX_WINDOW_SENTENCES", "UNITS", "RemovalRanges", "Repeats", "UnitAnalysis",
-           "UnitOptions", "characters_left",
+           "UnitOptions", "characters_left", "is_short", "window_lengths",
            "find_repeated_units", "remaining_texts", "removal_counts"]
 
 _SPLITTERS = {"line": split.split_lines, "paragraph": split.split_paragraphs}
@@ -70,12 +97,18 @@ class UnitOptions:
     min_tokens: the span unit's shortest repeated run, in tokens.
     keep: "first" (the first occurrence stays) or "none" (every copy goes).
     min_chars: documents that lose units and are left with fewer characters are dropped.
+    min_unit_chars, min_unit_words: line, paragraph, sentences:N: units with fewer
+        characters or words (of the compared text) are kept; None: the default
+        (:data:`DEFAULT_MIN_UNIT_CHARS`, :data:`DEFAULT_MIN_UNIT_WORDS`). The span unit
+        refuses them (its minimum is ``min_tokens``).
     """
 
     unit: str = "document"
     min_tokens: int = DEFAULT_MIN_TOKENS
     keep: str = "first"
     min_chars: int = DEFAULT_MIN_CHARS
+    min_unit_chars: int | None = None
+    min_unit_words: int | None = None
 
     def __post_init__(self) -> None:
         kind, _, number = str(self.unit).partition(":")
@@ -96,6 +129,25 @@ class UnitOptions:
                     1 if name == "min_tokens" else 0):
                 raise ValueError(f"{name} must be a whole number >= "
                                  f"{1 if name == 'min_tokens' else 0}, got {value!r}")
+        for name in ("min_unit_chars", "min_unit_words"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+            if value and self.kind == "span":
+                raise ValueError(f"{name} (--{name.replace('_', '-')}) applies to --unit "
+                                 f"line, paragraph and sentences:N; the span unit's "
+                                 f"shortest run is min_tokens (--min-tokens)")
+
+    @property
+    def minimum(self) -> tuple[int, int]:
+        """(characters, words) a unit needs to be removed or listed: the options, or
+        their defaults; (0, 0) for span and document."""
+        if self.kind in ("span", "document"):
+            return 0, 0
+        return (DEFAULT_MIN_UNIT_CHARS if self.min_unit_chars is None else self.min_unit_chars,
+                DEFAULT_MIN_UNIT_WORDS if self.min_unit_words is None else self.min_unit_words)
 
     @property
     def kind(self) -> str:
@@ -123,13 +175,15 @@ class Repeats(NamedTuple):
 @dataclass
 class UnitAnalysis:
     """What :func:`find_repeated_units` found: the corpus as UTF-8 (``data``,
-    ``doc_offsets``), the ranges to remove, the repeated texts and the counts."""
+    ``doc_offsets``), the ranges to remove, the repeated texts and the counts;
+    ``short_repeats``: the repeated texts under the minimum, kept (None for span)."""
 
     data: np.ndarray
     doc_offsets: np.ndarray
     removals: RemovalRanges
     repeats: Repeats
     counts: dict
+    short_repeats: Repeats | None = None
 
 
 def find_repeated_units(texts, options: UnitOptions, normalize) -> UnitAnalysis:
@@ -146,39 +200,50 @@ def find_repeated_units(texts, options: UnitOptions, normalize) -> UnitAnalysis:
         splitter = split.split_sentences if options.kind == "sentences" \
             else _SPLITTERS[options.kind]
         doc, ts, te, cs, ce = splitter(data, doc_offsets)
-        class_of, collisions, kept = _classes(data, ts, te, normalize)
+        class_of, collisions, kept, chars, words = _classes(data, ts, te, normalize)
         doc, ts, te, cs, ce = doc[kept], ts[kept], te[kept], cs[kept], ce[kept]
         base = doc_offsets[doc]
         if options.kind == "sentences":
-            removals, repeats, counts = _windows(n_docs, doc, ts - base, te - base,
-                                                 cs - base, ce - base, class_of,
-                                                 options)
+            removals, repeats, counts, short_repeats = _windows(
+                n_docs, doc, ts - base, te - base, cs - base, ce - base, class_of, chars,
+                words, options)
         else:
-            removed = _removed(class_of, options.keep)
+            short = is_short(chars, words, options.minimum)
+            policy = _removed(class_of, options.keep)
+            removed = policy & ~short
             removals = RemovalRanges.from_units(n_docs, doc[removed], cs[removed] - base[removed],
                                                 ce[removed] - base[removed])
-            repeats = _repeats(class_of, doc, ts - base, te - base)
-            counts = _unit_counts(class_of, removed)
-        counts["hash_collisions"] = collisions
+            repeats = _repeats(class_of, doc, ts - base, te - base, ~short)
+            short_repeats = _repeats(class_of, doc, ts - base, te - base, short)
+            counts = _unit_counts(class_of, removed, short, policy)
+        counting.add_unit_counts(counts, hash_collisions=collisions)
     counts.update(removal_counts(removals))
-    return UnitAnalysis(data, doc_offsets, removals, repeats, counts)
+    return UnitAnalysis(data, doc_offsets, removals, repeats, counts,
+                        None if options.kind == "span" else short_repeats)
 
 
 def removal_counts(removals: RemovalRanges) -> dict:
     """``bytes_removed`` (the bytes of the merged ranges) and ``documents_changed``
     (documents with at least one range)."""
-    return {"bytes_removed": int(np.sum(removals.ends - removals.starts)),
-            "documents_changed": int(np.count_nonzero(np.diff(removals.offsets)))}
+    return counting.add_unit_counts(
+        {}, bytes_removed=np.sum(removals.ends - removals.starts),
+        documents_changed=np.count_nonzero(np.diff(removals.offsets)))
 
 
 def _classes(data, starts, ends, normalize):
-    """(class of each kept unit among the kept, collisions, kept mask): units whose
-    normalized text is empty are no units."""
+    """(class of each kept unit among the kept, collisions, kept mask, and the kept
+    units' characters and words): units whose normalized text is empty are no units."""
     values, offsets = normalized_pieces(data, starts, ends, normalize)
     class_of, collisions = exact_classes(values, offsets)
     kept = offsets[1:] > offsets[:-1]
     renumber = np.cumsum(kept) - 1
-    return renumber[class_of[kept]], collisions, kept
+    chars, words = unit_lengths(values, offsets)
+    return renumber[class_of[kept]], collisions, kept, chars[kept], words[kept]
+
+
+def is_short(chars: np.ndarray, words: np.ndarray, minimum: tuple[int, int]) -> np.ndarray:
+    """bool per unit: fewer characters or words than ``minimum`` (UnitOptions.minimum)."""
+    return (chars < minimum[0]) | (words < minimum[1])
 
 
 def _removed(class_of: np.ndarray, keep: str) -> np.ndarray:
@@ -187,16 +252,22 @@ def _removed(class_of: np.ndarray, keep: str) -> np.ndarray:
     return np.bincount(class_of, minlength=class_of.size)[class_of] >= 2
 
 
-def _unit_counts(class_of: np.ndarray, removed: np.ndarray) -> dict:
+def _unit_counts(class_of: np.ndarray, removed: np.ndarray, short: np.ndarray,
+                 policy: np.ndarray) -> dict:
+    """The unit counts (module docstring); ``policy``: what the keep policy removes
+    without the minimum."""
     sizes = np.bincount(class_of, minlength=class_of.size)
-    return {"units": int(class_of.size), "units_distinct": int(np.count_nonzero(sizes)),
-            "units_repeated": int(np.count_nonzero(sizes >= 2)),
-            "units_removed": int(removed.sum()),
-            "units_kept": int(class_of.size - removed.sum())}
+    repeated = sizes >= 2  # per class, at its first unit (class_of[i] == i)
+    return counting.unit_counts(
+        units=class_of.size, distinct=np.count_nonzero(sizes),
+        repeated=np.count_nonzero(repeated & ~short), removed=removed.sum(),
+        short=short.sum(), short_repeated=np.count_nonzero(repeated & short),
+        short_spared=np.count_nonzero(policy & short))
 
 
-def _repeats(class_of, doc, start, end) -> Repeats:
-    """The classes seen more than once, at their first occurrence (class_of[i] <= i)."""
+def _repeats(class_of, doc, start, end, among) -> Repeats:
+    """The classes seen more than once, at their first occurrence (class_of[i] <= i), of
+    the units ``among`` (a class's units are all in or all out)."""
     n = class_of.size
     count = np.bincount(class_of, minlength=n)
     order = np.lexsort((doc, class_of))
@@ -204,11 +275,23 @@ def _repeats(class_of, doc, start, end) -> Repeats:
     first_pair[1:] = (class_of[order][1:] != class_of[order][:-1]) | \
         (doc[order][1:] != doc[order][:-1])
     documents = np.bincount(class_of[order][first_pair], minlength=n)
-    reps = np.flatnonzero(count >= 2)  # a representative is its class's first member
+    reps = np.flatnonzero((count >= 2) & among)  # a representative: its class's first
     return Repeats(doc[reps], start[reps], end[reps], count[reps], documents[reps])
 
 
-def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, options):
+def window_lengths(chars: np.ndarray, words: np.ndarray, starts: np.ndarray, width: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(chars, words) of each window of ``width`` sentences starting at ``starts``: the
+    sums of its sentences'."""
+    out = []
+    for column in (chars, words):
+        total = np.zeros(column.size + 1, np.int64)
+        np.cumsum(column, out=total[1:])
+        out.append(total[starts + width] - total[starts])
+    return out[0], out[1]
+
+
+def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, chars, words, options):
     """sentences:N: windows of N consecutive sentences of one document, equal when their
     sentences are equal one by one (exact: sentence classes, compared as rows)."""
     width = options.sentences
@@ -216,18 +299,20 @@ def _windows(n_docs, doc, ts, te, cs, ce, sentence_class, options):
     starts = np.arange(max(s - width + 1, 0))
     starts = starts[doc[starts] == doc[starts + width - 1]] if starts.size else starts
     window_class = _window_classes(doc, sentence_class, starts, width)
-    removed = _removed(window_class, options.keep)
+    short = is_short(*window_lengths(chars, words, starts, width), options.minimum)
+    policy = _removed(window_class, options.keep)
+    removed = policy & ~short
     cover = np.zeros(s + 1, np.int64)
     np.add.at(cover, starts[removed], 1)
     np.add.at(cover, starts[removed] + width, -1)
     covered = np.cumsum(cover[:-1]) > 0
     removals = RemovalRanges.from_units(n_docs, doc[covered], cs[covered], ce[covered])
     last = starts + width - 1
-    repeats = _repeats(window_class, doc[starts], ts[starts], te[last])
-    counts = _unit_counts(window_class, removed)
-    counts["sentences"] = int(s)
-    counts["sentences_removed"] = int(covered.sum())
-    return removals, repeats, counts
+    repeats = _repeats(window_class, doc[starts], ts[starts], te[last], ~short)
+    short_repeats = _repeats(window_class, doc[starts], ts[starts], te[last], short)
+    counts = _unit_counts(window_class, removed, short, policy)
+    counting.add_unit_counts(counts, sentences=s, sentences_removed=covered.sum())
+    return removals, repeats, counts, short_repeats
 
 
 def _window_classes(doc, sentence_class, starts, width) -> np.ndarray:
@@ -255,7 +340,7 @@ def _spans(data, doc_offsets, options, normalize):
     from . import spans  # numba kernels: compiled only when a run asks for spans
     n_docs = doc_offsets.size - 1
     doc, ts, te, _, _ = split.split_tokens(data, doc_offsets)
-    class_of, _, kept = _classes(data, ts, te, normalize)
+    class_of, _, kept, _, _ = _classes(data, ts, te, normalize)
     doc, ts, te = doc[kept], ts[kept], te[kept]
     base = doc_offsets[doc]
     offsets = np.zeros(n_docs + 1, np.int64)
@@ -265,11 +350,13 @@ def _spans(data, doc_offsets, options, normalize):
     removals = RemovalRanges.of(found)
     repeats = Repeats(*(np.asarray(_span_column(found, name), np.int64)
                         for name in ("doc", "start", "end", "count", "documents")))
-    counts = {"tokens": int(doc.size), "spans_repeated": int(repeats.doc.size)}
     if hasattr(found, "windows"):  # windows of min_tokens tokens: the span unit's units
-        counts.update(units=int(found.windows), units_removed=int(found.windows_removed),
-                      units_kept=int(found.windows - found.windows_removed),
-                      tokens_removed=int(found.tokens_removed))
+        counts = counting.span_counts(tokens=doc.size, spans_repeated=repeats.doc.size,
+                                      windows=found.windows,
+                                      windows_removed=found.windows_removed,
+                                      tokens_removed=found.tokens_removed)
+    else:
+        counts = counting.span_counts(tokens=doc.size, spans_repeated=repeats.doc.size)
     return removals, repeats, counts
 
 

@@ -351,3 +351,58 @@ def _classes(order, hashes, values, offsets, class_of):
         collisions += found_reps - 1
         i = j
     return collisions
+
+
+@njit(inline="always")
+def _separates(c):
+    """Whitespace as ``str.split()`` splits on it, and the CJK symbols and punctuation
+    block (U+3000-U+303F: ideographic space, 、 。 「 」)."""
+    return (c == 32 or 9 <= c <= 13 or 28 <= c <= 31 or c == 0x85 or c == 0xA0
+            or c == 0x1680 or 0x2000 <= c <= 0x200A or c == 0x2028 or c == 0x2029
+            or c == 0x202F or c == 0x205F or 0x3000 <= c <= 0x303F)
+
+
+@njit(inline="always")
+def _word_alone(c):
+    """A character that is a word by itself: Han (with radicals and compatibility
+    ideographs) and kana, written without spaces between words."""
+    return (0x2E80 <= c <= 0x2FDF or 0x3040 <= c <= 0x30FF or 0x3400 <= c <= 0x4DBF
+            or 0x4E00 <= c <= 0x9FFF or 0xF900 <= c <= 0xFAFF or 0x20000 <= c <= 0x323AF)
+
+
+@njit(cache=True)
+def unit_lengths(values, offsets):
+    """(chars, words), int64 per piece of UTF-8 ``values`` (``offsets``: int64[n + 1]):
+    its characters (code points), and its words: runs of characters between whitespace
+    (what ``str.split()`` splits on, and U+3000-U+303F), a Chinese or Japanese character
+    (Han, kana) counting as a word by itself."""
+    n = offsets.size - 1
+    chars = np.zeros(n, np.int64)
+    words = np.zeros(n, np.int64)
+    for i in range(n):
+        p, end = offsets[i], offsets[i + 1]
+        in_word = False
+        while p < end:
+            b = values[p]
+            if b < 0x80:
+                c, size = np.int64(b), 1
+            elif b < 0xE0:
+                c, size = np.int64(b & 0x1F), 2
+            elif b < 0xF0:
+                c, size = np.int64(b & 0x0F), 3
+            else:
+                c, size = np.int64(b & 0x07), 4
+            for k in range(1, size):
+                if p + k < end:
+                    c = (c << 6) | np.int64(values[p + k] & 0x3F)
+            p += size
+            chars[i] += 1
+            if _separates(c):
+                in_word = False
+            elif _word_alone(c):
+                words[i] += 1
+                in_word = False
+            elif not in_word:
+                words[i] += 1
+                in_word = True
+    return chars, words

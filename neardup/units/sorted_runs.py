@@ -12,7 +12,8 @@ directory, then lets go of its texts:
 - ``normalized.u8`` and ``normalized.i64``: each unit's normalized bytes and offsets
   (units that normalize to nothing are no units and are not written);
 - ``units.i64``: per unit its document, compared text and cut, absolute offsets into
-  ``text.u8`` (five int64);
+  ``text.u8`` (five int64); ``lengths.i64``: its normalized text's characters and words
+  (two int64, for the minimum: :func:`~neardup.units.is_short`);
 - a *run*: the chunk's (hash, unit number) pairs sorted by hash, stable, so a hash's
   units are in input order (``runs.u64`` / ``runs.i64``, runs back to back).
 
@@ -34,8 +35,8 @@ and verified against those classes on disk. A window repeated removes its N sent
 What stays in memory for the whole run: per document its id, source, record and text
 offset (the reader's columns, about 100 bytes with a short id), each unit's document (8
 bytes a unit, for the merge), the removal ranges (16 bytes per removed range, merged),
-the repeated texts' rows (40 bytes each), and the bool columns of what is kept; per
-chunk, what the in-memory path holds for it.
+the repeated texts' rows (40 bytes each, those under the minimum too), and the bool
+columns of what is kept; per chunk, what the in-memory path holds for it.
 Memory-mapped files are file-backed pages the kernel can drop. The copy is written in
 a second pass over the inputs: each edited record's text is rebuilt from ``text.u8``
 minus its ranges, one chunk of documents at a time (:class:`EditedTexts`), for JSON
@@ -58,6 +59,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from .._core import counts as counting
 from .._core.jit import njit
 from ..sources import Documents, LazyEdits, read_document_chunks
 from . import (
@@ -66,10 +68,12 @@ from . import (
     UnitAnalysis,
     UnitOptions,
     characters_left,
+    is_short,
     removal_counts,
     split,
+    window_lengths,
 )
-from .hashing import normalized_pieces, piece_hashes, texts_buffer
+from .hashing import normalized_pieces, piece_hashes, texts_buffer, unit_lengths
 from .ranges import remove_ranges
 
 FIXED_BYTES = 256 << 20  # interpreter, numpy, pyarrow, numba and the compiled kernels
@@ -185,12 +189,14 @@ def mapped(path: Path, dtype, shape: tuple, mode: str = "r") -> np.ndarray:
 class SpilledCorpus:
     """Pass one's files, mapped: ``data`` (the corpus's UTF-8 text), ``doc_offsets``
     (int64[n_docs + 1], in memory), ``units`` (int64[n, 5]: doc, text_start, text_end,
-    cut_start, cut_end), ``chunk_docs`` / ``chunk_units`` (int64[chunks + 1]: where each
-    chunk's documents and units start), the runs and the normalized bytes."""
+    cut_start, cut_end), ``lengths`` (int64[n, 2]: characters, words), ``chunk_docs`` /
+    ``chunk_units`` (int64[chunks + 1]: where each chunk's documents and units start),
+    the runs and the normalized bytes."""
 
     data: np.ndarray
     doc_offsets: np.ndarray
     units: np.ndarray
+    lengths: np.ndarray
     chunk_docs: np.ndarray
     chunk_units: np.ndarray
     run_hashes: np.ndarray
@@ -206,7 +212,8 @@ def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directo
     docstring). Returns the files and the documents' columns (ids, source, record) the
     copy needs."""
     files = {name: Appender(directory / name, dtype) for name, dtype in (
-        ("text.u8", np.uint8), ("units.i64", np.int64), ("runs.u64", np.uint64),
+        ("text.u8", np.uint8), ("units.i64", np.int64), ("lengths.i64", np.int64),
+        ("runs.u64", np.uint64),
         ("runs.i64", np.int64), ("normalized.u8", np.uint8), ("normalized.i64", np.int64))}
     files["normalized.i64"].write(np.zeros(1, np.int64))
     splitter = _SPLITTERS[options.kind]
@@ -227,6 +234,8 @@ def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directo
         files["units.i64"].write(np.stack([doc[kept] + chunk.start, ts[kept] + n_bytes,
                                            te[kept] + n_bytes, cs[kept] + n_bytes,
                                            ce[kept] + n_bytes], axis=1))
+        files["lengths.i64"].write(np.stack([column[kept] for column in
+                                             unit_lengths(values, piece_offsets)], axis=1))
         files["normalized.u8"].write(values)
         files["normalized.i64"].write(ends + n_norm)
         files["text.u8"].write(data)
@@ -240,7 +249,8 @@ def _spill(chunks: Iterator[Documents], options: UnitOptions, normalize, directo
         record.append(np.asarray(chunk.record, np.int64))
     spilled = SpilledCorpus(
         data=files["text.u8"].finish(), doc_offsets=np.concatenate(doc_offsets),
-        units=files["units.i64"].finish(5), chunk_docs=np.asarray(chunk_docs, np.int64),
+        units=files["units.i64"].finish(5), lengths=files["lengths.i64"].finish(2),
+        chunk_docs=np.asarray(chunk_docs, np.int64),
         chunk_units=np.asarray(chunk_units, np.int64), run_hashes=files["runs.u64"].finish(),
         run_units=files["runs.i64"].finish(), normalized=files["normalized.u8"].finish(),
         normalized_offsets=files["normalized.i64"].finish(), text_path=directory / "text.u8")
@@ -430,34 +440,40 @@ def find_repeated_units_bounded(inputs, source_options: dict, options: UnitOptio
             hash_pieces=hash_pieces)
     else:
         spilled, columns = _spill(chunks, options, normalize, directory, hash_pieces)
-        removals, repeats, counts = _analysis(directory, spilled, options)
+        removals, repeats, counts, short_repeats = _analysis(directory, spilled, options)
     columns["inputs"] = sources  # filled as the inputs were opened, chunks or none
     n_docs = spilled.doc_offsets.size - 1
     counts.update(removal_counts(removals))
     texts = _TextsOnDisk(spilled)
     kept_docs = Documents(ids=columns["ids"], texts=texts, source=columns["source"],
                           record=columns["record"], inputs=columns["inputs"])
-    analysis = UnitAnalysis(spilled.data, spilled.doc_offsets, removals, repeats, counts)
+    analysis = UnitAnalysis(spilled.data, spilled.doc_offsets, removals, repeats, counts,
+                            None if options.kind == "span" else short_repeats)
     if kept_docs.source.size != n_docs:
         raise AssertionError(f"{n_docs} documents spilled but {kept_docs.source.size} read")
     return kept_docs, report, analysis, spilled
 
 
 def _analysis(directory: Path, spilled: SpilledCorpus, options: UnitOptions
-              ) -> tuple[RemovalRanges, Repeats, dict]:
+              ) -> tuple[RemovalRanges, Repeats, dict, Repeats]:
     """line, paragraph, sentences:N: the units' classes merged from the runs, then what
-    each unit removes (``hash_collisions`` among the counts)."""
+    each unit removes (``hash_collisions`` among the counts), and the repeated texts at
+    or over the minimum and under it."""
     units = spilled.units
     doc = np.ascontiguousarray(units[:, 0]) if units.size else np.empty(0, np.int64)
     class_of, size, documents, collisions = _merged(
         directory, "units", spilled.run_hashes, spilled.run_units, spilled.chunk_units,
         spilled.normalized, spilled.normalized_offsets, 0, 1, doc)
     if options.kind == "sentences":
-        removals, repeats, counts = _windows(directory, spilled, doc, class_of, options)
+        collected, sentences_removed = _windows(directory, spilled, doc, class_of, options)
     else:
-        removals, repeats, counts = _units(spilled, doc, class_of, size, documents, options)
-    counts["hash_collisions"] = collisions
-    return removals, repeats, counts
+        collected = _units(spilled, doc, class_of, size, documents, options)
+    removals, repeats, counts, short_repeats = collected.finish()
+    if options.kind == "sentences":
+        counting.add_unit_counts(counts, sentences=doc.size,
+                                 sentences_removed=sentences_removed)
+    counting.add_unit_counts(counts, hash_collisions=collisions)
+    return removals, repeats, counts, short_repeats
 
 
 def _chunk_slices(spilled: SpilledCorpus) -> Iterator[tuple[int, int]]:
@@ -467,54 +483,64 @@ def _chunk_slices(spilled: SpilledCorpus) -> Iterator[tuple[int, int]]:
 
 
 class _Collected:
-    """Removal ranges and repeated rows gathered chunk by chunk, and the unit counts."""
+    """Removal ranges and repeated rows (at or over the minimum, and under it) gathered
+    chunk by chunk, and the unit counts."""
 
     def __init__(self, n_docs: int, doc_offsets: np.ndarray):
         self.n_docs, self.doc_offsets = n_docs, doc_offsets
         self.removed: list[tuple[np.ndarray, ...]] = []
         self.repeated: list[tuple[np.ndarray, ...]] = []
-        self.counts = dict.fromkeys(("units", "units_distinct", "units_repeated",
-                                     "units_removed", "units_kept"), 0)
+        self.short_repeated: list[tuple[np.ndarray, ...]] = []
+        # units, distinct, repeated, removed, short, short_repeated, short_spared
+        self.totals = np.zeros(7, np.int64)
 
-    def add(self, ids, class_of, size, removed, rows: tuple[np.ndarray, ...],
+    def add(self, ids, class_of, size, policy, short, rows: tuple[np.ndarray, ...],
             ranges: tuple[np.ndarray, ...]) -> None:
+        """``policy``: what the keep policy removes; ``short``: under the minimum (kept);
+        ``ranges``: (doc, cut start, cut end) of the units removed (``policy & ~short``)."""
         first = class_of == ids
         repeated = first & (size >= 2)
-        c = self.counts
-        c["units"] += int(ids.size)
-        c["units_distinct"] += int(first.sum())
-        c["units_repeated"] += int(repeated.sum())
-        c["units_removed"] += int(removed.sum())
-        c["units_kept"] += int(ids.size - removed.sum())
-        self.repeated.append(tuple(column[repeated] for column in rows))
+        self.totals += [ids.size, first.sum(), np.count_nonzero(repeated & ~short),
+                        np.count_nonzero(policy & ~short), short.sum(),
+                        np.count_nonzero(repeated & short), np.count_nonzero(policy & short)]
+        self.repeated.append(tuple(column[repeated & ~short] for column in rows))
+        self.short_repeated.append(tuple(column[repeated & short] for column in rows))
         self.removed.append(ranges)
 
-    def finish(self) -> tuple[RemovalRanges, Repeats, dict]:
+    def _repeats(self, found: list) -> Repeats:
+        columns = [np.concatenate([r[k] for r in found]) if found
+                   else np.empty(0, np.int64) for k in range(5)]
+        rbase = self.doc_offsets[columns[0]]
+        return Repeats(columns[0], columns[1] - rbase, columns[2] - rbase, columns[3],
+                       columns[4])
+
+    def finish(self) -> tuple[RemovalRanges, Repeats, dict, Repeats]:
         doc, start, end = (np.concatenate([r[k] for r in self.removed]) if self.removed
                            else np.empty(0, np.int64) for k in range(3))
         base = self.doc_offsets[doc]
         removals = RemovalRanges.from_units(self.n_docs, doc, start - base, end - base)
-        columns = [np.concatenate([r[k] for r in self.repeated]) if self.repeated
-                   else np.empty(0, np.int64) for k in range(5)]
-        rbase = self.doc_offsets[columns[0]]
-        repeats = Repeats(columns[0], columns[1] - rbase, columns[2] - rbase, columns[3],
-                          columns[4])
-        return removals, repeats, dict(self.counts)
+        counts = counting.unit_counts(**dict(zip(
+            ("units", "distinct", "repeated", "removed", "short", "short_repeated",
+             "short_spared"), self.totals.tolist(), strict=True)))
+        return removals, self._repeats(self.repeated), counts, self._repeats(self.short_repeated)
 
 
 def _units(spilled, doc, class_of, size, documents, options):
     """line, paragraph: a unit is removed when it is not its class's first (keep
-    first) or its class has two or more (keep none)."""
+    first) or its class has two or more (keep none), and is not short."""
     collected = _Collected(spilled.doc_offsets.size - 1, spilled.doc_offsets)
     for lo, hi in _chunk_slices(spilled):
         ids = np.arange(lo, hi)
         cls, sz = np.asarray(class_of[lo:hi]), np.asarray(size[lo:hi])
-        removed = cls != ids if options.keep == "first" else sz >= 2
+        policy = cls != ids if options.keep == "first" else sz >= 2
+        lengths = np.asarray(spilled.lengths[lo:hi])
+        short = is_short(lengths[:, 0], lengths[:, 1], options.minimum)
+        removed = policy & ~short
         u = np.asarray(spilled.units[lo:hi])
-        collected.add(ids, cls, sz, removed,
+        collected.add(ids, cls, sz, policy, short,
                       (u[:, 0], u[:, 1], u[:, 2], sz, np.asarray(documents[lo:hi])),
                       (u[removed, 0], u[removed, 3], u[removed, 4]))
-    return collected.finish()
+    return collected
 
 
 def _window_starts(doc: np.ndarray, lo: int, hi: int, width: int) -> np.ndarray:
@@ -526,7 +552,8 @@ def _window_starts(doc: np.ndarray, lo: int, hi: int, width: int) -> np.ndarray:
 
 def _windows(directory, spilled, doc, sentence_class, options):
     """sentences:N: windows hashed from their sentence classes, sorted in runs, merged
-    and verified on those classes; a removed window removes its N sentences."""
+    and verified on those classes; a removed window removes its N sentences. (The
+    collected rows and counts, the sentences removed.)"""
     width = options.sentences
     hashes = Appender(directory / "windows.u64", np.uint64)
     numbers = Appender(directory / "windows.i64", np.int64)
@@ -547,21 +574,22 @@ def _windows(directory, spilled, doc, sentence_class, options):
     for lo, hi in _chunk_slices(spilled):
         starts = _window_starts(doc, lo, hi, width)
         cls, sz = window_class[starts], size[starts]
-        removed = cls != starts if options.keep == "first" else sz >= 2
+        policy = cls != starts if options.keep == "first" else sz >= 2
+        lengths = np.asarray(spilled.lengths[lo:hi])
+        short = is_short(*window_lengths(lengths[:, 0], lengths[:, 1], starts - lo, width),
+                         options.minimum)
+        removed = policy & ~short
         cover = np.zeros(hi - lo + 1, np.int64)
         np.add.at(cover, starts[removed] - lo, 1)
         np.add.at(cover, starts[removed] - lo + width, -1)
         covered = np.flatnonzero(np.cumsum(cover[:-1]) > 0) + lo
         sentences_removed += covered.size
         u = spilled.units
-        collected.add(starts, cls, sz, removed,
+        collected.add(starts, cls, sz, policy, short,
                       (doc[starts], u[starts, 1], u[starts + width - 1, 2], sz,
                        documents[starts]),
                       (doc[covered], u[covered, 3], u[covered, 4]))
-    removals, repeats, counts = collected.finish()
-    counts["sentences"] = int(doc.size)
-    counts["sentences_removed"] = int(sentences_removed)
-    return removals, repeats, counts
+    return collected, int(sentences_removed)
 
 
 # ---------------------------------------------------------------- the copy

@@ -60,6 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._core import counts as counting
 from ..sources import Documents
 from . import RemovalRanges, Repeats, UnitOptions, spans, split
 from .hashing import exact_classes, gather, normalized_pieces, texts_buffer
@@ -112,9 +113,10 @@ def find_repeated_spans_bounded(chunks: Iterator[Documents], options: UnitOption
     passes = passes_for(windows, chunk_chars * SPAN_BYTES_PER_CHAR)  # a chunk's share
     _spill_windows(tokens, ids, length, passes)
     removals, repeats, windows_removed, tokens_removed = _analysis(tokens, options)
-    counts = {"tokens": int(tokens.token_offsets[-1]), "spans_repeated": int(repeats.doc.size),
-              "units": windows, "units_removed": windows_removed,
-              "units_kept": windows - windows_removed, "tokens_removed": tokens_removed}
+    counts = counting.span_counts(tokens=tokens.token_offsets[-1],
+                                  spans_repeated=repeats.doc.size, windows=windows,
+                                  windows_removed=windows_removed,
+                                  tokens_removed=tokens_removed)
     return tokens.spilled, tokens.columns, removals, repeats, counts
 
 
@@ -166,7 +168,8 @@ def _spill_tokens(chunks, normalize, directory: Path, hash_pieces) -> _Tokens:
         files[name].finish()  # read back a chunk at a time (_Tokens.column)
     spilled = SpilledCorpus(
         data=files["text.u8"].finish(), doc_offsets=np.concatenate(doc_offsets),
-        units=np.empty((0, 5), np.int64), chunk_docs=np.asarray(chunk_docs, np.int64),
+        units=np.empty((0, 5), np.int64), lengths=np.empty((0, 2), np.int64),
+        chunk_docs=np.asarray(chunk_docs, np.int64),
         chunk_units=np.asarray(chunk_tokens, np.int64), run_hashes=files["runs.u64"].finish(),
         run_units=files["runs.i64"].finish(), normalized=files["normalized.u8"].finish(),
         normalized_offsets=files["normalized.i64"].finish(), text_path=directory / "text.u8")

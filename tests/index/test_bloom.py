@@ -215,7 +215,7 @@ def test_generations_of_a_build_do_not_depend_on_how_it_was_read(tmp_path, monke
     records = corpus(8)
     sized = dict(id="id", bloom=True, capacity=50, fp=1e-5, **WORDS)
     whole = Index.build(records, tmp_path / "whole", **sized)
-    monkeypatch.setattr("neardup.index.CHUNK_DOCUMENTS", 77)
+    monkeypatch.setattr("neardup.index.chunks.CHUNK_DOCUMENTS", 77)
     Index.build(records, tmp_path / "chunked", **sized)
     assert folder_bytes(tmp_path / "chunked") == folder_bytes(tmp_path / "whole")
     first, second = (g["capacity"] for g in whole.info()["generations"])
@@ -436,7 +436,7 @@ def test_filters_past_memory_are_refused_before_reading(tmp_path, capsys, monkey
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in corpus(13, n=50)))
     read = []
-    monkeypatch.setattr("neardup.index._chunks", lambda *a: read.append(1) or iter(()))
+    monkeypatch.setattr("neardup.index.chunks._chunks", lambda *a: read.append(1) or iter(()))
     assert main(["index", "build", str(source), "--bloom", "--capacity", str(10**11), "-o",
                  str(tmp_path / "big"), "--id-field", "id", "-q"]) == 2
     err = capsys.readouterr().err

@@ -8,7 +8,7 @@ Properties checked:
   pass over every pair ≥ t;
 - a chain new b ~ new a ~ indexed x with J(b, x) < t keeps b (components removed it);
 - ids come back unchanged, with the source of the match as its own column;
-- the CLI writes the same table, and --explain without --against is refused by name.
+- the CLI writes the same table; without --against it explains the run's own clusters.
 """
 
 from __future__ import annotations
@@ -106,9 +106,12 @@ def test_the_command_line_writes_the_same_table(tmp_path, capsys):
     for matched, source_of in zip(written["matched_id"], written["matched_source"]):
         assert matched in (old_ids if source_of == SOURCE_INDEX else new_ids)
 
-    assert main(["dedup", str(source), "-o", str(tmp_path / "k2.jsonl"), "--explain",
-                 str(tmp_path / "r.csv")]) == 2
-    assert "--explain" in capsys.readouterr().err
+    # without an index: the run's own clusters, the same columns and the cluster
+    assert main(["dedup", str(source), "--id-field", "id", "-o", str(tmp_path / "k2.jsonl"),
+                 "--explain", str(tmp_path / "r.csv"), "-q"]) == 0
+    capsys.readouterr()
+    assert read_table(tmp_path / "r.csv").column_names == [
+        "id", "matched_id", "matched_source", "jaccard", "cluster"]
     assert main(["dedup", str(source), "--against", str(tmp_path / "idx"), "-o",
                  str(tmp_path / "k3.jsonl"), "--explain", str(tmp_path / "r.txt")]) == 2
     assert "--explain" in capsys.readouterr().err and not (tmp_path / "k3.jsonl").exists()

@@ -333,10 +333,12 @@ def test_files_are_deterministic_and_compaction_gives_what_one_build_gives(tmp_p
     assert (tmp_path / "a" / "manifest.json").read_bytes() == \
         (tmp_path / "b" / "manifest.json").read_bytes()
     assert segment_bytes(tmp_path / "a") == segment_bytes(tmp_path / "b")
-    monkeypatch.setattr(neardup.index, "CHUNK_DOCUMENTS", 70)  # 5 chunks, merged into one
+    monkeypatch.setattr(neardup.index.chunks, "CHUNK_DOCUMENTS", 70)  # 5 chunks, merged
     chunked = Index.build(records, tmp_path / "chunked", id="id", **WORDS)
-    assert len(chunked.segments) == 1 and chunked.manifest["next_segment"] == 7
+    assert len(chunked.segments) == 1 and chunked.manifest["next_segment"] == 2
     assert segment_bytes(tmp_path / "chunked") == segment_bytes(tmp_path / "a")
+    assert (tmp_path / "chunked" / "manifest.json").read_bytes() == \
+        (tmp_path / "a" / "manifest.json").read_bytes()
     monkeypatch.undo()
     parts = Index.build(records[:100], tmp_path / "c", id="id", **WORDS)
     parts.add(records[100:200], id="id")

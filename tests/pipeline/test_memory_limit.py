@@ -292,3 +292,17 @@ def test_a_csv_cell_over_many_lines_past_the_bound_is_one_skipped_row(corpus, tm
     assert result.ids == without.ids and without.counts["pairs"] > 50
     for name in ("pair_i", "pair_j", "jaccard", "labels", "representative"):
         assert np.array_equal(getattr(result, name), getattr(without, name)), name
+
+
+def test_a_json_file_is_read_under_a_limit(corpus, tmp_path):
+    """A JSON file is read whole and kept (its elements are not its lines): the plan
+    leaves room for it instead of counting it as lines and leaving it none."""
+    texts, ids = corpus
+    path = tmp_path / "docs.json"
+    path.write_text(json.dumps([{"id": i, "text": t} for i, t in zip(ids, texts)]))
+    whole = neardup.find(str(path), id_field="id", **SHINGLES)
+    limited = neardup.find(str(path), id_field="id", memory_limit="1G", **SHINGLES)
+    assert limited.counts["chunks"]["records_counted"] is None
+    assert whole.counts["pairs"] > 50
+    for name in ("pair_i", "pair_j", "jaccard", "labels", "representative"):
+        assert np.array_equal(getattr(limited, name), getattr(whole, name)), name

@@ -13,9 +13,10 @@ from neardup.pipeline import refusals
 
 # a value each option is refused with, where the row refuses any value given
 GIVEN_VALUES = {"in_memory": True, "items": ("user", "item"), "report": "report.html",
-                "against": "some.index", "representative_field": "url",
+                "against": "some.index", "representative_field": "url", "annotate": True,
                 "memory_limit": "1G", "add": True, "explain": "explain.csv", "sweep": True,
-                "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True}
+                "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True,
+                "remote": "s3://bucket/never-read.jsonl"}
 # a value outside a row's ``allowed``
 OTHER_VALUES = {"measure": "containment", "sketch": "simhash", "generated": "exclude",
                 "representative_field": "url"}
@@ -32,7 +33,9 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
     inputs name a file that does not exist (nothing may be read first)."""
     inputs = str(tmp_path / "never-read.jsonl")
     value = _value(row)
-    keywords = {} if row.option in ("in_memory", "out") else {row.option: value}
+    keywords = {} if row.option in ("in_memory", "out", "remote") else {row.option: value}
+    if row.option == "remote":  # an input URL: refused before the store is asked
+        inputs = value
     if row.option == "items":
         keywords = {"items": value}
     if row.option == "in_memory":
@@ -55,6 +58,12 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
         return api.repeats(inputs, engine=engine, **keywords)
     if command == "evaluate":
         return api.evaluate(inputs, engine=engine, **keywords)
+    if command == "index add":  # an index to add to, built before the call
+        from neardup.index import Index
+
+        index = Index.build(["a first text of the index"], tmp_path / "index",
+                            shingle_kind="word", shingle_size=1, min_shingles=1)
+        return index.add(inputs, **keywords)
     assert command == "index build"
     return api.build_index(inputs, str(tmp_path / "index"), engine=engine, **keywords)
 

@@ -183,3 +183,28 @@ def test_a_copy_with_several_text_fields_is_refused_by_name(spark, tmp_path):
         neardup.dedup(path, tmp_path / "out", unit="line", engine="spark",
                       text_fields=("text", "id"))
     assert not (tmp_path / "out").exists()
+
+
+CODE = ["def f(x):\n    try:\n        return g(x)\n    except KeyError:\n        pass\n"
+        "    else:\n        return None\n",
+        "class A:\n    \"\"\"\n    An object.\n    \"\"\"\n    def f(x):\n        try:\n"
+        "            pass\n        except KeyError:\n            pass\n",
+        "Steps. Open it. Then close the lid. Open it. Then close the lid. Done.\n"
+        "日本語の文です。\n日本語の文です。\n"]
+
+
+def test_units_under_the_minimum_are_kept_as_locally(spark, tmp_path, small_splits):
+    """Short units (else:, try:, pass, a docstring's quotes) stay in the copy and out of
+    the listing on Spark as locally: windows of two sentences under 14 characters or 2
+    words in the copy, lines under the default 3 words in the listing; the same counts,
+    and the same most frequent short texts in the listing's metadata."""
+    path = _corpus(tmp_path, CODE * 40)
+    local = same_copy(path, tmp_path, unit="sentences:2", min_unit_chars=14,
+                      min_unit_words=2, id="id")
+    assert local.counts["units_short_spared"] > 5 and local.counts["units_removed"] > 0
+    listed = neardup.repeats(path, unit="line", id="id")
+    on_spark = neardup.repeats(path, unit="line", id="id", engine="spark")
+    assert on_spark.equals(listed) and on_spark.schema == listed.schema
+    spared = json.loads(on_spark.schema.metadata[b"neardup.spared"])
+    assert spared == json.loads(listed.schema.metadata[b"neardup.spared"])
+    assert spared["repeated"] >= 5 and spared["most_frequent"][0]["count"] >= 120

@@ -82,11 +82,37 @@ def sentences(raw: bytes):
 
 
 SPLITTERS = {"line": lines, "paragraph": paragraphs, "sentences": sentences}
+ALONE = ((0x2E80, 0x2FDF), (0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+         (0xF900, 0xFAFF), (0x20000, 0x323AF))  # Han and kana: a word each
 
 
-def reference(texts, unit: str, keep: str, normalize, min_chars: int = 1):
+def words(text: str) -> int:
+    """Runs between whitespace (str.isspace, and U+3000-U+303F); Han and kana alone."""
+    n, inside = 0, False
+    for ch in text:
+        c = ord(ch)
+        if ch.isspace() or 0x3000 <= c <= 0x303F:
+            inside = False
+        elif any(lo <= c <= hi for lo, hi in ALONE):
+            n, inside = n + 1, False
+        elif not inside:
+            n, inside = n + 1, True
+    return n
+
+
+def short(key, minimum) -> bool:
+    """A unit's key (its normalized text, or a window's tuple of them) is under
+    ``minimum`` (characters, words): the sums over a window's sentences."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return (sum(len(p) for p in parts) < minimum[0]
+            or sum(words(p) for p in parts) < minimum[1])
+
+
+def reference(texts, unit: str, keep: str, normalize, min_chars: int = 1,
+              minimum: tuple[int, int] = (0, 3)):
     """What neardup.units should find: removed byte ranges per document (merged), the
-    texts left, the documents kept, and the counts."""
+    texts left, the documents kept, and the counts. ``minimum``: (characters, words) a
+    unit needs to be removed or listed (the library's default: (0, 3))."""
     kind, _, number = unit.partition(":")
     raws = [t.encode("utf-8") for t in texts]
     units = []  # (doc, key, (cut ranges)) in input order
@@ -103,13 +129,15 @@ def reference(texts, unit: str, keep: str, normalize, min_chars: int = 1):
                               [u[2:] for u, _ in window], window))
         else:
             units += [(d, key, [u[2:]], [(u, key)]) for u, key in cut]
-    removed = []
+    policy = []
     for i, (_, key, _, _) in enumerate(units):
         earlier = any(units[j][1] == key for j in range(i))
         if keep == "first":
-            removed.append(earlier)
+            policy.append(earlier)
         else:
-            removed.append(earlier or any(units[j][1] == key for j in range(i + 1, len(units))))
+            policy.append(earlier or any(units[j][1] == key for j in range(i + 1, len(units))))
+    shorts = [short(key, minimum) for _, key, _, _ in units]
+    removed = [gone and not s for gone, s in zip(policy, shorts)]
     ranges = [set() for _ in raws]
     for (d, _, cuts, _), gone in zip(units, removed):
         if gone:
@@ -127,11 +155,15 @@ def reference(texts, unit: str, keep: str, normalize, min_chars: int = 1):
                 spans.append([b, b + 1])
         merged.append([tuple(s) for s in spans])
     kept = [not ranges[d] or len(t.strip()) >= min_chars for d, t in enumerate(left)]
+    repeated_keys = [key for key in {key for _, key, _, _ in units}
+                     if sum(1 for u in units if u[1] == key) >= 2]
     counts = {"units": len(units), "units_removed": sum(removed),
+              "units_kept": len(units) - sum(removed),
               "units_distinct": len({key for _, key, _, _ in units}),
-              "units_repeated": sum(
-                  1 for key in {key for _, key, _, _ in units}
-                  if sum(1 for u in units if u[1] == key) >= 2),
+              "units_repeated": sum(1 for key in repeated_keys if not short(key, minimum)),
+              "units_short": sum(shorts),
+              "units_short_repeated": sum(1 for key in repeated_keys if short(key, minimum)),
+              "units_short_spared": sum(1 for gone, s in zip(policy, shorts) if gone and s),
               "bytes_removed": sum(len(r) for r in ranges),
               "documents_changed": sum(1 for r in ranges if r)}
     if kind == "sentences":
@@ -144,7 +176,9 @@ def reference(texts, unit: str, keep: str, normalize, min_chars: int = 1):
         if entry["first"] is None:
             raw = raws[d]
             entry["first"] = (d, raw[window[0][0][0]:window[-1][0][1]].decode("utf-8"))
-    repeated = [(e["count"], len(e["docs"]), e["first"]) for e in repeats.values()
-                if e["count"] >= 2]
+    repeated = [(e["count"], len(e["docs"]), e["first"]) for key, e in repeats.items()
+                if e["count"] >= 2 and not short(key, minimum)]
+    spared = [(e["count"], len(e["docs"]), e["first"]) for key, e in repeats.items()
+              if e["count"] >= 2 and short(key, minimum)]
     return {"ranges": merged, "left": left, "kept": kept, "counts": counts,
-            "repeats": repeated}
+            "repeats": repeated, "short_repeats": spared}

@@ -20,9 +20,9 @@ from neardup.shingling import normalize_light
 from .reference import reference
 
 TEXTS = [
-    "Accept cookies\nStory one, é.\nImpressum © 2024",
-    "ACCEPT   cookies\r\nStory two.\r\nImpressum © 2024\r\n",
-    "Accept cookies",
+    "Accept all cookies\nStory one, é.\nImpressum © 2024",
+    "ACCEPT   all cookies\r\nStory two.\r\nImpressum © 2024\r\n",
+    "Accept all cookies",
     "Story three\nwithout newline",
     "Impressum © 2024\nStory one, é.",
 ]
@@ -169,7 +169,7 @@ def test_dedup_on_the_command_line_matches_the_library(tmp_path, capsys):
     src = tmp_path / "in.jsonl"
     write_jsonl(src)
     assert main(["dedup", str(src), "--unit", "line", "-o", str(tmp_path / "cli.jsonl")]) == 0
-    assert "records read" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("read 5 records: 5 documents\n")
     neardup.dedup(src, tmp_path / "lib.jsonl", unit="line")
     assert (tmp_path / "cli.jsonl").read_bytes() == (tmp_path / "lib.jsonl").read_bytes()
 
@@ -179,7 +179,9 @@ def test_dedup_on_the_command_line_matches_the_library(tmp_path, capsys):
     (lambda s, o: neardup.dedup(s, o, unit="lines"), "unit must be one of"),
     (lambda s, o: neardup.dedup(s, o, unit="sentences:0"), "sentences:N"),
     (lambda s, o: neardup.dedup(s, o, unit="line", keep="last"), "keep must be one of"),
-    (lambda s, o: neardup.dedup(s, o, keep="none"), "give unit="),
+    (lambda s, o: neardup.dedup(s, o, keep="first"), "applies to units inside documents"),
+    (lambda s, o: neardup.dedup(s, o, unit="line", keep="all"), "applies to whole-document"),
+    (lambda s, o: neardup.dedup(s, o, unit="line", annotate=True), "annotate=True"),
     (lambda s, o: neardup.dedup(s, o, unit="line", engine="spark", explain=o), "explain="),
     (lambda s, o: neardup.dedup(s, o, unit="line", code="python"), "--code"),
     (lambda s, o: neardup.dedup(s, o, unit="line", text_fields=("text", "id")),

@@ -41,7 +41,7 @@ def test_the_next_run_removes_the_spills_of_a_killed_one(tmp_path):
     small = tmp_path / "small.jsonl"
     small.write_text('{"id": "a", "text": "x\\ny"}\n{"id": "b", "text": "x\\nz"}\n')
     neardup.dedup(small, tmp_path / "small.out.jsonl", unit="line", id="id",
-                  memory_limit="512M", work_dir=work)
+                  memory_limit="512M", work_dir=work, min_unit_words=0)  # "x" is one word
     assert sorted(p.name for p in work.iterdir()) == sorted([alive.name, other.name])
     assert (tmp_path / "small.out.jsonl").read_text() == \
         '{"id": "a", "text": "x\\ny"}\n{"id": "b", "text": "z"}\n'

@@ -17,11 +17,12 @@ from neardup.sources.bounded import too_large
 from neardup.units.sorted_runs import chunking_for, limit_for_record
 
 LIMIT = "384M"  # the floor of --unit span; a chunk then takes records up to 512 KiB
-SMALL = [{"id": "a", "text": "Nav bar\nsmall one"}, {"id": "c", "text": "Nav bar\nsmall two"}]
+SMALL = [{"id": "a", "text": "Nav bar links\nsmall one"},
+         {"id": "c", "text": "Nav bar links\nsmall two"}]
 
 
 def long_record(lines: int) -> dict:
-    return {"id": "big", "text": "Nav bar\n" + "lorem ipsum dolor sit amet\n" * lines}
+    return {"id": "big", "text": "Nav bar links\n" + "lorem ipsum dolor sit amet\n" * lines}
 
 
 def corpus(path, lines: int) -> list[bytes]:
@@ -58,7 +59,7 @@ def test_a_record_a_chunk_cannot_take_is_copied_unchanged_and_counted(tmp_path, 
     c = result.counts
     assert (c["records_seen"], c["documents_kept"], c["skipped"], c["dedup"]["written"]) == \
         (3, 2, 1, 3)
-    assert f"skipped: 1 {too_large(bound)}" in result.describe()
+    assert f"1 skipped (1 {too_large(bound)})" in result.describe()
     # the limit the warning names processes it: its units are removed
     advised = str(told[0].message).rsplit("--memory-limit ", 1)[1].split()[0]
     assert parse_size(advised) >= limit_for_record(len(rows[1]), unit)
@@ -106,9 +107,9 @@ def test_standard_input_past_what_the_limit_leaves_for_it_is_refused(tmp_path):
 def csv_corpus(path, lines: int) -> list[bytes]:
     """As :func:`corpus` in CSV: the long record a quoted cell over ``lines`` lines, with
     quotes, delimiters and CRLF inside it; the rows written (the header first)."""
-    big = 'Nav bar, "quoted"\n' + 'lorem ipsum, "dolor" sit amet\r\n' * lines
-    rows = [b"id,text\n", b'a,"Nav bar\nsmall one"\n',
-            b'big,"' + big.replace('"', '""').encode() + b'"\n', b'c,"Nav bar\nsmall two"\n']
+    big = 'Nav bar links, "quoted"\n' + 'lorem ipsum, "dolor" sit amet\r\n' * lines
+    rows = [b"id,text\n", b'a,"Nav bar links\nsmall one"\n',
+            b'big,"' + big.replace('"', '""').encode() + b'"\n', b'c,"Nav bar links\nsmall two"\n']
     with open(path, "wb") as f:
         f.writelines(rows)
     return rows

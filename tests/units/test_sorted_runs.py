@@ -44,12 +44,15 @@ def write(path, texts):
                 f.write("not json\n")  # a failed record: accounted for, copied back
 
 
-def copies(tmp_path, texts, unit, keep="first", min_chars=1, clean=None, **bounded):
-    """(in-memory copy, its counts, bounded copy, its counts) of the texts as JSON Lines."""
+def copies(tmp_path, texts, unit, keep="first", min_chars=1, clean=None, minimum=(None, None),
+           **bounded):
+    """(in-memory copy, its counts, bounded copy, its counts) of the texts as JSON Lines;
+    ``minimum``: (min_unit_chars, min_unit_words), None the default."""
     src = tmp_path / "in.jsonl"
     write(src, texts)
     options = {"id_field": "id", **({"clean": clean} if clean else {})}
-    units = UnitOptions(unit, keep=keep, min_chars=min_chars)
+    units = UnitOptions(unit, keep=keep, min_chars=min_chars, min_unit_chars=minimum[0],
+                        min_unit_words=minimum[1])
     results = []
     for name, extra in (("memory", {}), ("bounded", bounded)):
         out = tmp_path / f"{name}.jsonl"
@@ -63,12 +66,16 @@ def copies(tmp_path, texts, unit, keep="first", min_chars=1, clean=None, **bound
 @pytest.mark.parametrize("unit", UNITS)
 @pytest.mark.parametrize("keep", ["first", "none"])
 @pytest.mark.parametrize("chunk_chars", [1, 60, 400, 10**6])
-def test_many_runs_give_the_in_memory_copy_byte_for_byte(tmp_path, unit, keep, chunk_chars):
+@pytest.mark.parametrize("minimum", [(0, 0), (None, None)])
+def test_many_runs_give_the_in_memory_copy_byte_for_byte(tmp_path, unit, keep, chunk_chars,
+                                                         minimum):
     memory, counts, bounded, bounded_counts = copies(tmp_path, CORPUS, unit, keep,
+                                                     minimum=minimum,
                                                      chunk_chars=chunk_chars)
     assert bounded == memory
     assert bounded_counts == counts
-    want = reference(CORPUS, unit, keep, normalize_light, 1)
+    want = reference(CORPUS, unit, keep, normalize_light, 1,
+                     (0, 0) if minimum[0] == 0 else (0, 3))
     for name, value in want["counts"].items():
         assert bounded_counts[name] == value, name
     assert counts["records_seen"] == len(CORPUS) + 1  # the line that is not JSON
@@ -95,7 +102,7 @@ def test_cleaning_and_min_chars_match(tmp_path, clean, min_chars):
     assert bounded == memory and bounded_counts == counts
 
 
-@pytest.mark.parametrize("unit", ["line", "sentences:3"])
+@pytest.mark.parametrize("unit", ["line", "sentences:3", "sentences:1"])
 def test_repeats_table_is_the_in_memory_one(tmp_path, unit):
     src = tmp_path / "in.jsonl"
     write(src, CORPUS * 3)
@@ -103,8 +110,12 @@ def test_repeats_table_is_the_in_memory_one(tmp_path, unit):
     tables = []
     for extra in ({}, {"chunk_chars": 70}):
         with analysed([str(src)], groups, units, **extra) as (documents, _, analysis, _):
-            tables.append(repeats_of(analysis, documents.ids))
-    assert tables[0].num_rows > 0 and tables[1].equals(tables[0])
+            tables.append((repeats_of(analysis, documents.ids),
+                           repeats_of(analysis, documents.ids, short=True)))
+    assert tables[0][0].num_rows > 0 and tables[1][0].equals(tables[0][0])
+    if unit != "sentences:3":  # "Hi." repeated: under three words, kept and not listed
+        assert tables[0][1].num_rows > 0
+    assert tables[1][1].equals(tables[0][1])
 
 
 _text = st.text(alphabet=st.sampled_from(list("ab. \n!é\r")), max_size=40)
@@ -114,9 +125,11 @@ _text = st.text(alphabet=st.sampled_from(list("ab. \n!é\r")), max_size=40)
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(_text.filter(str.strip), min_size=1, max_size=12),
        unit=st.sampled_from(UNITS), keep=st.sampled_from(["first", "none"]),
-       chunk_chars=st.integers(1, 80))
-def test_any_corpus_any_chunks(tmp_path, texts, unit, keep, chunk_chars):
+       chunk_chars=st.integers(1, 80),
+       minimum=st.sampled_from([(0, 0), (None, None), (4, 1), (9, 2)]))
+def test_any_corpus_any_chunks(tmp_path, texts, unit, keep, chunk_chars, minimum):
     memory, counts, bounded, bounded_counts = copies(tmp_path, texts, unit, keep,
+                                                     minimum=minimum,
                                                      chunk_chars=chunk_chars,
                                                      hash_pieces=collide)
     assert bounded == memory
@@ -159,7 +172,7 @@ def test_the_library_and_the_cli_take_the_limit(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"unit": "document"}, "applies to dedup --unit line"),
+    ({"unit": "document", "memory_limit": "64M"}, "below the floor"),  # whole documents
     ({"unit": "line", "memory_limit": "1M"}, "below what --unit needs"),
     ({"unit": "line", "memory_limit": None, "work_dir": "w"}, "give memory_limit too"),
 ])

@@ -40,7 +40,9 @@ def copies(tmp_path, texts, min_tokens, keep="first", clean=None, **bounded):
     with the span unit."""
     src = tmp_path / "in.jsonl"
     write(src, texts)
-    groups = split_options({"id_field": "id", **({"clean": clean} if clean else {})})
+    # allow_empty: a drawn corpus may hold no document but the malformed line
+    groups = split_options({"id_field": "id", "allow_empty": True,
+                            **({"clean": clean} if clean else {})})
     units = UnitOptions("span", min_tokens=min_tokens, keep=keep)
     results = []
     for name, extra in (("memory", {}), ("bounded", bounded)):
@@ -75,7 +77,9 @@ def bounded_analysis(tmp_path, texts, min_tokens, keep, clean=None, **bounded):
     records are skipped), the normalization) of the bounded run."""
     src = tmp_path / "ref.jsonl"
     write(src, texts)
-    groups = split_options({"id_field": "id", **({"clean": clean} if clean else {})})
+    # allow_empty: a drawn corpus may hold no document but the malformed line
+    groups = split_options({"id_field": "id", "allow_empty": True,
+                            **({"clean": clean} if clean else {})})
     units = UnitOptions("span", min_tokens=min_tokens, keep=keep)
     with analysed([str(src)], groups, units, **bounded) as (documents, _, analysis, spilled):
         assert spilled is not None  # it ran bounded

@@ -12,14 +12,14 @@ import pytest
 
 import neardup
 
-RECORDS = [{"id": "a", "text": "Nav bar\nstory one"},
+RECORDS = [{"id": "a", "text": "Nav bar links\nstory one"},
            {"id": "n", "text": 12345678901234567890},
-           {"id": "l", "text": ["Nav bar", "x"]},
-           {"id": "o", "text": {"Nav bar": 1}},
+           {"id": "l", "text": ["Nav bar links", "x"]},
+           {"id": "o", "text": {"Nav bar links": 1}},
            {"id": "f", "text": 1.5},
            {"id": "t", "text": True},
            {"id": "m", "text": 12345678901234567890},  # the same number again
-           {"id": "b", "text": "Nav bar\nstory two"}]
+           {"id": "b", "text": "Nav bar links\nstory two"}]
 REASONS = {"field 'text' holds a number, not a string (--unit edits strings only)": 3,
            "field 'text' holds a list, not a string (--unit edits strings only)": 1,
            "field 'text' holds an object, not a string (--unit edits strings only)": 1,

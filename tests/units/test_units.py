@@ -34,13 +34,16 @@ PLANTED = [
     "Hi. Hi. Hi. Hi. Hi.",
 ]
 UNITS = ["line", "paragraph", "sentences:1", "sentences:2", "sentences:3"]
+# (min_unit_chars, min_unit_words): none, the default, characters and words together
+MINIMUMS = [(0, 0), (0, 3), (12, 2)]
 NORMALIZERS = {"light": normalize_light, "none": make_cleaner("none"),
                "text": make_cleaner("text"), "html": make_cleaner("light", html=True)}
 
 
-def found(texts, unit, keep, normalize, min_chars=1):
-    analysis = find_repeated_units(texts, UnitOptions(unit, keep=keep, min_chars=min_chars),
-                                   normalize)
+def found(texts, unit, keep, normalize, min_chars=1, minimum=(0, 3)):
+    analysis = find_repeated_units(texts, UnitOptions(unit, keep=keep, min_chars=min_chars,
+                                                      min_unit_chars=minimum[0],
+                                                      min_unit_words=minimum[1]), normalize)
     left = remaining_texts(analysis)
     r = analysis.removals
     ranges = [list(zip(r.starts[r.offsets[d]:r.offsets[d + 1]].tolist(),
@@ -48,18 +51,21 @@ def found(texts, unit, keep, normalize, min_chars=1):
               for d in range(len(texts))]
     touched = analysis.removals.bytes_per_document > 0
     kept = (~touched | (characters_left(left) >= min_chars)).tolist()
-    rp = analysis.repeats
     raws = [t.encode("utf-8") for t in texts]
-    repeats = [(int(c), int(n), (int(d), raws[d][s:e].decode("utf-8")))
-               for d, s, e, c, n in zip(rp.doc, rp.start, rp.end, rp.count, rp.documents,
-                                        strict=True)]
+
+    def rows(rp):
+        return [(int(c), int(n), (int(d), raws[d][s:e].decode("utf-8")))
+                for d, s, e, c, n in zip(rp.doc, rp.start, rp.end, rp.count, rp.documents,
+                                         strict=True)]
+
     return {"ranges": ranges, "left": left.to_pylist(), "kept": kept,
-            "counts": analysis.counts, "repeats": repeats}
+            "counts": analysis.counts, "repeats": rows(analysis.repeats),
+            "short_repeats": rows(analysis.short_repeats)}
 
 
-def assert_matches(texts, unit, keep, normalize, min_chars=1):
-    got = found(texts, unit, keep, normalize, min_chars)
-    want = reference(texts, unit, keep, normalize, min_chars)
+def assert_matches(texts, unit, keep, normalize, min_chars=1, minimum=(0, 3)):
+    got = found(texts, unit, keep, normalize, min_chars, minimum)
+    want = reference(texts, unit, keep, normalize, min_chars, minimum)
     assert got["ranges"] == want["ranges"]
     assert got["left"] == want["left"]
     assert got["kept"] == want["kept"]
@@ -67,14 +73,16 @@ def assert_matches(texts, unit, keep, normalize, min_chars=1):
         assert got["counts"][name] == value, name
     assert got["counts"]["units"] == got["counts"]["units_kept"] + got["counts"]["units_removed"]
     assert sorted(got["repeats"]) == sorted(want["repeats"])
+    assert sorted(got["short_repeats"]) == sorted(want["short_repeats"])
     return got
 
 
 @pytest.mark.parametrize("unit", UNITS)
 @pytest.mark.parametrize("keep", ["first", "none"])
 @pytest.mark.parametrize("clean", sorted(NORMALIZERS))
-def test_planted_corpus_matches_brute_force(unit, keep, clean):
-    got = assert_matches(PLANTED, unit, keep, NORMALIZERS[clean])
+@pytest.mark.parametrize("minimum", MINIMUMS)
+def test_planted_corpus_matches_brute_force(unit, keep, clean, minimum):
+    got = assert_matches(PLANTED, unit, keep, NORMALIZERS[clean], minimum=minimum)
     if unit == "line" and clean == "light":  # the boilerplate header is planted 3 times
         assert got["counts"]["units_removed"] >= (4 if keep == "first" else 6)
 
@@ -125,9 +133,9 @@ TEXT = st.text(alphabet=st.sampled_from(list("ab. \n\r!?AÉé日\u0301\u00a0\t")
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(TEXT, max_size=6), st.sampled_from(UNITS), st.sampled_from(["first", "none"]),
-       st.sampled_from(sorted(NORMALIZERS)))
-def test_any_corpus_matches_brute_force(texts, unit, keep, clean):
-    assert_matches(texts, unit, keep, NORMALIZERS[clean])
+       st.sampled_from(sorted(NORMALIZERS)), st.sampled_from([*MINIMUMS, (0, 1), (3, 0)]))
+def test_any_corpus_matches_brute_force(texts, unit, keep, clean, minimum):
+    assert_matches(texts, unit, keep, NORMALIZERS[clean], minimum=minimum)
 
 
 @settings(max_examples=150, deadline=None)
