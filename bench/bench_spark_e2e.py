@@ -71,8 +71,11 @@ def run(path: Path, out: Path, engine: str, tree: str | None = None) -> dict:
     if tree is not None:
         env["PYTHONPATH"] = tree
     if engine == "spark" and EVENT_LOG[0] is not None:  # Spark's own record of every job
+        # one plain JSON file a run (Spark 4 writes zstd, rolled into a folder, by default)
         env["PYSPARK_SUBMIT_ARGS"] = (f"--conf spark.eventLog.enabled=true --conf "
-                                      f"spark.eventLog.dir=file://{EVENT_LOG[0]} pyspark-shell")
+                                      f"spark.eventLog.dir=file://{EVENT_LOG[0]} --conf "
+                                      f"spark.eventLog.compress=false --conf "
+                                      f"spark.eventLog.rolling.enabled=false pyspark-shell")
     # ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH: run
     # in the tree whose neardup is meant (else a --before run imports this checkout's)
     done = measure(command, interval=0.05, env=env, cwd=tree or HERE.parent)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .read import _ranked, positioned
+from .read import _ranked, positioned, read_lines
 from .write import TableOrder, in_parts, key_bucket, part_runs
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -147,8 +147,7 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
     files by the executors; their entries, in order."""
     spark = gone.sparkSession
     if fmt == "jsonl":
-        frame = spark.read.text(path, lineSep="\n").select(
-            F.col("value").cast("binary").alias("raw"))
+        frame = read_lines(spark, path, read.splits[source])  # split as the first read
         with open(path, "rb") as f:  # a last line without "\n" is copied without one
             size = f.seek(0, os.SEEK_END)
             f.seek(max(0, size - 1))
@@ -160,7 +159,7 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
 
         frame = spark.read.parquet(path)
         write = _parquet_parts(str(folder), pq.read_schema(path))
-    kept = (positioned(_ranked(frame), read.starts, source)
+    kept = (positioned(frame if fmt == "jsonl" else _ranked(frame), read.starts, source)
             .join(gone, "record", "left_anti"))
     if changed is not None:
         kept = kept.join(changed, "record", "left")

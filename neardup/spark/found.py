@@ -104,8 +104,10 @@ def lsh_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig,
     n = max(1, n)
     parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * 24 // (64 << 20))
     blobs = _band_blobs(_partition_targets(spark, parts))
-    rows = (_without(usable.select("doc", "keys"), skip, "doc long, keys binary")
-            .mapInArrow(blobs, "dest long, entries binary")
+    skipped = spark.sparkContext.broadcast(np.asarray(skip, dtype=np.int64))
+    rows = (usable.select("doc", "keys")
+            .mapInArrow(lambda batches: blobs(_skipping(batches, skipped)),
+                        "dest long, entries binary")
             .repartition(parts, "dest")
             .mapInArrow(_bucket_batches(n, config.max_bucket, config.bucket_policy),
                         _BUCKETED_SCHEMA).toArrow())
@@ -129,14 +131,17 @@ def lsh_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig,
 def _without(frame: DataFrame, skip: np.ndarray, schema: str) -> DataFrame:
     """``frame`` but the rows whose doc is in ``skip`` (broadcast, not in a plan)."""
     skipped = frame.sparkSession.sparkContext.broadcast(np.asarray(skip, dtype=np.int64))
+    return frame.mapInArrow(lambda batches: _skipping(batches, skipped), schema)
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        drop = skipped.value
-        for batch in batches:
-            if drop.size:
-                batch = batch.filter(pa.array(~np.isin(batch.column("doc").to_numpy(), drop)))
-            yield batch
-    return frame.mapInArrow(run, schema)
+
+def _skipping(batches: Iterator[pa.RecordBatch], skipped) -> Iterator[pa.RecordBatch]:
+    """The batches but their rows whose doc is in ``skipped`` (a broadcast array): inside
+    the body that takes them, so no Python worker of its own."""
+    drop = skipped.value
+    for batch in batches:
+        if drop.size:
+            batch = batch.filter(pa.array(~np.isin(batch.column("doc").to_numpy(), drop)))
+        yield batch
 
 
 def hamming_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig
@@ -171,23 +176,17 @@ def hamming_stats(entries: DataFrame, k: int) -> dict:
 
 def fetched(signed: DataFrame, docs: np.ndarray) -> pa.Table:
     """doc, id, size, text_length, shingles, signature, simhash of ``docs`` (sorted), as
-    Arrow, sorted by doc: one filtering pass over the persisted documents."""
+    Arrow, sorted by doc: one filtering pass over the persisted documents, in the JVM (a
+    semi-join with ``docs`` broadcast), so only these documents reach the driver and none
+    goes through a Python worker."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
     spark = signed.sparkSession
-    wanted = spark.sparkContext.broadcast(np.asarray(docs, dtype=np.int64))
-
-    def only(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        keep_docs = wanted.value
-        for batch in batches:
-            keep = np.isin(batch.column("doc").to_numpy(), keep_docs)
-            if keep.any():
-                yield batch.filter(pa.array(keep))
-
+    wanted = spark.createDataFrame(pa.table({"doc": pa.array(docs, pa.int64())}),
+                                   schema=StructType([StructField("doc", LongType())]))
     columns = ("doc", "id", "size", "text_length", "shingles", "signature", "simhash")
-    table = (signed.select(*columns)
-             .mapInArrow(only, "doc long, id string, size long, text_length long, "
-                               "shingles binary, signature binary, simhash long")
+    table = (signed.select(*columns).join(F.broadcast(wanted), "doc", "left_semi")
              .toArrow())
-    wanted.unpersist()
     return table.sort_by("doc")
 
 

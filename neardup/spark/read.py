@@ -53,6 +53,9 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
 _SPARK_FORMATS = ("jsonl", "csv", "tsv", "parquet")
 _BLANK = "blank"  # a blank JSON Lines line: no record, but it counts in the line numbers
 _CORRUPT = "_corrupt_record"
+SPLIT_BYTES = 64 << 20  # a line file's byte range a task reads at most (:func:`line_splits`)
+_UTF8_BOM = b"\xef\xbb\xbf"
+_NEWLINE = ord("\n")
 # one row per record read: what became of it (processed, skipped, failed) and why
 _RECORD_SCHEMA = ("source int, record long, id string, text string, outcome string, "
                   "reason string, object boolean, fields array<string>")
@@ -127,6 +130,9 @@ class _Read:
     tally: dict | None = None
     allow_empty: bool = False  # else a read that processed nothing is refused (report())
     encoding: str = "utf-8"
+    # source -> the byte ranges a JSON Lines input was read in (:func:`line_splits`), so
+    # that a second read (:func:`read_lines`) splits it the same way
+    splits: dict = field(default_factory=dict)
 
     def report(self) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs); a
@@ -269,11 +275,11 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         read.displays.append(sources.printable(path))
         read.units.append("line" if path_fmt == "jsonl" else "row")
         if path_fmt == "jsonl":
-            lines = spark.read.text(path, lineSep="\n").select(
-                F.col("value").cast("binary").alias("raw"))
             body = _jsonl_records(index, encoding, not_decodable, text_fields, id_field, prefix,
                                   text_strings)
-            parts.append(_ranked(lines).mapInArrow(_numbering(body, signer), record_schema))
+            read.splits[index] = splits = line_splits(spark, path)
+            parts.append(_in_splits(spark, path, splits, _numbering(body, signer),
+                                    record_schema))
             continue
         if path_fmt == "parquet":
             frame, corrupt = spark.read.parquet(path), None
@@ -333,6 +339,109 @@ def _csv_note() -> str:
             "as Spark parses it, where the local reader fails that row and reads on; text "
             "after a closing quote keeps its quotes (\"x\"y is \"x\"y, locally xy); "
             "problems name the row, not its line")
+
+
+def line_splits(spark: SparkSession, path: str) -> list[tuple[int, int]]:
+    """The byte ranges [start, end) a line file is read in, one task each: at most
+    :data:`SPLIT_BYTES` and ``spark.sql.files.maxPartitionBytes``, and no fewer than
+    Spark's own file reader would cut (a core's share of the file, at least
+    ``spark.sql.files.openCostInBytes``); past one range, a multiple of the cores, so the
+    last wave of tasks is not one core's."""
+    size = os.path.getsize(path)
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    conf = spark.sparkContext.getConf()
+    most = _bytes(spark.conf.get("spark.sql.files.maxPartitionBytes", "128m"))
+    open_cost = _bytes(conf.get("spark.sql.files.openCostInBytes", "4m"))
+    step = max(1, min(SPLIT_BYTES, most, max(open_cost, -(-size // cores))))
+    n = max(1, -(-size // step))
+    if n > 1:
+        n = -(-n // cores) * cores
+    return [(k * size // n, (k + 1) * size // n) for k in range(n)]
+
+
+def _bytes(value: str) -> int:
+    """A Spark size setting ("134217728", "128m", "4MB") in bytes."""
+    value = str(value).strip().lower().removesuffix("b")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(value[-1:], 1)
+    return int(float(value[:-1] if scale > 1 else value) * scale)
+
+
+def read_lines(spark: SparkSession, path: str, splits: list[tuple[int, int]]) -> DataFrame:
+    """(raw, record, part) of a line file read in ``splits`` (:func:`line_splits`) by
+    the Python workers, as :func:`_read` reads it: ``part`` the split, ``record`` the
+    line's rank in it (:func:`positioned` makes it the line's position in the file)."""
+
+    def as_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield batch.set_column(0, "raw", batch.column(0).cast(pa.binary()))
+    return _in_splits(spark, path, splits, as_rows, "raw binary, record long, part int")
+
+
+def _in_splits(spark: SparkSession, path: str, splits: list[tuple[int, int]], body,
+               schema: str) -> DataFrame:
+    """``body`` run over the lines of each split of ``path`` (:func:`_split_lines`), a
+    task a split."""
+    return spark.range(len(splits), numPartitions=len(splits)).mapInArrow(
+        _split_lines(path, splits, _batch_rows(spark), body), schema)
+
+
+def _batch_rows(spark: SparkSession) -> int:
+    return max(1, int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")))
+
+
+def _split_lines(path: str, splits: list[tuple[int, int]], batch_rows: int, body):
+    """mapInArrow body over ``spark.range(len(splits))`` (a split a partition): each split's
+    lines read from the file by this worker, as Spark's text reader (Hadoop's line
+    reader, "\n" only) gives them, so no line crosses the JVM: the lines that start in
+    [start, end) (a split but the first starts after the first "\n" at or past
+    start - 1; the last line may run past end), a UTF-8 byte-order mark at the file's
+    start left out. They go to ``body`` (:func:`_numbering`'s) as batches of at most
+    ``batch_rows`` lines (raw, record: the line's rank in its split, part: the split)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def lines() -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                for part in batch.column(0).to_pylist():
+                    yield from _lines_of(path, *splits[part], part, batch_rows)
+        yield from body(lines())
+    return run
+
+
+def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int
+              ) -> Iterator[pa.RecordBatch]:
+    """The batches of :func:`_split_lines` for the split [start, end) of ``path``."""
+    with open(path, "rb") as f:
+        if start > 0:
+            f.seek(start - 1)
+            f.readline()  # the line under way at start belongs to the split before
+            start = f.tell()
+        data = f.read(end - start) if start < end else b""
+        if not data:
+            return
+        if not data.endswith(b"\n"):
+            data += f.readline()  # the last line, through its end
+    if start == 0 and data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    newline = buffer == _NEWLINE
+    ends = np.flatnonzero(newline)
+    if not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    if ends.size == 0:
+        return
+    # the values without the separators: line k is values[offsets[k]:offsets[k + 1]]
+    values = pa.py_buffer(buffer[~newline])
+    ranks = np.arange(ends.size, dtype=np.int64)
+    offsets = np.empty(ends.size + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:] = ends - ranks
+    for first in range(0, ends.size, batch_rows):
+        n = min(batch_rows, ends.size - first)
+        raw = pa.Array.from_buffers(pa.large_binary(), n, [
+            None, pa.py_buffer(offsets[first:first + n + 1]), values])
+        yield pa.RecordBatch.from_arrays(
+            [raw, pa.array(ranks[first:first + n]), pa.array(np.full(n, part, dtype=np.int32))],
+            names=["raw", "record", "part"])
 
 
 def _ranked(df: DataFrame) -> DataFrame:

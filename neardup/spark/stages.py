@@ -201,8 +201,8 @@ def _band_blobs(targets: np.ndarray):
             lengths = np.diff(offsets)
             docs = np.repeat(batch.column("doc").to_numpy(), lengths)
             bands = np.arange(flat.size, dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-            with np.errstate(over="ignore"):
-                mixed = mix64(flat.view(np.uint64) ^ (bands.astype(np.uint64) * GOLDEN))
+            with np.errstate(over="ignore"):  # numpy's mix64: no kernel to build a worker
+                mixed = mix64.py_func(flat.view(np.uint64) ^ (bands.astype(np.uint64) * GOLDEN))
             dest = (mixed % parts).astype(np.int64)
             order = np.argsort(dest, kind="stable")
             bounds = np.searchsorted(dest[order], np.arange(targets.size + 1))
