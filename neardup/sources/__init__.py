@@ -13,6 +13,7 @@ json      an element of the top-level    ``id_field`` value, else the element's
           array (a lone object: itself)  1-based position
 csv/tsv   a data row after the header    ``id_field`` value, else row number
 parquet   a row                          ``id_field`` value, else row number
+arrow     a row (Arrow IPC, Feather)     ``id_field`` value, else row number
 lines     a line                         line number
 ========  =============================  =========================================
 
@@ -30,7 +31,8 @@ module           reads and writes back
 ``jsonl``        JSON Lines (Arrow's block parser, Python's rules as the judge)
 ``jsonfile``     JSON files; the JSON object rule JSON Lines shares
 ``delimited``    CSV and TSV (quote resync)
-``parquet``      Parquet; the batch reader and table copy other tables may share
+``parquet``      Parquet; the batch reader and table copy Arrow IPC shares
+``arrow``        Arrow IPC (Feather) files and streams
 ``compression``  compressed streams in and out; copies written whole or not at all
 ``bounded``      reads that hold at most a bound (lines, files, streams kept whole)
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
@@ -76,8 +78,8 @@ Guarantees:
   byte for byte, directories file for file, CSV/TSV rewritten by the csv module
   in the input's delimiter and line ending (a row it cannot parse copied as it
   is), JSON arrays element by element (each kept element's text as it was, the
-  array's layout kept; a malformed file copied whole), Parquet filtered as an
-  Arrow table. The copy is compressed as its name says (``out.jsonl.gz``: gzip),
+  array's layout kept; a malformed file copied whole), Parquet and Arrow IPC filtered
+  as an Arrow table. The copy is compressed as its name says (``out.jsonl.gz``: gzip),
   standard output (``"-"``) takes it uncompressed. File inputs are read again for
   the copy, and a file that changed since it was read is refused.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from . import delimited, directory, jsonfile, jsonl, lines, parquet
+from . import arrow, delimited, directory, jsonfile, jsonl, lines, parquet
 from .format import Format
 
 FORMATS: tuple[Format, ...] = (
@@ -21,6 +21,7 @@ FORMATS: tuple[Format, ...] = (
     delimited.TSV,
     parquet.FORMAT,
     lines.FORMAT,
+    arrow.FORMAT,
 )
 
 AUTO = "auto"  # fmt: each input's format from its path
