@@ -46,9 +46,9 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("input")
     g.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
-                        ".parquet, text file (one document per line), any of them but "
-                        "Parquet compressed (.gz, .zst, .bz2, .xz: docs.jsonl.gz), or - for "
-                        "standard input")
+                        ".parquet, .arrow (Arrow IPC, Feather), text file (one document "
+                        "per line), any of them but Parquet and Arrow compressed (.gz, .zst, "
+                        ".bz2, .xz: docs.jsonl.gz), or - for standard input")
     g.add_argument("--format", dest="fmt", default="auto", choices=list(sources.FORMATS),
                    help="input format (default: from the path, before any compression "
                         "suffix)")
