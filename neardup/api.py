@@ -513,8 +513,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     if output_format is not None and output_format not in sinks.OUTPUT_FORMATS:
         raise ValueError(f"output_format must be one of {sinks.OUTPUT_FORMATS}, "
                          f"got {output_format!r}")
-    if out == STDOUT and output_format == "parquet":
-        raise ValueError("--out - writes csv or jsonl, not parquet")
+    if out == STDOUT and output_format is not None:
+        sinks.streamed(output_format, "--out - writes")
     if out == STDOUT:
         standard_output("the listing")
     groups = split_options(column_names(options, text, id))

@@ -26,7 +26,7 @@ from .text.prepare import CODE_SHINGLE_SIZE, PrepareOptions
 class SourceKeywords(TypedDict, total=False):
     """How inputs are read (see :class:`neardup.sources.SourceOptions`)."""
 
-    fmt: Literal["auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines"]
+    fmt: str  # "auto" (from each path) or a format's name: neardup.sources.FORMATS
     text_fields: Sequence[str]  # columns joined into the text (default: ("text",))
     id_field: str | None  # column holding the id (default: the record number)
     include: Sequence[str]  # directory inputs: only files matching these globs

@@ -220,3 +220,101 @@ if config.sketch != "minhash":
     raise ValueError(f"sketch {config.sketch!r} is not supported with memory_limit")
 '''
     assert {w.split(":")[0] for w in _refusals_raised_outside(spark_refusal)} == {"3", "6"}
+
+
+# ---------------------------------------------------------------- a format is one module
+
+# the ids file `index remove --ids` reads is a list of ids, "lines" or "jsonl"
+# (--ids-format), not a document format: its choices are the CLI's own
+FORMAT_NAMES_ELSEWHERE = {PACKAGE / "cli" / "index.py"}
+
+
+def _format_modules() -> set[Path]:
+    """The registries, their dataclasses, and every module that defines a format (a
+    top-level ``NAME = Format(...)`` or ``TableFormat(...)``)."""
+    found = {PACKAGE / package / name for package in ("sources", "sinks")
+             for name in ("registry.py", "format.py")}
+    for path, tree in _modules():
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    getattr(node.value.func, "id", "") in ("Format", "TableFormat"):
+                found.add(path)
+    return found
+
+
+def _format_literals(source: str, names: set[str], suffixes: set[str]) -> list[str]:
+    """Where ``source`` writes a format down instead of asking the registry: a format's
+    name compared with something called a format (``fmt == "csv"``, ``src.fmt in
+    ("lines", "dir")``), a dict keyed by format names or a tuple listing them (a
+    per-format table), or a format's suffix (``".parquet"``)."""
+    def name_of(node) -> str | None:
+        return node.value if isinstance(node, ast.Constant) and node.value in names else None
+
+    def listed(node) -> list:
+        return node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            literal = [o for o in operands if any(map(name_of, listed(o)))]
+            named = [o for o in operands if o not in literal
+                     and re.search(r"fmt|format", ast.unparse(o), re.IGNORECASE)]
+            if literal and named:
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Dict):
+            keys = [k for k in node.keys if k is not None and name_of(k)]
+            if len(keys) >= 2:
+                found.append(f"{node.lineno}: a dict keyed by {[k.value for k in keys]}")
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2 \
+                and all(name_of(e) for e in node.elts):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value.lower() in suffixes:
+            found.append(f"{node.lineno}: {node.value!r}")
+    return found
+
+
+def _known_formats() -> tuple[set[str], set[str]]:
+    from neardup.sinks.registry import SINKS
+    from neardup.sources.registry import FORMATS
+
+    names = {spec.name for spec in FORMATS} | {sink.name for sink in SINKS}
+    suffixes = ({s for spec in FORMATS for s in spec.suffixes}
+                | {sink.suffix for sink in SINKS})
+    return names, suffixes
+
+
+def test_formats_are_named_only_in_their_modules():
+    """A format's name and suffixes are written in its own module and the registries
+    only (CONTRIBUTING.md: a new format is one module and one line of the registry);
+    everything else asks the registry."""
+    names, suffixes = _known_formats()
+    allowed = _format_modules() | FORMAT_NAMES_ELSEWHERE
+    written = []
+    for path, _ in _modules():
+        if path not in allowed:
+            written += [f"{path.relative_to(ROOT)}:{where}" for where in
+                        _format_literals(path.read_text(encoding="utf-8"), names, suffixes)]
+    assert written == []
+
+
+def test_the_format_check_catches_a_second_table():
+    """The check above on the code the registry replaced: the suffix map and dispatch of
+    sources/__init__.py, the annotation formats, the survey's and Spark's branches."""
+    names, suffixes = _known_formats()
+    replaced = '''
+_SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+_DEFAULT_DELIMITER = {"csv": ",", "tsv": "\\t"}
+ANNOTATED_FORMATS = ("jsonl", "csv", "tsv", "parquet")
+if path_fmt in ("lines", "dir"):
+    pass
+if src.fmt == "json":
+    pass
+sep = delimiter or ("\\t" if path_fmt == "tsv" else ",")
+if output_format == "parquet":
+    pass
+unit = "lines" if kind == "lines" else "paragraphs"
+'''
+    assert sorted(int(w.split(":")[0]) for w in _format_literals(replaced, names, suffixes)) \
+        == [2, 2, 2, 3, 4, 5, 5, 7, 9, 10]  # not line 11: a unit, not a format

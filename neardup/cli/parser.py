@@ -46,11 +46,11 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("input")
     g.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="directory, .jsonl, .json (an array of objects), .csv, .tsv, "
-                        ".parquet, text file (one document per line), any of them but "
-                        "Parquet compressed (.gz, .zst, .bz2, .xz: docs.jsonl.gz), or - for "
-                        "standard input; find, dedup and repeats also read URLs (s3://, "
-                        "gs://, hf://, http(s)://, file://): a file, a folder's data files "
-                        "or a glob")
+                        ".parquet, .arrow (Arrow IPC, Feather), text file (one document "
+                        "per line), any of them but Parquet and Arrow compressed (.gz, .zst, "
+                        ".bz2, .xz: docs.jsonl.gz), or - for standard input; find, dedup and "
+                        "repeats also read URLs (s3://, gs://, hf://, http(s)://, file://): "
+                        "a file, a folder's data files or a glob")
     g.add_argument("--format", dest="fmt", default="auto", choices=list(sources.FORMATS),
                    help="input format (default: from the path, before any compression "
                         "suffix)")

@@ -103,7 +103,9 @@ from .._core.columns import IdColumn
 from ..minhash import DEFAULT_FAMILY, Signatures
 from ..shingling import ShingleSets
 from ..sinks.staging import sweep_dead_runs
-from ..sources import compression_of, resolve_format
+from ..sources import Format, compression_of, find_format, format_named, resolve_format
+from ..sources.parquet import FORMAT as PARQUET
+from ..sources.registry import DIRECTORY
 
 CHUNK_SHARE = 0.5  # of the limit above ``fixed``, for a chunk, when the records are not counted
 TEXT_SHARE = 0.75  # of a chunk's budget, for its text; the rest for its documents' rows
@@ -111,7 +113,6 @@ WORK_BYTES_PER_CHAR = 16
 MIN_CHUNK_CHARS = 1024
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SCAN_BLOCK = 1 << 23
 ID_PIECE_BYTES = 2**31 - 1  # an Arrow string array's int32 offsets: ids past it, a new piece
 SPILL_PREFIX = "neardup-spill-"  # a work directory's name: then its process id
 READ_BLOCK_CHARS = 1 << 16  # a line file is read a block of lines (LINE_BLOCK_BYTES) at a time
@@ -203,87 +204,44 @@ class InputSurvey:
 
 
 def survey_inputs(paths: Sequence[str], fmt: str = "auto") -> InputSurvey:
-    """Count the records of ``paths`` (read as ``fmt``) and find the longest line."""
+    """Count the records of ``paths`` (read as ``fmt``) and find the longest line: each
+    input its format's counter (:attr:`neardup.sources.Format.count`)."""
     counted, unknown, longest, where, how = 0, False, 0, "", set()
     bounded = bool(paths)
     for path in paths:
-        kind = _survey_kind(path, fmt)
-        bounded = bounded and kind == "lines" and resolve_format(path, fmt) not in ("csv",
-                                                                                  "tsv")
-        if kind == "parquet":
-            try:
-                import pyarrow.parquet as pq
-
-                counted += pq.read_metadata(
-                    remote.open_input(path) if remote.is_url(path) else path).num_rows
-                how.add("Parquet row counts")
-            except Exception:  # unreadable here: the reader says why
-                unknown = True
-        elif kind == "lines":
-            lines, line_longest, line_number = _scan_lines(path)
-            counted += lines
-            how.add("lines counted")
-            if line_longest > longest:
-                longest, where = line_longest, f"line {line_number:,} of {path}"
-        else:
+        spec = _counted_format(path, fmt)
+        found = spec.count(path) if spec is not None and spec.count is not None else None
+        bounded = bounded and found is not None and spec.line_records
+        if found is None:
             unknown = True
+            continue
+        counted += found.records
+        how.add(found.how)
+        if found.longest > longest:
+            longest, where = found.longest, f"line {found.longest_line:,} of {path}"
     return InputSurvey(None if unknown else counted, counted, longest, where,
                        " and ".join(sorted(how)), bounded)
 
 
-def _survey_kind(path: str, fmt: str) -> str:
-    if path == "-" or fmt == "dir":
-        return "unknown"
-    if remote.is_url(path):  # Parquet's footer is a small read; lines would be a whole pass
-        return "parquet" if _parquet_named(path, fmt) else "unknown"
+def _counted_format(path: str, fmt: str) -> Format | None:
+    """The format of an input that can be counted before it is read (a regular,
+    uncompressed file); None for standard input, a directory, a pipe, a compressed file."""
+    if path == "-" or fmt == DIRECTORY.name:
+        return None
+    if remote.is_url(path):  # a Parquet footer is a small read; counting lines, a whole pass
+        spec = format_named(resolve_format(path, fmt))
+        return spec if spec is PARQUET else None
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
     except OSError:
-        return "unknown"  # the reader says why
+        return None  # the reader says why
     if not stat.S_ISREG(mode):  # a directory, or a pipe read once by the reader
-        return "unknown"
+        return None
     if compression_of(path) is not None:  # its lines are the decompressed stream's
-        return "unknown"
-    if resolve_format(path, fmt) == "json":  # read whole, its elements are not its lines:
-        return "unknown"  # uncounted, so the plan leaves room for an input kept whole
-    return "parquet" if _parquet_named(path, fmt) else "lines"
-
-
-def _parquet_named(path: str, fmt: str) -> bool:
-    return fmt == "parquet" or (fmt == "auto"
-                                and os.path.splitext(path)[1].lower() in (".parquet", ".pq"))
-
-
-def _scan_lines(path: str) -> tuple[int, int, int]:
-    """(non-empty lines, bytes of the longest line, its 1-based number) of a file."""
-    count = longest = longest_at = 0
-    current = 0  # bytes of the line still open at the end of the last block
-    seen = 0  # lines ended before this block
-    buffer = bytearray(_SCAN_BLOCK)
-    with open(path, "rb", buffering=0) as f:
-        while got := f.readinto(buffer):
-            data = np.frombuffer(buffer, dtype=np.uint8, count=got)
-            ends = np.flatnonzero(data == 10)
-            if ends.size == 0:
-                current += got
-                continue
-            lengths = np.diff(ends) - 1
-            first = current + int(ends[0])
-            count += int(first > 0) + int(np.count_nonzero(lengths > 0))
-            if first > longest:
-                longest, longest_at = first, seen + 1
-            if lengths.size and int(lengths.max()) > longest:
-                k = int(np.argmax(lengths))
-                longest, longest_at = int(lengths[k]), seen + k + 2
-            seen += ends.size
-            current = got - int(ends[-1]) - 1
-    if current:
-        count += 1
-        if current > longest:
-            longest, longest_at = current, seen + 1
-    return count, longest, longest_at
+        return None
+    return format_named(resolve_format(path, fmt))
 
 
 @dataclass
@@ -473,9 +431,10 @@ def _locate(chunk, k: int) -> str:
     try:
         source = chunk.inputs[int(chunk.source[k])]
         record = int(chunk.record[k])
-        if source.fmt == "dir" and record < len(source.entries):
+        spec = find_format(source.fmt)  # (data in memory has none)
+        if spec is not None and spec.directory and record < len(source.entries):
             return f" ({source.display}/{source.entries[record]})"
-        unit = "line" if source.fmt in ("lines", "jsonl") else "record"
+        unit = "line" if spec is not None and spec.record_unit == "line" else "record"
         return f" ({unit} {record + 1:,} of {source.display})"
     except (AttributeError, IndexError, TypeError):
         return ""

@@ -26,7 +26,15 @@ from ..config import FindConfig
 from ..options import OptionGroups
 from ..result import FindResult
 from ..shingling import ShingleSets
-from ..sources import Documents, ReadReport, as_text, frames, itemsets, read_document_chunks
+from ..sources import (
+    Documents,
+    ReadReport,
+    as_text,
+    find_format,
+    frames,
+    itemsets,
+    read_document_chunks,
+)
 from ..sources.options import as_paths
 from ..text import prepare
 from ..text.batches import ShingleSetsBuilder
@@ -182,7 +190,7 @@ def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: Sta
             if keep_texts:
                 texts.extend(chunk.texts)
             else:
-                lines = [k for k, src in enumerate(sources) if src.fmt == "lines"]
+                lines = line_inputs(sources)
                 for d in np.flatnonzero(np.isin(chunk.source, lines)).tolist():
                     heads[chunk.start + d] = chunk.texts[d][:PREVIEW_HEAD]
             del chunk  # its texts go here
@@ -248,6 +256,13 @@ def find_item_sets(inputs, groups: OptionGroups, *, quiet: bool) -> FindResult:
     return result
 
 
+def line_inputs(inputs) -> list[int]:
+    """The inputs whose records are bare lines of text (ids: line numbers, no fields)."""
+    specs = [find_format(src.fmt) for src in inputs]  # (data in memory has none)
+    return [k for k, spec in enumerate(specs)
+            if spec is not None and not spec.fields and spec.record_unit == "line"]
+
+
 def _line_previews(result, documents, texts) -> dict[int, str]:
     """{document: its text shortened to ``PREVIEW_CHARS``} for the documents of line
     inputs (a line file, standard input) that a summary of the largest clusters names:
@@ -256,7 +271,7 @@ def _line_previews(result, documents, texts) -> dict[int, str]:
     which say nothing by themselves; the texts are not kept in the result, so these few
     are, at most PREVIEW_CLUSTERS * (PREVIEW_MEMBERS + 1) of them. ``texts``: every
     text, or {document: its first PREVIEW_HEAD characters} of the line inputs' ones."""
-    lines = [k for k, src in enumerate(documents.inputs) if src.fmt == "lines"]
+    lines = line_inputs(documents.inputs)
     labels = getattr(result, "labels", None)
     if not lines or not isinstance(labels, np.ndarray) or labels.size == 0:
         return {}

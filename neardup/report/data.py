@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..sinks import read_results, read_table
+from ..sinks import OUTPUT_FORMATS, read_results, read_table
+from ..sources.registry import DIRECTORY
 
 TABLE_NAMES = ("documents", "pairs", "set_pairs", "identical", "candidates", "clusters",
                "evaluation")
-TABLE_FORMATS = ("parquet", "csv", "jsonl")
 
 
 @dataclass
@@ -79,7 +79,7 @@ def directory_inputs(summary: dict) -> list[tuple[str, str]]:
     """(path, id prefix) of every directory a run's summary says it read."""
     return [(src["path"], f"{src['name']}/" if src.get("prefixed") else "")
             for src in ((summary.get("read") or {}).get("inputs") or [])
-            if src.get("format") == "dir"]
+            if src.get("format") == DIRECTORY.name]
 
 
 def _load_dir(directory: Path) -> ReportData:
@@ -89,7 +89,7 @@ def _load_dir(directory: Path) -> ReportData:
     # against the manifest as it is read: a complete run's folder, as the run wrote it
     results = read_results(directory)
     tables = {name: table for name, table in results.tables.items() if name in TABLE_NAMES}
-    for fmt in TABLE_FORMATS:  # an evaluation table put beside the run's files
+    for fmt in OUTPUT_FORMATS:  # an evaluation table put beside the run's files
         path = directory / f"evaluation.{fmt}"
         if path.exists():
             tables["evaluation"] = read_table(path)

@@ -5,8 +5,11 @@ whole or in batches (Parquet row groups are cut at fixed row counts, not where b
 end). Timings, which change from run to run, go to ``timings.json`` only.
 
 Every format is written column-wise by Arrow, batch by batch, so the pairs of a run
-(possibly hundreds of millions of rows) stream to disk in bounded memory; JSON Lines
-rows are assembled with Arrow string kernels, escaped as ``json.dumps`` escapes them.
+(possibly hundreds of millions of rows) stream to disk in bounded memory. Each format is
+one module exporting a :class:`~neardup.sinks.format.TableFormat` (its writer and its
+reader back), listed in :mod:`neardup.sinks.registry`: ``csv`` (formulas escaped),
+``jsonl`` (rows assembled with Arrow string kernels, escaped as ``json.dumps`` escapes
+them), ``parquet`` (fixed row groups).
 
 A results folder has one of two layouts (``LAYOUTS``; :func:`resolve_layout`): ``single``,
 one file a table (``pairs.parquet``), or ``parts``, a folder a table of part files
@@ -28,13 +31,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
 from ..pairs import PAIR_SCHEMA, too_many_pairs
+from .format import TableFormat, words
+from .jsonl import jsonable
+from .parquet import ROW_GROUP_ROWS
+from .registry import OUTPUT_FORMATS, STREAMED_FORMATS, sink_named
 from .results import (
     MANIFEST,
     STRING_COLUMNS,
@@ -47,13 +50,12 @@ from .results import (
 )
 from .staging import file_sha256
 
-OUTPUT_FORMATS = ("csv", "jsonl", "parquet")
-ROW_GROUP_ROWS = 1 << 20
 # auto: parts on Spark (its executors write them), single on the local engine
 LAYOUTS = ("auto", "single", "parts")
 PART_ROWS = 1 << 22  # the local engine's parts (layout="parts"): rows a part at most
 __all__ = ["LAYOUTS", "MANIFEST", "MANIFEST_VERSION", "OUTPUT_FORMATS", "PART_ROWS",
            "RESULT_TABLES", "ROW_GROUP_ROWS", "STRING_COLUMNS", "PartsTable", "Results",
+           "TableFormat", "sink_named", "streamed",
            "load_manifest", "owned", "part_name", "read_manifest", "read_results", "read_table",
            "read_table_bytes", "resolve_layout", "table_files", "write_folder", "write_json",
            "write_pairs_to", "write_part", "write_result", "write_summary", "write_table",
@@ -84,126 +86,9 @@ def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str |
 
 
 def _write_tables(tables, path: Path, fmt, schema, escape_formulas) -> tuple[Path, int]:
-    fmt = fmt or path.suffix.lstrip(".").lower()
-    if fmt not in OUTPUT_FORMATS:
-        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+    sink = sink_named(fmt or path.suffix.lstrip(".").lower())
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = 0
-    if fmt == "csv":
-        rows = _write_csv(path, schema, tables, escape_formulas)
-    elif fmt == "parquet":
-        with pq.ParquetWriter(path, schema) as writer:
-            pending: list[pa.Table] = []
-            held = 0
-            for table in tables:
-                rows += table.num_rows
-                pending.append(table)
-                held += table.num_rows
-                while held >= ROW_GROUP_ROWS:  # fixed row groups: same bytes however batched
-                    whole = pa.concat_tables(pending)
-                    # one chunk per column: a page's bytes depend on where chunks end
-                    writer.write_table(whole.slice(0, ROW_GROUP_ROWS).combine_chunks(),
-                                       row_group_size=ROW_GROUP_ROWS)
-                    pending, held = [whole.slice(ROW_GROUP_ROWS)], held - ROW_GROUP_ROWS
-            if held or rows == 0:
-                last = pa.concat_tables(pending) if pending else schema.empty_table()
-                writer.write_table(last.combine_chunks(), row_group_size=ROW_GROUP_ROWS)
-    else:
-        with open(path, "wb") as f:
-            rows = _write_jsonl(f, tables)
-    return path, rows
-
-
-def _write_csv(sink, schema: pa.Schema, tables, escape_formulas: bool) -> int:
-    """CSV with a header to a path or a binary stream; returns the rows written."""
-    rows = 0
-    with pa_csv.CSVWriter(sink, schema) as writer:
-        for table in tables:
-            writer.write_table(_escape_formulas(table) if escape_formulas else table)
-            rows += table.num_rows
-    return rows
-
-
-def _write_jsonl(stream, tables) -> int:
-    """JSON Lines to a binary stream; returns the rows written."""
-    rows = 0
-    for table in tables:
-        for piece in _jsonl_buffers(table) if table.num_rows else []:
-            stream.write(piece)
-        rows += table.num_rows
-    return rows
-
-
-_FORMULA_START = "^[=+\\-@\\t\\r]"
-
-
-def _escape_formulas(table: pa.Table) -> pa.Table:
-    """String cells beginning with =, +, -, @, tab or CR, prefixed with ' (OWASP)."""
-    for k, field in enumerate(table.schema):
-        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
-            column = table.column(k)
-            risky = pc.match_substring_regex(column, _FORMULA_START)
-            if pc.any(risky).as_py():
-                quoted = pc.binary_join_element_wise(pa.scalar("'", field.type), column,
-                                                     pa.scalar("", field.type))
-                table = table.set_column(k, field, pc.if_else(risky, quoted, column))
-    return table
-
-
-def _jsonl_buffers(table: pa.Table) -> list[pa.Buffer]:
-    """The rows of ``table`` as JSON Lines: ``{"name": value, ...}\n`` per row."""
-    pieces: list = []
-    for k, (name, column) in enumerate(zip(table.column_names, table.columns)):
-        pieces.append(_text(("{" if k == 0 else ", ") + json.dumps(name, ensure_ascii=False)
-                            + ": "))
-        pieces.append(_json_values(column.combine_chunks()))
-    pieces.append(_text("}\n"))
-    lines = pc.binary_join_element_wise(*pieces, _text(""))
-    lines = lines.cast(pa.large_string())
-    return [_text_buffer(chunk) for chunk in
-            (lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines])]
-
-
-def _text_buffer(chunk: pa.Array) -> pa.Buffer:
-    """The bytes of a large_string array's values, back to back (no nulls)."""
-    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)
-    start, end = int(offsets[chunk.offset]), int(offsets[chunk.offset + len(chunk)])
-    return chunk.buffers()[2].slice(start, end - start)
-
-
-def _text(value: str) -> pa.Scalar:
-    return pa.scalar(value, pa.large_string())
-
-
-_SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _json_values(values: pa.Array) -> pa.Array:
-    """Each value as JSON text (large_string): strings escaped as json.dumps does with
-    ensure_ascii=False, numbers as Arrow prints them, NaN, infinities and nulls as null."""
-    kind = values.type
-    if pa.types.is_dictionary(kind):
-        values = values.cast(kind.value_type)
-        kind = values.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        text = pc.replace_substring(values.cast(pa.large_string()), "\\", "\\\\")
-        text = pc.replace_substring(text, '"', '\\"')
-        if pc.any(pc.match_substring_regex(text, "[\\x00-\\x1f]")).as_py():
-            for code in range(32):
-                char = chr(code)
-                if pc.any(pc.match_substring(text, char)).as_py():
-                    text = pc.replace_substring(text, char,
-                                                _SHORT_ESCAPES.get(char, f"\\u{code:04x}"))
-        out = pc.binary_join_element_wise(_text('"'), text, _text('"'), _text(""))
-    elif pa.types.is_floating(kind):
-        out = pc.cast(values, pa.large_string())
-        out = pc.if_else(pc.is_finite(values), out, pa.scalar(None, pa.large_string()))
-    elif pa.types.is_boolean(kind) or pa.types.is_integer(kind):
-        out = pc.cast(values, pa.large_string())
-    else:  # anything else: Python's json, value by value
-        out = pa.array([json.dumps(v, ensure_ascii=False, default=_jsonable)
-                        for v in values.to_pylist()], pa.large_string())
-    return pc.fill_null(out.cast(pa.large_string()), "null")
+    return path, sink.write(path, schema, tables, escape_formulas)
 
 
 def write_json(obj, path: str | os.PathLike) -> Path:
@@ -214,7 +99,7 @@ def write_json(obj, path: str | os.PathLike) -> Path:
 
 
 def _json_text(obj) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False, default=_jsonable) + "\n"
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=jsonable) + "\n"
 
 
 def write_summary(path: str | os.PathLike | None, command: str, result,
@@ -377,10 +262,8 @@ def write_table_to(stream, table: pa.Table, fmt: str = "csv", *,
                    escape_formulas: bool = True) -> int:
     """``table`` as CSV or JSON Lines to a binary ``stream`` (``escape_formulas``: see
     :func:`write_folder`)."""
-    if fmt not in ("csv", "jsonl"):
-        raise ValueError(f"standard output takes csv or jsonl, not {fmt!r}")
-    rows = (_write_csv(stream, table.schema, [table], escape_formulas) if fmt == "csv"
-            else _write_jsonl(stream, [table]))
+    sink = streamed(fmt, "standard output takes")
+    rows = sink.write(stream, table.schema, [table], escape_formulas)
     stream.flush()
     return rows
 
@@ -388,8 +271,7 @@ def write_table_to(stream, table: pa.Table, fmt: str = "csv", *,
 def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = True) -> int:
     """Every document pair (or with ``pairs="groups"`` the pairs of distinct sets) as CSV
     or JSON Lines to a binary ``stream`` (standard output), in batches; returns the rows."""
-    if fmt not in ("csv", "jsonl"):
-        raise ValueError(f"--out - writes the pairs as csv or jsonl, not {fmt!r}")
+    sink = streamed(fmt, "--out - writes the pairs as")
     config = result.config
     if config.pairs == "all":
         message = too_many_pairs(result.counts, config.max_pairs or None)
@@ -399,10 +281,17 @@ def write_pairs_to(stream, result, fmt: str = "csv", *, escape_formulas: bool = 
     else:
         table = result.set_pairs_table()
         batches, schema = [table], table.schema
-    rows = (_write_csv(stream, schema, batches, escape_formulas) if fmt == "csv"
-            else _write_jsonl(stream, batches))
+    rows = sink.write(stream, schema, batches, escape_formulas)
     stream.flush()
     return rows
+
+
+def streamed(fmt: str, what: str) -> TableFormat:
+    """The output format ``fmt`` where it can go to standard output; else ValueError
+    saying ``what`` takes ("standard output takes csv or jsonl, not 'parquet'")."""
+    if fmt not in STREAMED_FORMATS:
+        raise ValueError(f"{what} {words(STREAMED_FORMATS, 'or')}, not {fmt!r}")
+    return sink_named(fmt)
 
 
 def _pairs_schema(result) -> pa.Schema:
@@ -430,8 +319,7 @@ def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: di
     from .._core.version import VERSION
     from .staging import StagedDirectory
 
-    if fmt not in OUTPUT_FORMATS:
-        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+    sink = sink_named(fmt)
     started = time.perf_counter()
     final = Path(out_dir)
     entries, listing, written = [], {}, []
@@ -460,7 +348,7 @@ def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: di
         manifest = {
             "manifest_version": MANIFEST_VERSION, "neardup": VERSION,
             "command": [os.path.basename(sys.argv[0]), *sys.argv[1:]] if sys.argv else [],
-            "output_format": fmt, "csv_formulas_escaped": escape_formulas and fmt == "csv",
+            "output_format": fmt, "csv_formulas_escaped": escape_formulas and sink.escapes_formulas,
             "layout": layout, "tables": listing,
             "files": entries + [{"name": timings.name,
                                  "note": "seconds per stage; not checksummed"}],
@@ -529,11 +417,3 @@ def read_manifest(out_dir: str | os.PathLike) -> dict:
             raise ValueError(f"{out_dir}: {entry['name']} differs from what the run wrote "
                              f"(size or SHA-256 in {MANIFEST}); run find again")
     return manifest
-
-
-def _jsonable(value):
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return str(value)

@@ -216,21 +216,14 @@ def read_table(path: str | os.PathLike) -> pa.Table:
 
 
 def read_table_bytes(data: bytes, fmt: str) -> pa.Table:
-    """A result table from the bytes of a csv, jsonl or parquet file."""
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
+    """A result table from the bytes of a file in one of the output formats
+    (:mod:`neardup.sinks.registry`)."""
+    from .registry import BY_NAME
 
-        return pq.read_table(pa.BufferReader(data))
-    if fmt == "csv":
-        import pyarrow.csv as pa_csv
-
-        types = {name: pa.string() for name in STRING_COLUMNS}
-        return pa_csv.read_csv(pa.BufferReader(data),
-                               convert_options=pa_csv.ConvertOptions(column_types=types))
-    if fmt == "jsonl":
-        rows = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
-        return pa.Table.from_pylist(rows)
-    raise ValueError(f"not a result table format: {fmt!r}")
+    sink = BY_NAME.get(fmt)
+    if sink is None:
+        raise ValueError(f"not a result table format: {fmt!r}")
+    return sink.read(data)
 
 
 def concat_parts(parts: list[pa.Table]) -> pa.Table:

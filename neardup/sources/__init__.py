@@ -1,6 +1,8 @@
 """Sources: inputs become :class:`Documents`; the dedup copy goes back out in each input's format.
 
-Formats (``fmt="auto"`` guesses from the path):
+Formats (``fmt="auto"`` guesses from the path's suffix; a folder is ``dir``, a file
+whose suffix names no format ``lines``). Each is one module exporting a
+:class:`~neardup.sources.format.Format`, listed in :mod:`neardup.sources.registry`:
 
 ========  =============================  =========================================
 fmt       a record is                    document id (several inputs: prefixed)
@@ -11,21 +13,26 @@ json      an element of the top-level    ``id_field`` value, else the element's
           array (a lone object: itself)  1-based position
 csv/tsv   a data row after the header    ``id_field`` value, else row number
 parquet   a row                          ``id_field`` value, else row number
+arrow     a row (Arrow IPC, Feather)     ``id_field`` value, else row number
 lines     a line                         line number
 ========  =============================  =========================================
 
 This package's entry point (this module) checks the options, resolves each input's
-format and hands the input to its format's module, which reads it and writes its dedup
-copy:
+format (:mod:`~neardup.sources.registry`) and hands the input to its format's reader,
+and its dedup copy to its format's writer:
 
 ===============  ==========================================================
 module           reads and writes back
 ===============  ==========================================================
+``format``       :class:`Format`: what neardup knows about a format, in one object
+``registry``     the formats, one line each; guessing one from a path
 ``directory``    directories (the walk, .gitignore rules, the file copy)
-``lines``        line files and JSON Lines (``jsonl``: Arrow's block parser)
+``lines``        line files; the byte-for-byte line copy JSON Lines shares
+``jsonl``        JSON Lines (Arrow's block parser, Python's rules as the judge)
 ``jsonfile``     JSON files; the JSON object rule JSON Lines shares
 ``delimited``    CSV and TSV (quote resync)
-``parquet``      Parquet
+``parquet``      Parquet; the batch reader and table copy Arrow IPC shares
+``arrow``        Arrow IPC (Feather) files and streams
 ``compression``  compressed streams in and out; copies written whole or not at all
 ``bounded``      reads that hold at most a bound (lines, files, streams kept whole)
 ``documents``    what they fill: Documents, ReadReport, InputSource, the builder
@@ -71,8 +78,8 @@ Guarantees:
   byte for byte, directories file for file, CSV/TSV rewritten by the csv module
   in the input's delimiter and line ending (a row it cannot parse copied as it
   is), JSON arrays element by element (each kept element's text as it was, the
-  array's layout kept; a malformed file copied whole), Parquet filtered as an
-  Arrow table. The copy is compressed as its name says (``out.jsonl.gz``: gzip),
+  array's layout kept; a malformed file copied whole), Parquet and Arrow IPC filtered
+  as an Arrow table. The copy is compressed as its name says (``out.jsonl.gz``: gzip),
   standard output (``"-"``) takes it uncompressed. File inputs are read again for
   the copy, and a file that changed since it was read is refused.
 
@@ -94,18 +101,12 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from .._core import interrupt, remote
+from ..sinks.format import words
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
-from .annotations import ANNOTATED_FORMATS, Annotations, check_annotation_target
+from .annotations import Annotations, check_annotation_target
 from .bounded import StreamTooLarge, read_at_most
 from .compression import _input_compression, _open_output, _zstandard, compression_of
-from .delimited import _read_table, _write_table
-from .directory import (
-    BINARY_PROBE_BYTES,
-    DEDUP_MARKER,
-    VCS_FOLDERS,
-    _read_dir,
-    _write_dir,
-)
+from .directory import BINARY_PROBE_BYTES, DEDUP_MARKER, VCS_FOLDERS
 from .documents import (
     IGNORED,
     ROUTINE_SKIPS,
@@ -126,17 +127,20 @@ from .documents import (
     text_codec,
     text_not_strings,
 )
-from .jsonfile import JSONL_FIELDS_NAMED, _read_json, _write_json, name_the_fields
-from .lines import (
-    LINE_BLOCK_BYTES,
-    _read_jsonl,
-    _read_lines,
-    _write_lines,
-    decode_line,
-    edited_line,
-)
+from .format import Format
+from .jsonfile import JSONL_FIELDS_NAMED, name_the_fields
+from .lines import LINE_BLOCK_BYTES, decode_line, edited_line
 from .options import SourceOptions, as_paths
-from .parquet import PARQUET_BATCH_ROWS, _read_parquet, _write_parquet, column_values
+from .parquet import PARQUET_BATCH_ROWS, column_values
+from .registry import (
+    ANNOTATED_FORMATS,
+    DIRECTORY,
+    FALLBACK,
+    NAMES,
+    find_format,
+    format_named,
+    guess_format,
+)
 from .sniff import SNIFFED_INPUTS, format_hint
 
 # What this package gives users and the packages above it (spark reads with the same
@@ -146,30 +150,17 @@ __all__ = [
     "ANNOTATED_FORMATS", "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER",
     "VCS_FOLDERS",
     "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
-    "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "InputSource", "LazyEdits", "Problem",
-    "ReadReport",
+    "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "Format", "InputSource", "LazyEdits",
+    "Problem", "ReadReport",
     "SourceOptions", "StreamTooLarge", "as_paths", "read_documents", "read_document_chunks",
     "write_deduplicated", "check_annotation_target", "check_copy_target",
     "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
-    "edited_line",
-    "encoding_label", "format_hint", "has_surrogates", "name_the_fields", "not_a_string",
+    "edited_line", "encoding_label", "find_format", "format_hint", "format_named", "guess_format",
+    "has_surrogates", "name_the_fields", "not_a_string",
     "printable", "resolve_format", "text_codec", "text_not_strings", "unique_names",
 ]
 
-FORMATS = ("auto", "dir", "jsonl", "json", "csv", "tsv", "parquet", "lines")
-_SUFFIX_FORMATS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".json": "json",
-}
-_FORMAT_SUFFIX = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv",
-                  "parquet": ".parquet", "lines": ".txt"}
-_DEFAULT_DELIMITER = {"csv": ",", "tsv": "\t"}
+FORMATS = NAMES  # fmt's values: "auto" and each format's name (neardup.sources.registry)
 
 
 def read_documents(
@@ -343,30 +334,30 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
     not_decodable = f"not {encoding_label(encoding)}"
 
     resolved = [resolve_format(p, fmt) for p in paths]
-    compressions = [_input_compression(p, f) for p, f in zip(paths, resolved, strict=True)]
+    specs = [format_named(f) for f in resolved]
+    compressions = [_input_compression(p, spec) for p, spec in zip(paths, specs, strict=True)]
     extra_fields = list(builder.fields)
     if extra_fields:
-        for path, path_fmt in zip(paths, resolved, strict=True):
-            if path_fmt in ("lines", "dir"):
+        for path, spec in zip(paths, specs, strict=True):
+            if not spec.fields:
                 shown = STDIN_NAME if path == STDIN else printable(path)
-                raise ValueError(f"{shown}: a {'line file' if path_fmt == 'lines' else 'directory'}"
-                                 f" has no fields to keep {extra_fields}")
+                raise ValueError(f"{shown}: {spec.described} has no fields to keep "
+                                 f"{extra_fields}")
     names = unique_names(paths, resolved)
     several = len(paths) > 1
     report = builder.report
     yield
-    for index, (path, path_fmt, name) in enumerate(zip(paths, resolved, names, strict=True)):
+    for index, (path, spec, name) in enumerate(zip(paths, specs, names, strict=True)):
         src = InputSource(
-            given=path, fmt=path_fmt, name=name, encoding=encoding,
-            delimiter=delimiter or _DEFAULT_DELIMITER.get(path_fmt),
-            compression=compressions[index],
+            given=path, fmt=spec.name, name=name, encoding=encoding,
+            delimiter=delimiter or spec.delimiter, compression=compressions[index],
         )
         sources.append(src)
         if path == STDIN:
             src.data = _read_stdin(encoding, max_stream_bytes)
         elif remote.is_url(path):
             src.stat = remote.stat_token(path)  # size and ETag: the copy's re-read checks
-        elif path_fmt != "dir":
+        elif not spec.directory:
             st = os.stat(path)
             if stat.S_ISREG(st.st_mode):
                 src.stat = (st.st_size, st.st_mtime_ns)
@@ -377,24 +368,14 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
         context = _ReadContext(
             index=index, src=src, builder=builder, report=report, codec=codec,
             not_decodable=not_decodable, text_fields=text_fields, id_field=id_field,
-            id_prefix=((f"{shown_name}/" if path_fmt == "dir" else f"{shown_name}:")
+            id_prefix=((f"{shown_name}/" if spec.directory else f"{shown_name}:")
                        if several else ""),
             extra_fields=extra_fields, max_record_bytes=max_record_bytes,
-            max_stream_bytes=max_stream_bytes, text_strings=text_strings,
+            max_stream_bytes=max_stream_bytes, text_strings=text_strings, include=include,
+            exclude=exclude, progress=progress, respect_ignore=respect_ignore,
+            follow_links=follow_links,
         )
-        if path_fmt == "dir":
-            yield from _read_dir(context, include, exclude, progress, respect_ignore,
-                                 follow_links)
-        elif path_fmt == "lines":
-            yield from _read_lines(context)
-        elif path_fmt == "jsonl":
-            yield from _read_jsonl(context)
-        elif path_fmt == "json":
-            yield from _read_json(context)
-        elif path_fmt in ("csv", "tsv"):
-            yield from _read_table(context)
-        else:
-            yield from _read_parquet(context)
+        yield from spec.read(context)
         if src.damaged is not None:  # the stream broke: the rest of the file is one record
             report.records_seen += 1
             report._fail(src.display, "", src.damaged)
@@ -410,7 +391,7 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
 def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
                          max_problems) -> None:
     if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")  # (format_named's)
     if not paths:
         raise ValueError("no inputs given")
     if paths.count(STDIN) > 1:
@@ -444,18 +425,18 @@ def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
 
 
 def resolve_format(path: str, fmt: str) -> str:
+    """The name of the format ``path`` is read as: ``fmt``, or with "auto" the one its
+    suffix names (:func:`~neardup.sources.registry.guess_format`; a folder: a directory,
+    standard input: lines); ValueError where a folder is given a file format, or a file
+    (or standard input) the directory format."""
     if path == STDIN:
-        if fmt == "dir":
+        if fmt == DIRECTORY.name:
             raise ValueError("standard input ('-') cannot be read as a directory")
-        return "lines" if fmt == "auto" else fmt
+        return FALLBACK.name if fmt == "auto" else fmt
     is_dir = os.path.isdir(path)
     if fmt == "auto":
-        if is_dir:
-            return "dir"
-        named = remote.shown(path)  # a URL's name, without its query
-        stem = os.path.splitext(named)[0] if compression_of(named) else named
-        return _SUFFIX_FORMATS.get(os.path.splitext(stem)[1].lower(), "lines")
-    if is_dir != (fmt == "dir"):
+        return DIRECTORY.name if is_dir else guess_format(remote.shown(path)).name
+    if is_dir != (fmt == DIRECTORY.name):
         kind = "a directory" if is_dir else "not a directory"
         raise ValueError(f"{path} is {kind}; it cannot be read as fmt={fmt!r}")
     return fmt
@@ -472,7 +453,7 @@ def unique_names(paths: Sequence[str], formats: Sequence[str]) -> list[str]:
     bases = []
     for path, path_fmt in zip(paths, formats, strict=True):
         if path == STDIN:
-            bases.append("stdin" + _FORMAT_SUFFIX[path_fmt])
+            bases.append("stdin" + format_named(path_fmt).copy_suffix)
         else:
             bases.append(os.path.basename(os.path.abspath(remote.shown(path))) or "root")
     taken = set(bases)
@@ -578,15 +559,20 @@ def write_deduplicated(
         check_annotation_target([src.given for src in documents.inputs],
                                 [src.fmt for src in documents.inputs], annotations.names,
                                 scan=False)
-    if edits and any(src.fmt == "json" for src in documents.inputs):
-        raise ValueError("units inside documents are not removed from a JSON file (an "
-                         "array); give JSON Lines, CSV/TSV, Parquet, lines or a directory")
+    unedited = next((spec for spec in map(format_named, (src.fmt for src in documents.inputs))
+                     if not spec.edits), None)
+    if edits and unedited is not None:
+        from .registry import FORMATS as specs
+
+        raise ValueError(f"units inside documents are not removed from "
+                         f"{unedited.refusing_fields()}; give "
+                         f"{words([s.title for s in specs if s.edits], 'or')}")
     refuse_touching_inputs(given, {"--out": out})
     targets = [out if single else os.path.join(out, src.name) for src in documents.inputs]
     for src, target in zip(documents.inputs, targets):
         if target != STDOUT:
             _refuse_overwriting_input(src, target)
-    if single and documents.inputs[0].fmt != "dir":
+    if single and not format_named(documents.inputs[0].fmt).directory:
         return _write_copies(documents, keep, targets, targets, edits, text_field,
                              annotations)
     # a folder of copies is replaced whole: a second run leaves exactly its own files
@@ -612,22 +598,22 @@ def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLik
     its package."""
     paths = [os.fspath(p) for p in inputs]
     out = os.fspath(out)
-    formats = [resolve_format(p, fmt) for p in paths]
+    formats = [format_named(resolve_format(p, fmt)) for p in paths]
     if out == STDOUT:
         standard_output("the copy")  # started closed (`>&-`): a failure, not a usage error
         if len(paths) != 1:
             raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
                              f"only, got {len(paths)}; give a directory for several")
-        if formats[0] == "dir":
+        if formats[0].directory:
             raise ValueError(f"{paths[0]} is a directory: its dedup copy is a directory of "
                              f"files and cannot go to standard output (-o -); give -o DIR")
         return
-    if len(paths) != 1 or formats[0] == "dir":
+    if len(paths) != 1 or formats[0].directory:
         return  # copies named after their inputs, which were read: they can be written
     compression = compression_of(out)
-    if compression is not None and formats[0] == "parquet":
-        raise ValueError(f"{out}: Parquet compresses its own columns; name the copy "
-                         f".parquet, without the .{out.rsplit('.', 1)[-1]}")
+    if compression is not None and formats[0].self_compressed:
+        raise ValueError(f"{out}: {formats[0].self_compressed}; name the copy "
+                         f"{formats[0].copy_suffix}, without the .{out.rsplit('.', 1)[-1]}")
     if compression == "zstd":
         _zstandard(out)
 
@@ -646,18 +632,19 @@ def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
         changed = (_RecordEdits(edits, documents.record, source, index) if lazy else
                    {int(documents.record[d]): text for d, text in edited
                     if source[d] == index})
-        if src.fmt == "dir":
-            counts = _write_dir(src, removed, path, changed)
+        spec = format_named(src.fmt)
+        if spec.directory:
+            counts = spec.copy(src, removed, path, changed)
         else:
             _check_unchanged(src)
             with _open_output(path, [s.given for s in documents.inputs]) as out:
                 if annotations is not None:
-                    counts = _WRITERS[src.fmt](src, removed, out,
-                                               annotations=annotations.of_input(index))
+                    counts = spec.copy(src, removed, out,
+                                       annotations=annotations.of_input(index))
                 elif changed:
-                    counts = _WRITERS[src.fmt](src, removed, out, changed, text_field)
+                    counts = spec.copy(src, removed, out, changed, text_field)
                 else:
-                    counts = _WRITERS[src.fmt](src, removed, out)
+                    counts = spec.copy(src, removed, out)
         outputs.append({"input": src.display, "output": target, "format": src.fmt,
                         "written": counts[0], "removed": len(removed),
                         "not_copied": counts[1]})
@@ -749,7 +736,7 @@ def _refuse_overwriting_input(src: InputSource, target: str) -> None:
     """A file input's copy is a file (onto or into an input: see refuse_touching_inputs)."""
     if src.given == STDIN:
         return
-    if src.fmt != "dir" and os.path.isdir(target):
+    if not format_named(src.fmt).directory and os.path.isdir(target):
         raise ValueError(f"{target} is a directory; the dedup copy of {src.given} is a file")
 
 
@@ -763,15 +750,3 @@ def _check_unchanged(src: InputSource) -> None:
     st = os.stat(src.given)
     if (st.st_size, st.st_mtime_ns) != src.stat:
         raise RuntimeError(f"{src.given} changed since it was read; read it again")
-
-
-# a file format's writer: (input, removed record indices, binary stream) -> (written, not
-# copied); the stream is opened, compressed and closed by _write_copies
-_WRITERS = {
-    "lines": _write_lines,
-    "jsonl": _write_lines,
-    "json": _write_json,
-    "csv": _write_table,
-    "tsv": _write_table,
-    "parquet": _write_parquet,
-}

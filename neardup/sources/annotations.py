@@ -40,9 +40,8 @@ PREFIX = "neardup_"
 # its doc, id and written)
 ANNOTATION_COLUMNS = ("cluster", "cluster_size", "kept", "duplicate_of", "jaccard")
 ANNOTATION_FIELDS = tuple(PREFIX + name for name in ANNOTATION_COLUMNS)
-ANNOTATED_FORMATS = ("jsonl", "csv", "tsv", "parquet")
 _JSON_KEY = PREFIX.encode()  # a JSON Lines line without these bytes names no such field
-_SCAN_BYTES = 1 << 20
+SCAN_BYTES = 1 << 20  # a JSON Lines file is searched for PREFIX a block at a time
 
 
 class Annotations:
@@ -180,53 +179,30 @@ def check_annotation_target(inputs: Sequence[str | os.PathLike], formats: Sequen
                             added: Sequence[str], scan: bool = True) -> None:
     """ValueError before any read where an input cannot take the added fields: its
     format has none (lines, a JSON array, a directory), or (``scan``) it already has a
-    field of an added name (a Parquet schema, any JSON Lines record: each line holding
-    the prefix's bytes is parsed). A CSV/TSV header, and standard input, are checked as
-    they are copied, before the copy's first byte or row."""
+    field of an added name (its format's ``check_annotations``: a Parquet schema, any
+    JSON Lines record, each line holding the prefix's bytes parsed). A CSV/TSV header,
+    and standard input, are checked as they are copied, before the copy's first byte or
+    row."""
+    from ..sinks.format import words
+    from .registry import FORMATS, format_named
+
     for path, fmt in zip(inputs, formats):
         path = os.fspath(path)
         shown = printable(path)
-        if fmt not in ANNOTATED_FORMATS:
-            what = {"dir": "a directory (its records are files)",
-                    "json": "a JSON file (an array)",
-                    "lines": "a line file"}.get(fmt, fmt)
-            raise ValueError(f"--annotate adds fields to JSON Lines, CSV/TSV and Parquet "
-                             f"records (and to data in memory); {shown} is {what}, which "
-                             f"has none")
-        if path == STDIN or not scan:
-            continue
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            try:
-                names = pq.read_schema(path).names
-            except (pa.ArrowInvalid, OSError):
-                continue  # read (and refused) as Parquet by the run
-            refuse_collisions(names, added, shown)
-        elif fmt == "jsonl":
-            _scan_jsonl(path, added, shown)
-        # CSV/TSV: the header is checked by the writer, before any row is written
+        spec = format_named(fmt)
+        if not spec.annotates:
+            titles = words([s.title for s in FORMATS if s.annotates])
+            raise ValueError(f"--annotate adds fields to {titles} records (and to data in "
+                             f"memory); {shown} is {spec.refusing_fields()}, which has none")
+        if path == STDIN or not scan or spec.check_annotations is None:
+            continue  # CSV/TSV: the header is checked by the writer, before any row
+        spec.check_annotations(path, added, shown)
 
 
-def _scan_jsonl(path: str, added: Sequence[str], shown: str) -> None:
-    """Every line of a JSON Lines file that holds the prefix's bytes, parsed; the rest
-    only searched (a block at a time)."""
-    from .compression import _open_binary, compression_of
-    from .documents import InputSource
-
-    src = InputSource(given=path, fmt="jsonl", name="", encoding="utf-8",
-                      compression=compression_of(path))
-    with _open_binary(src) as f:
-        record, tail = 0, b""
-        while block := f.read(_SCAN_BYTES):
-            block = tail + block
-            cut = block.rfind(b"\n") + 1
-            tail, block = block[cut:], block[:cut]
-            record = _scan_block(block, record, added, shown)
-        _scan_block(tail, record, added, shown)
-
-
-def _scan_block(block: bytes, record: int, added: Sequence[str], shown: str) -> int:
+def scan_json_block(block: bytes, record: int, added: Sequence[str], shown: str) -> int:
+    """The lines of ``block`` (a JSON Lines file's, from line ``record``) that hold the
+    prefix's bytes, parsed and checked for an added name; returns the next line's
+    number."""
     if _JSON_KEY in block:
         for number, line in enumerate(block.split(b"\n")):
             if _JSON_KEY in line:

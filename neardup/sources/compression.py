@@ -57,13 +57,14 @@ def compression_of(path: str | os.PathLike) -> str | None:
     return _COMPRESSION_SUFFIXES.get(os.path.splitext(remote.shown(path))[1].lower())
 
 
-def _input_compression(path: str, fmt: str) -> str | None:
-    """An input's compression, checked before any read: one Parquet is never wrapped in,
-    one zstd needs its package."""
-    compression = None if fmt == "dir" else compression_of(path)
-    if compression is not None and fmt == "parquet":
-        raise ValueError(f"{printable(path)}: Parquet compresses its own columns; give the "
-                         f".parquet file itself, not a {compression} copy of it")
+def _input_compression(path: str, spec) -> str | None:
+    """An input's compression, checked before any read: a format that compresses itself
+    (``spec``, its :class:`~neardup.sources.format.Format`: Parquet) is never wrapped in
+    one, zstd needs its package."""
+    compression = None if spec.directory else compression_of(path)
+    if compression is not None and spec.self_compressed:
+        raise ValueError(f"{printable(path)}: {spec.self_compressed}; give the "
+                         f"{spec.copy_suffix} file itself, not a {compression} copy of it")
     if compression == "zstd":
         _zstandard(path)
     return compression

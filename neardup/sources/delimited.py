@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from .bounded import DISCARD_BYTES, too_large
 from .compression import _open_binary
 from .documents import InputSource, _ReadContext, text_codec
+from .format import Format, SparkReader
+from .lines import count_lines
 
 
 def _read_table(ctx: _ReadContext) -> Iterator[None]:
@@ -371,3 +373,32 @@ def _write_table(src: InputSource, removed: set[int], out, edits: dict[int, str]
     finally:
         text_out.detach()  # the stream is the caller's to close
     return written, int(src.damaged is not None)
+
+
+def _looks_delimited(lines: list[str], delimiter: str) -> bool:
+    """A header and rows of two or more fields each, all as many."""
+    widths = {len(row) for row in csv.reader(lines, delimiter=delimiter)}
+    return len(widths) == 1 and widths.pop() >= 2 and len(lines) > 1
+
+
+def _looks_tsv(lines: list[str]) -> bool:
+    return _looks_delimited(lines, "\t")
+
+
+def _looks_csv(lines: list[str]) -> bool:  # (a head that reads as both is TSV)
+    return _looks_delimited(lines, ",") and not _looks_tsv(lines)
+
+
+_SPARK = SparkReader("csv", "neardup.spark.read:_csv_records")
+# a row's lines are counted: an upper bound on the rows, but no bound on a row's length
+# (a quoted field spans lines)
+CSV = Format(
+    name="csv", title="CSV", described="a CSV file", suffixes=(".csv",), read=_read_table,
+    copy=_write_table, annotates=True, delimiter=",", record_unit="row", count=count_lines,
+    spark=_SPARK, looks_like=_looks_csv,
+)
+TSV = Format(
+    name="tsv", title="TSV", described="a TSV file", suffixes=(".tsv", ".tab"),
+    read=_read_table, copy=_write_table, annotates=True, delimiter="\t", record_unit="row",
+    count=count_lines, spark=_SPARK, looks_like=_looks_tsv,
+)

@@ -53,6 +53,7 @@ from .documents import (
     has_surrogates,
     printable,
 )
+from .format import Format
 
 BINARY_PROBE_BYTES = 8192
 VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})
@@ -307,3 +308,14 @@ def _linked_file(path: str, real_root: str) -> str | None:
     if not _inside(path, real_root):
         return None
     return _relative(real_root, os.path.realpath(path))
+
+
+def _read_tree(ctx: _ReadContext) -> Iterator[None]:
+    yield from _read_dir(ctx, ctx.include, ctx.exclude, ctx.progress, ctx.respect_ignore,
+                         ctx.follow_links)
+
+
+FORMAT = Format(
+    name="dir", title="a directory", described="a directory", shape="its records are files",
+    read=_read_tree, copy=_write_dir, directory=True, fields=False, record_unit="file",
+)

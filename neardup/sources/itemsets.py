@@ -45,7 +45,7 @@ def read_item_pairs(path: str | os.PathLike, *, user_col: str, item_col: str,
                     delimiter: str | None = None, transpose: bool = False):
     """Sets from a two-column table: ``user_col`` owns the items in ``item_col``.
 
-    CSV/TSV (delimiter from the extension unless given) or Parquet; values are read as
+    CSV/TSV (delimiter from the suffix unless given) or Parquet; values are read as
     strings. Rows with a missing user or item are dropped. Returns (sets, ids, report).
     """
     import pyarrow as pa
@@ -53,14 +53,18 @@ def read_item_pairs(path: str | os.PathLike, *, user_col: str, item_col: str,
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {path}")
-    if path.endswith(".parquet"):
+    from .parquet import FORMAT as PARQUET
+    from .registry import guess_format
+
+    spec = guess_format(path)
+    if spec is PARQUET:
         import pyarrow.parquet as pq
 
         table = pq.read_table(path)
     else:
         from pyarrow import csv
 
-        sep = delimiter or ("\t" if path.endswith((".tsv", ".tab")) else ",")
+        sep = delimiter or spec.delimiter or ","
         table = csv.read_csv(path, parse_options=csv.ParseOptions(delimiter=sep),
                              convert_options=csv.ConvertOptions(
                                  column_types={user_col: pa.string(), item_col: pa.string()}))

@@ -36,6 +36,7 @@ from .documents import (
     text_codec,
     text_not_strings,
 )
+from .format import Format
 
 JSONL_FIELDS_NAMED = 20  # a reason names at most this many of a record's fields
 
@@ -210,3 +211,15 @@ def _write_json(src: InputSource, removed: set[int], out) -> tuple[int, int]:
     body = text[:spans[0][0]] + separator.join(kept) + text[spans[-1][1]:]
     out.write(body.encode(src.encoding, "surrogateescape"))
     return len(kept), 0
+
+
+def looks_like_json(lines: list[str]) -> bool:
+    """The first non-blank lines of a file begin a JSON array."""
+    return lines[0].lstrip().startswith("[")
+
+
+FORMAT = Format(
+    name="json", title="a JSON file", described="a JSON file", shape="an array",
+    suffixes=(".json",), read=_read_json, copy=_write_json, edits=False,
+    record_unit="element", looks_like=looks_like_json, hinted=True,
+)

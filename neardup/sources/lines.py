@@ -25,14 +25,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from . import jsonl
 from .bounded import line_blocks, too_large
 from .compression import _open_binary
 from .documents import InputSource, _ReadContext, has_surrogates
-from .jsonfile import _add_json_object, name_the_fields
+from .format import Format, RecordCount
 
 LINE_BLOCK_BYTES = 1 << 16  # lines are read and decoded a block at a time
 COPY_PIECE_BYTES = 1 << 20  # the copy holds no more of a line it copies unchanged
+SCAN_BLOCK_BYTES = 1 << 23  # count_lines reads a file this many bytes at a time
 _JSON_SPACE = b" \t\r\n"  # JSON's whitespace, around a line's object
 
 
@@ -154,109 +154,6 @@ def decode_line(raw: bytes, record: int, encoding: str) -> str:
     return text.removeprefix("\ufeff") if record == 0 else text  # byte-order mark
 
 
-def _read_jsonl(ctx: _ReadContext) -> Iterator[None]:
-    report = ctx.report
-    missing: dict[str, int] = {}  # "missing field 'text'": records of this file failed so
-    fields: dict[str, None] = {}  # the names those records have, first seen first
-    first_problem = len(report.problems)
-    objects = yield from _read_jsonl_records(ctx, missing, fields)
-    if missing and sum(missing.values()) == objects:
-        name_the_fields(report, ctx.src.display, missing, fields, first_problem)
-
-
-def _read_jsonl_records(ctx: _ReadContext, missing: dict[str, int],
-                        fields: dict[str, None]) -> Iterator[None]:
-    """Read the records; return how many were JSON objects.
-
-    A block of lines goes through Arrow's parser when that gives the answer reading
-    line by line would (see :mod:`neardup.sources.jsonl`), else line by line."""
-    utf8 = codecs.lookup(ctx.src.encoding).name == "utf-8"
-    objects = 0
-    first = 0  # line number of the block's first line
-    bound = ctx.max_record_bytes
-    with _open_binary(ctx.src) as f:
-        for block, too_long in line_blocks(f, jsonl.BLOCK_BYTES, bound):
-            for offset in too_long:  # an empty line stands in its place: not a record
-                ctx.report.records_seen += 1
-                ctx.report._skip(ctx.src.display, f"line {first + offset + 1}",
-                                 too_large(bound))
-            count = jsonl.block_lines(block)
-            parsed = jsonl.parse_block(block, first, ctx.text_fields, ctx.id_field,
-                                       ctx.extra_fields, utf8)
-            if parsed is not None:
-                objects += yield from _add_parsed_block(ctx, parsed)
-            else:
-                for offset, raw in enumerate(block.split(b"\n")[:count]):
-                    yield
-                    objects += _read_jsonl_line(ctx, raw, first + offset, missing, fields)
-            first += count
-    return objects
-
-
-def _read_jsonl_line(ctx: _ReadContext, raw: bytes, record: int, missing: dict[str, int],
-                     fields: dict[str, None]) -> int:
-    """One line (0-based number ``record``); 1 if it was a JSON object, else 0."""
-    report, display = ctx.report, ctx.src.display
-    if not raw.strip():
-        return 0  # a blank line is not a record
-    report.records_seen += 1
-    location = f"line {record + 1}"
-    try:
-        line = decode_line(raw, record, ctx.src.encoding)
-    except UnicodeDecodeError:
-        report._skip(display, location, ctx.not_decodable)
-        return 0
-    try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError):
-        report._fail(display, location, "malformed JSON")
-        return 0
-    if not isinstance(obj, dict):
-        report._fail(display, location, "not a JSON object")
-        return 0
-    _add_json_object(ctx, obj, record, f"{ctx.id_prefix}{record + 1}", "line",
-                     record + 1, missing, fields)
-    return 1
-
-
-def _add_parsed_block(ctx: _ReadContext, block: jsonl.Block) -> Iterator[None]:
-    """The records of a block Arrow parsed, as :func:`_add_json_object` adds each: an
-    empty text is skipped, the rest are documents. Read in chunks, it yields where the
-    chunk fills (where reading line by line would let it close); returns the block's
-    record count."""
-    lines = block.lines.tolist()
-    ids = block.ids if block.ids is not None else [f"{ctx.id_prefix}{line + 1}"
-                                                   for line in lines]
-    kept = np.fromiter((bool(text) and not text.isspace() for text in block.texts),
-                       dtype=bool, count=len(lines))  # text.strip() not empty, uncopied
-    chars = np.cumsum(np.fromiter(map(len, block.texts), dtype=np.int64, count=len(lines))
-                      * kept)
-    docs = np.cumsum(kept)
-    lo = 0
-    while lo < len(lines):
-        hi = ctx.builder.records_until_full(chars, docs, lo)
-        _add_parsed_records(ctx, block, lines, ids, kept, lo, hi)
-        yield
-        lo = hi
-    return len(lines)
-
-
-def _add_parsed_records(ctx: _ReadContext, block: jsonl.Block, lines: list[int],
-                        ids: list[str], kept: np.ndarray, lo: int, hi: int) -> None:
-    ctx.report.records_seen += hi - lo
-    if kept[lo:hi].all():
-        ctx.builder.extend(ctx.index, lines[lo:hi], ids[lo:hi], block.texts[lo:hi],
-                           ctx.src.display, "line",
-                           {name: column[lo:hi] for name, column in block.fields.items()})
-        return
-    for k in range(lo, hi):  # one by one: problems stay in line order
-        if not kept[k]:
-            ctx.report._skip(ctx.src.display, f"line {lines[k] + 1}", "empty text")
-            continue
-        ctx.add(lines[k], ids[k], block.texts[k], "line", lines[k] + 1,
-                [block.fields[name][k] for name in ctx.extra_fields])
-
-
 def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str] | None = None,
                  text_field: str = "text", annotations=None) -> tuple[int, int]:
     """Copy the input's lines byte for byte, leaving out removed records (line indices).
@@ -295,3 +192,42 @@ def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str]
                     written += 1
             record += 1
     return written, int(src.damaged is not None)
+
+
+def count_lines(path: str) -> RecordCount:
+    """The non-empty lines of a file (an upper bound on its records, for the memory plan)
+    and its longest line, in bytes, with its 1-based number; a block of
+    ``SCAN_BLOCK_BYTES`` at a time."""
+    count = longest = longest_at = 0
+    current = 0  # bytes of the line still open at the end of the last block
+    seen = 0  # lines ended before this block
+    buffer = bytearray(SCAN_BLOCK_BYTES)
+    with open(path, "rb", buffering=0) as f:
+        while got := f.readinto(buffer):
+            data = np.frombuffer(buffer, dtype=np.uint8, count=got)
+            ends = np.flatnonzero(data == 10)
+            if ends.size == 0:
+                current += got
+                continue
+            lengths = np.diff(ends) - 1
+            first = current + int(ends[0])
+            count += int(first > 0) + int(np.count_nonzero(lengths > 0))
+            if first > longest:
+                longest, longest_at = first, seen + 1
+            if lengths.size and int(lengths.max()) > longest:
+                k = int(np.argmax(lengths))
+                longest, longest_at = int(lengths[k]), seen + k + 2
+            seen += ends.size
+            current = got - int(ends[-1]) - 1
+    if current:
+        count += 1
+        if current > longest:
+            longest, longest_at = current, seen + 1
+    return RecordCount(count, "lines counted", longest, longest_at)
+
+
+FORMAT = Format(
+    name="lines", title="lines", described="a line file", suffixes=(".txt",),
+    read=_read_lines, copy=_write_lines, fields=False, record_unit="line",
+    count=count_lines, line_records=True,
+)

@@ -14,12 +14,13 @@ filtered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 from .._core import remote
 from .documents import InputSource, _ReadContext, as_text, text_not_strings
+from .format import Format, RecordCount, SparkReader
 
 PARQUET_BATCH_ROWS = 8192
 
@@ -45,15 +46,26 @@ def _read_parquet_table(src: InputSource, columns: list[str] | None = None):
 
 
 def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    src, report, display = ctx.src, ctx.report, ctx.src.display
     try:
-        parquet = pq.ParquetFile(_parquet_file(src))
+        parquet = pq.ParquetFile(_parquet_file(ctx.src))
     except Exception as err:
-        raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
-    schema_names = parquet.schema_arrow.names
+        raise ValueError(f"{ctx.src.display}: cannot read as Parquet: {err}") from err
+    yield from read_batches(
+        ctx, parquet.schema_arrow.names, "Parquet",
+        lambda columns: parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=columns))
+
+
+def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
+                 batches_of: Callable[[list[str]], Iterator]) -> Iterator[None]:
+    """The rows of a table read a batch at a time (Parquet, Arrow IPC), each row a record:
+    ``schema_names`` are its columns (one asked for and missing, or named twice, is a
+    ValueError before any row is read), ``batches_of(columns)`` gives its batches of those
+    columns only, ``what`` names the format in an error."""
+    import pyarrow as pa
+
+    report, display = ctx.report, ctx.src.display
     wanted = (ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
               + ctx.extra_fields)
     for name in wanted:
@@ -63,14 +75,13 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
             raise ValueError(f"{display}: the schema names column {name!r} "
                              f"{schema_names.count(name)} times; rename all but one")
     to_text = _parquet_value_decoder(ctx)
-    batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS,
-                                   columns=list(dict.fromkeys(wanted)))
+    batches = batches_of(list(dict.fromkeys(wanted)))
     record = 0
     while True:
         try:
             batch = next(batches, None)
         except (pa.ArrowInvalid, OSError) as err:
-            raise ValueError(f"{display}: cannot read as Parquet: {err}") from err
+            raise ValueError(f"{display}: cannot read as {what}: {err}") from err
         if batch is None:
             return
         text_columns = [column_values(batch.column(name)) for name in ctx.text_fields]
@@ -133,12 +144,23 @@ def _write_parquet(src: InputSource, removed: set[int], out,
     ``text_field``, every other value as it was. ``annotations`` (a
     :class:`~neardup.sources.annotations.RecordAnnotations`): columns added after the
     last (null for a row that is not a document)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    kept = copied_table(_read_parquet_table(src), src, removed, edits, text_field, annotations)
+    pq.write_table(kept, out)
+    return kept.num_rows, 0
+
+
+def copied_table(table, src: InputSource, removed: set[int],
+                 edits: dict[int, str] | None = None, text_field: str = "text",
+                 annotations=None):
+    """What a table's dedup copy holds (Parquet, Arrow IPC): ``table`` minus the removed
+    rows, ``edits`` set in ``text_field`` and ``annotations``' columns added after the
+    last (see :func:`_write_parquet`)."""
+    import pyarrow as pa
 
     from .._core import columns
 
-    table = _read_parquet_table(src)
     if edits:
         k = table.schema.get_field_index(text_field)
         values = table.column(k).to_pylist()
@@ -152,6 +174,40 @@ def _write_parquet(src: InputSource, removed: set[int], out,
             table = table.append_column(name, column)
     mask = np.ones(table.num_rows, dtype=bool)
     mask[np.fromiter(removed, dtype=np.int64, count=len(removed))] = False
-    kept = table.filter(columns.numbers(mask))
-    pq.write_table(kept, out)
-    return kept.num_rows, 0
+    return table.filter(columns.numbers(mask))
+
+
+def count_rows(path: str) -> RecordCount | None:
+    """The rows the file's footer counts; None where it cannot be read (the reader says
+    why)."""
+    try:
+        import pyarrow.parquet as pq
+
+        return RecordCount(pq.read_metadata(remote.open_input(path) if remote.is_url(path)
+                                            else path).num_rows, "Parquet row counts")
+    except Exception:  # unreadable here: the reader says why
+        return None
+
+
+def check_annotations(path: str, added: Sequence[str], shown: str) -> None:
+    """``dedup --annotate``: ValueError where the schema already has a column of an
+    ``added`` name."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .annotations import refuse_collisions
+
+    try:
+        names = pq.read_schema(path).names
+    except (pa.ArrowInvalid, OSError):
+        return  # read (and refused) as Parquet by the run
+    refuse_collisions(names, added, shown)
+
+
+FORMAT = Format(
+    name="parquet", title="Parquet", described="a Parquet file", suffixes=(".parquet", ".pq"),
+    read=_read_parquet, copy=_write_parquet, annotates=True,
+    check_annotations=check_annotations, self_compressed="Parquet compresses its own columns",
+    record_unit="row", count=count_rows,
+    spark=SparkReader("parquet", "neardup.spark.read:_parquet_records", copies=True),
+)

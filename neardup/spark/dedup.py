@@ -49,7 +49,6 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = F = None
 
 MANIFEST = "manifest.json"
-COPIED_ON_EXECUTORS = ("jsonl", "parquet")
 COPY_PART_ROWS = 1 << 16  # records a part of a copy holds at most (neardup.spark.write)
 _PART_ROW = "partition long, name string, rows long, bytes long, sha256 string"
 
@@ -57,11 +56,15 @@ _PART_ROW = "partition long, name string, rows long, bytes long, sha256 string"
 def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str]) -> None:
     """ValueError, before any reading, for an input Spark reads but cannot copy."""
     from .. import sources
+    from ..sinks.format import words
+    from ..sources.registry import FORMATS
 
     for path, fmt in zip(paths, formats):
-        if (fmt in ("csv", "tsv") and path != sources.STDIN and os.path.isfile(path)
-                and not sources.compression_of(path)):
-            raise ValueError(f"{path}: dedup --engine spark copies JSON Lines and Parquet "
+        spark = sources.format_named(fmt).spark
+        if (spark is not None and not spark.copies and path != sources.STDIN
+                and os.path.isfile(path) and not sources.compression_of(path)):
+            copied = words([spec.title for spec in FORMATS if spec.spark and spec.spark.copies])
+            raise ValueError(f"{path}: dedup --engine spark copies {copied} "
                              f"files on the executors; Spark's CSV parser keeps no row's "
                              f"bytes, so a {fmt.upper()} copy is the local engine's "
                              f"(--engine local)")
@@ -145,27 +148,31 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
     """The input ``path`` (``total`` rows) read again, minus the ``gone`` records, with
     the ``changed`` (record, edit) ones' texts replaced, written into ``folder`` as part
     files by the executors; their entries, in order."""
-    spark = gone.sparkSession
-    if fmt == "jsonl":
+    from ..sources import format_named
+
+    spec = format_named(fmt)
+    spark, frame_kind = gone.sparkSession, spec.spark.frame
+    if frame_kind == "text":
         frame = read_lines(spark, path, read.splits[source])  # split as the first read
         with open(path, "rb") as f:  # a last line without "\n" is copied without one
             size = f.seek(0, os.SEEK_END)
             f.seek(max(0, size - 1))
             open_end = size > 0 and f.read(1) != b"\n"
         write = _line_parts(str(folder), total - 1 if open_end else None,
-                            None if changed is None else (text_field, encoding))
+                            None if changed is None else (text_field, encoding),
+                            spec.copy_suffix)
     else:
         import pyarrow.parquet as pq
 
         frame = spark.read.parquet(path)
         write = _parquet_parts(str(folder), pq.read_schema(path))
-    kept = (positioned(frame if fmt == "jsonl" else _ranked(frame), read.starts, source)
+    kept = (positioned(frame if frame_kind == "text" else _ranked(frame), read.starts, source)
             .join(gone, "record", "left_anti"))
     if changed is not None:
         kept = kept.join(changed, "record", "left")
         # the text column's value replaced, every other as it was; a column of another
         # type (numbers, lists) holds no text a units run reads, so nothing to replace
-        if fmt == "parquet" and frame.schema[text_field].dataType.typeName() in ("string",
+        if frame_kind == "parquet" and frame.schema[text_field].dataType.typeName() in ("string",
                                                                                  "binary"):
             kept = kept.withColumn(text_field, F.coalesce(F.col("edit"), kept[text_field]))
     order = TableOrder(("record",), key_bucket("record", total))
@@ -175,7 +182,7 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
 
 
 def _line_parts(folder: str, last_record: int | None,
-                edited: tuple[str, str] | None = None):
+                edited: tuple[str, str] | None = None, suffix: str = ""):
     """mapInArrow body over :func:`~neardup.spark.write.in_parts`: each part's lines (raw
     bytes, in order) written as ``part-NNNNN.jsonl``, each followed by "\\n" but
     ``last_record``, the input's last line when it has none; ``edited`` (text field,
@@ -189,17 +196,19 @@ def _line_parts(folder: str, last_record: int | None,
         for part, tables in part_runs(batches):
             entry = _line_part(folder, part, attempt, (batch for table in tables
                                                        for batch in table.to_batches()),
-                               last_record, edited)
+                               last_record, edited, suffix)
             if entry is not None:
                 yield pa.RecordBatch.from_pylist([entry])
     return write
 
 
 def _line_part(folder: str, part: int, attempt: int, batches: Iterator[pa.RecordBatch],
-               last_record: int | None, edited: tuple[str, str] | None) -> dict | None:
-    """Part ``part`` of a JSON Lines copy from ``batches`` (see :func:`_line_parts`):
-    its entry, or None, writing nothing, when there are no rows."""
-    name = f"part-{part:05d}.jsonl"
+               last_record: int | None, edited: tuple[str, str] | None,
+               suffix: str) -> dict | None:
+    """Part ``part`` of a JSON Lines copy from ``batches`` (see :func:`_line_parts`),
+    named with the input format's ``suffix``: its entry, or None, writing nothing, when
+    there are no rows."""
+    name = f"part-{part:05d}{suffix}"
     temp = os.path.join(folder, f".{name}.task{attempt}-{secrets.token_hex(4)}")
     digest, rows, size = hashlib.sha256(), 0, 0
     try:

@@ -11,10 +11,12 @@ checked by :meth:`~neardup.sources.documents.ReadReport.check`; the same reasons
 except where its ``notes`` say otherwise: CSV/TSV as Spark's parser splits it,
 repeated ids kept as they are.
 
-Spark reads JSON Lines, CSV, TSV and Parquet files; Python on the executors sorts each
+Spark reads the formats whose :class:`~neardup.sources.Format` has a ``spark`` reader
+(JSON Lines, CSV, TSV and Parquet files): Spark's own reader cuts the file into records
+(its ``frame``: lines, CSV rows, Parquet rows) and Python on the executors sorts each
 record (processed, skipped or failed, and why) with the local reader's helpers, in the
-``mapInArrow`` bodies :func:`_jsonl_records`, :func:`_csv_records` and
-:func:`_parquet_records`, one row per record (``_RECORD_SCHEMA``); the report is a few
+format's ``mapInArrow`` body (its ``parser``: :func:`_jsonl_records`, :func:`_csv_records`,
+:func:`_parquet_records`), one row per record (``_RECORD_SCHEMA``); the report is a few
 aggregations over those rows. Given a signer (``find --engine spark``), the same pass
 shingles and signs each partition's processed records (:func:`_numbering`), so texts
 cross from Python to the JVM and back only once, and are not kept. When an input is
@@ -50,7 +52,6 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = SparkSession = F = T = None
 
 
-_SPARK_FORMATS = ("jsonl", "csv", "tsv", "parquet")
 _BLANK = "blank"  # a blank JSON Lines line: no record, but it counts in the line numbers
 _CORRUPT = "_corrupt_record"
 SPLIT_BYTES = 64 << 20  # a line file's byte range a task reads at most (:func:`line_splits`)
@@ -241,8 +242,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     # as the caller named them: summary.json is shared, no absolute path of this machine
     described = [{"path": p, "format": f, "name": n, "prefixed": several}
                  for p, f, n in zip(paths, formats, names)]
-    if not all(f in _SPARK_FORMATS and p != sources.STDIN and os.path.isfile(p)
-               and not sources.compression_of(p) for p, f in zip(paths, formats)):
+    if not all(sources.format_named(f).spark is not None and p != sources.STDIN
+               and os.path.isfile(p) and not sources.compression_of(p)
+               for p, f in zip(paths, formats)):
         # directories, line files, stdin and compressed files: read here, handed to Spark
         documents, report = sources.read_documents(
             paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
@@ -273,18 +275,20 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     for index, (path, path_fmt, name) in enumerate(zip(paths, formats, names)):
         prefix = f"{sources.printable(name)}:" if several else ""
         read.displays.append(sources.printable(path))
-        read.units.append("line" if path_fmt == "jsonl" else "row")
-        if path_fmt == "jsonl":
-            body = _jsonl_records(index, encoding, not_decodable, text_fields, id_field, prefix,
-                                  text_strings)
+        spec = sources.format_named(path_fmt)
+        parser = spark_parser(spec)
+        read.units.append(spec.record_unit)
+        if spec.spark.frame == "text":
+            body = parser(index, encoding, not_decodable, text_fields, id_field, prefix,
+                          text_strings)
             read.splits[index] = splits = line_splits(spark, path)
             parts.append(_in_splits(spark, path, splits, _numbering(body, signer),
                                     record_schema))
             continue
-        if path_fmt == "parquet":
+        if spec.spark.frame == "parquet":
             frame, corrupt = spark.read.parquet(path), None
         else:
-            sep = delimiter or ("\t" if path_fmt == "tsv" else ",")
+            sep = delimiter or spec.delimiter
             # ISO-8859-1: one character a byte, so the executors get the bytes back and
             # decode them as the local reader does (undecodable rows skipped, not U+FFFD);
             # the delimiter, quotes and line breaks are ASCII, the same bytes in any
@@ -309,12 +313,12 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
             (frame[spark_name[id_field]] if id_field else F.lit(None).cast("string"))
             .alias("_id"),
             *([corrupt.alias("_corrupt")] if corrupt is not None else []))
-        if path_fmt == "parquet":
-            body = _parquet_records(index, codec, not_decodable, text_fields, id_field,
-                                    prefix, text_strings)
+        if spec.spark.frame == "parquet":
+            body = parser(index, codec, not_decodable, text_fields, id_field, prefix,
+                          text_strings)
         else:
-            body = _csv_records(index, sep, width, len(text_fields), id_field, prefix,
-                                encoding, not_decodable)
+            body = parser(index, sep, width, len(text_fields), id_field, prefix, encoding,
+                          not_decodable)
             if not any("CSV" in note for note in read.notes):
                 read.notes.append(_csv_note())
         parts.append(_ranked(selected).mapInArrow(_numbering(body, signer), record_schema))
@@ -331,6 +335,17 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     if signer is not None:
         read.signed = processed.select("doc", "id", *_SIGNED_NAMES)
     return read
+
+
+def spark_parser(spec):
+    """The ``mapInArrow`` body a format's :class:`~neardup.sources.format.SparkReader`
+    names (``module:function``), imported here: a body for each of its ``frame`` s
+    ("text": (raw line, record) batches, "csv": Spark's CSV columns, "parquet": its
+    columns), called as this module's three are."""
+    import importlib
+
+    module, _, name = spec.spark.parser.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _csv_note() -> str:

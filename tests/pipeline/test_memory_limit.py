@@ -27,6 +27,7 @@ from neardup.pipeline.outofcore import (
     survey_inputs,
 )
 from neardup.sources import Documents
+from neardup.sources.lines import SCAN_BLOCK_BYTES
 from neardup.synthetic import planted_corpus
 
 SHINGLES = dict(shingle_kind="word", shingle_size=1, threshold=0.6, method="lsh")
@@ -129,8 +130,8 @@ def test_counting_the_inputs(tmp_path):
         survey_inputs([str(tmp_path / "missing.txt")])
     # a line longer than the scan's block, and a file without a final newline
     long = tmp_path / "c.jsonl"
-    long.write_bytes(b"a\n" + b"y" * (outofcore._SCAN_BLOCK + 5) + b"\nb")
-    assert survey_inputs([str(long)]) == InputSurvey(3, 3, outofcore._SCAN_BLOCK + 5,
+    long.write_bytes(b"a\n" + b"y" * (SCAN_BLOCK_BYTES + 5) + b"\nb")
+    assert survey_inputs([str(long)]) == InputSurvey(3, 3, SCAN_BLOCK_BYTES + 5,
                                                      f"line 2 of {long}", "lines counted",
                                                      bounded=True)
     assert not survey_inputs([str(long), str(table)]).bounded
