@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from .._core import remote
 from . import resolve_format
+from .registry import DIRECTORY, FALLBACK, FORMATS
 
 
 def expand_inputs(paths: Sequence[str], fmt: str = "auto") -> list[str]:
@@ -30,14 +31,14 @@ def expand_inputs(paths: Sequence[str], fmt: str = "auto") -> list[str]:
             continue
         files = remote.expand(path)
         if files == [path]:  # a file: read as it is, in the format given or guessed
-            if fmt == "dir":
+            if fmt == DIRECTORY.name:
                 raise ValueError(f"{remote.shown(path)} is a file; it cannot be read as "
                                  f"fmt='dir'")
             expanded.append(path)
             continue
-        if fmt == "dir":
+        if fmt == DIRECTORY.name:
             raise ValueError(f"{remote.shown(path)}: a remote folder is read as its data "
-                             f"files (JSON Lines, JSON, CSV, TSV, Parquet); a folder of "
+                             f"files ({_data_titles()}); a folder of "
                              f"files read as documents (--format dir) must be on a local "
                              f"disk")
         expanded.extend(_data_files(path, files, fmt))
@@ -47,16 +48,32 @@ def expand_inputs(paths: Sequence[str], fmt: str = "auto") -> list[str]:
 def _data_files(url: str, files: list[str], fmt: str) -> list[str]:
     formats = {file: resolve_format(file, "auto") for file in files}
     if fmt == "auto":
-        found = sorted({f for f in formats.values() if f != "lines"})
+        found = sorted({f for f in formats.values() if f != FALLBACK.name})
         if len(found) > 1:
             raise ValueError(f"{remote.shown(url)} holds data files of several formats "
                              f"({', '.join(found)}); give --format to choose one, or "
                              f"a glob (.../*.parquet)")
-        chosen = [file for file, f in formats.items() if f != "lines"]
+        chosen = [file for file, f in formats.items() if f != FALLBACK.name]
     else:
         chosen = [file for file, f in formats.items() if f == fmt]
     if not chosen:
         raise FileNotFoundError(
             f"{remote.shown(url)}: no {'data' if fmt == 'auto' else fmt} files in this "
-            f"folder ({len(files)} files, none .jsonl, .json, .csv, .tsv or .parquet)")
+            f"folder ({len(files)} files, none {_data_suffixes()})")
     return chosen
+
+
+def _data_formats():
+    """The formats a remote folder's data files are read in: every file format but the
+    fallback (a file whose name says no format is no data file)."""
+    return [spec for spec in FORMATS if not spec.directory and spec is not FALLBACK]
+
+
+def _data_titles() -> str:
+    return ", ".join(spec.title for spec in _data_formats())
+
+
+def _data_suffixes() -> str:
+    suffixes = [suffix for spec in _data_formats() for suffix in spec.suffixes]
+    return ", ".join(suffixes[:-1]) + " or " + suffixes[-1] if len(suffixes) > 1 else \
+        "".join(suffixes)

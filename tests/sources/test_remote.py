@@ -11,6 +11,8 @@ huggingface_hub's HTTP client, its revisions or its tokens.
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import gzip
 import hashlib
@@ -178,12 +180,15 @@ def test_dedup_of_a_remote_folder_writes_a_folder_of_copies(s3, tmp_path):
 def test_a_failed_run_leaves_nothing_under_the_outputs_name(s3, monkeypatch):
     fs, bucket, _ = s3
     from neardup import sources
+    from neardup.sources import registry
 
     def half_then_fail(src, removed, out, *rest, **keywords):
         out.write(b'{"id": "partial"}\n')
         raise RuntimeError("disk gone mid-write")
 
-    monkeypatch.setitem(sources._WRITERS, "jsonl", half_then_fail)
+    jsonl = sources.format_named("jsonl")
+    monkeypatch.setitem(registry.BY_NAME, "jsonl", dataclasses.replace(jsonl,
+                                                                       copy=half_then_fail))
     with pytest.raises(RuntimeError, match="mid-write"):
         api.dedup(f"s3://{bucket}/corpus/a.jsonl", f"s3://{bucket}/copy.jsonl",
                   threshold=THRESHOLD, summary=f"s3://{bucket}/summary.json")
