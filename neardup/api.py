@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 import pyarrow as pa
 
@@ -35,6 +35,15 @@ from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
 if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from typing_extensions import Unpack
 
+    from .evaluate import Evaluation
+    from .index import Index
+    from .index.bloom import BloomIndex
+    from .spark import SparkFindResult
+    from .units.run import UnitResult
+
+_Entry = TypeVar("_Entry", bound=Callable)
+_Data = TypeVar("_Data")  # data in memory: dedup returns the same kind
+
 SOURCE_OPTIONS = SourceOptions.keys()
 ENGINES = ("local", "spark")
 STDOUT = "-"
@@ -42,12 +51,33 @@ __all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evalu
            "field_ranks", "find", "find_items", "repeats", "repeats_run", "tune"]
 
 
+# the engine decides the result's kind: tables in memory (local) or DataFrames (spark)
+@overload
+def find(inputs, *, out=..., output_format: str = ..., quiet: bool = ...,
+         representative_field: str | None = ..., report=..., engine: Literal["local"] = ...,
+         memory_limit=..., work_dir=..., escape_formulas: bool = ..., layout: str = ...,
+         text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+         force: bool = ..., unit: str = ..., **options: Unpack[FindOptions]) -> FindResult: ...
+@overload
+def find(inputs, *, out=..., output_format: str = ..., quiet: bool = ...,
+         representative_field: str | None = ..., report=..., engine: Literal["spark"],
+         memory_limit=..., work_dir=..., escape_formulas: bool = ..., layout: str = ...,
+         text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+         force: bool = ..., unit: str = ...,
+         **options: Unpack[FindOptions]) -> SparkFindResult: ...
+@overload
+def find(inputs, *, out=..., output_format: str = ..., quiet: bool = ...,
+         representative_field: str | None = ..., report=..., engine: str,
+         memory_limit=..., work_dir=..., escape_formulas: bool = ..., layout: str = ...,
+         text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+         force: bool = ..., unit: str = ...,
+         **options: Unpack[FindOptions]) -> FindResult | SparkFindResult: ...
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
          layout: str = "auto", text: str | Sequence[str] | None = None, id: str | None = None,
          against=None, force: bool = False, unit: str = "document",
-         **options: Unpack[FindOptions]):
+         **options: Unpack[FindOptions]) -> FindResult | SparkFindResult:
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``inputs``: a path or a list of paths, or data already in memory: a pandas or polars
@@ -167,7 +197,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     return result
 
 
-def _writes_summary(command: str):
+def _writes_summary(command: str) -> Callable[[_Entry], _Entry]:
     """``command``'s entry point with ``summary=PATH``: the paths checked before the run,
     the result's summary written after it (:func:`neardup.sinks.write_summary`), whichever
     engine and path ran; the entry point itself never sees ``summary`` (it names it for
@@ -183,7 +213,7 @@ def _writes_summary(command: str):
             result = run(inputs, out, **keywords)
             sinks.write_summary(summary, command, result, as_paths(inputs))
             return result
-        return run_and_summarize
+        return run_and_summarize  # type: ignore[return-value]  # the same signature
     return wrap
 
 
@@ -205,6 +235,27 @@ def _check_summary_path(summary, inputs, outputs: dict) -> None:
     refuse_inside_replaced("--out", outputs.get("--out"), {"--summary": summary})
 
 
+# data in memory (no out=) comes back deduplicated, as the same kind of object; files
+# give the run's result (whole documents, units inside them, or Spark's)
+@overload
+def dedup(inputs: _Data, out: None = ..., *, quiet: bool = ...,
+          representative_field: str | None = ...,
+          text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+          add: bool = ..., force: bool = ..., engine: str = ..., explain=..., unit: str = ...,
+          min_tokens: int = ..., keep: str | None = ..., min_chars: int = ...,
+          memory_limit=..., work_dir=..., annotate: bool = ..., summary=...,
+          min_unit_chars: int | None = ..., min_unit_words: int | None = ...,
+          **options: Unpack[FindOptions]) -> _Data: ...
+@overload
+def dedup(inputs, out: str | os.PathLike[str], *, quiet: bool = ...,
+          representative_field: str | None = ...,
+          text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+          add: bool = ..., force: bool = ..., engine: str = ..., explain=..., unit: str = ...,
+          min_tokens: int = ..., keep: str | None = ..., min_chars: int = ...,
+          memory_limit=..., work_dir=..., annotate: bool = ..., summary=...,
+          min_unit_chars: int | None = ..., min_unit_words: int | None = ...,
+          **options: Unpack[FindOptions]
+          ) -> FindResult | UnitResult | SparkFindResult: ...
 @_writes_summary("dedup")
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
           text: str | Sequence[str] | None = None, id: str | None = None,
@@ -213,7 +264,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           keep: str | None = None, min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
           work_dir=None, annotate: bool = False, summary=None,
           min_unit_chars: int | None = None, min_unit_words: int | None = None,
-          **options: Unpack[FindOptions]):
+          **options: Unpack[FindOptions]) -> object:
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     ``keep`` (whole documents, :data:`neardup.cluster.KEEP_POLICIES`): "representative"
@@ -464,7 +515,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
                 escape_formulas: bool = True, text: str | Sequence[str] | None = None,
                 id: str | None = None, memory_limit=None, work_dir=None,
                 engine: str = "local", summary=None, min_unit_chars: int | None = None,
-                min_unit_words: int | None = None, **options: Unpack[FindOptions]):
+                min_unit_words: int | None = None,
+                **options: Unpack[FindOptions]) -> UnitResult:
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
     in a table (``result.repeats``, the table :func:`repeats` returns): ``text`` (its
     first occurrence, at most ``max_chars`` characters), ``count``, ``documents`` (how
@@ -538,7 +590,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
              plot=None, json_path=None, truth: str = "exact", engine: str = "local",
-             compare_sketches: bool = False, **options: Unpack[EvaluateOptions]):
+             compare_sketches: bool = False,
+             **options: Unpack[EvaluateOptions]) -> Evaluation:
     """LSH against the truth on the same input, in document pairs; see :mod:`neardup.evaluate`.
 
     ``truth``: "exact" (the exact join over distinct sets, weighted by their copies) or
@@ -622,7 +675,7 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
 
 
 def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text=None,
-                id=None, **options):
+                id=None, **options) -> Index | BloomIndex:
     """``neardup index build``: :meth:`neardup.Index.build` on ``engine`` ``local``
     (Bloom mode included), or on ``spark``: the executors read, shingle and sign as
     ``find --engine spark`` does and write the segments themselves
