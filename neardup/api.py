@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from . import cluster, lsh, sinks
 from ._core import counts as counting
+from ._core.choices import not_one_of
 from ._core.progress import StageTimer
 from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
@@ -131,7 +132,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     the same pairs, tables and counts.
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     if unit != "document":
         UnitOptions(unit)  # an unknown unit is named as such
         raise ValueError(f"find reports pairs of near-duplicate documents; a repeated "
@@ -342,7 +343,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     them), and so are ``annotate``, ``explain`` and ``keep`` "all" or "none".
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     document = UnitOptions(unit).kind == "document"  # an unknown unit named as such
     keep = _keep_policy(keep, document)
     units = UnitOptions(unit, min_tokens=min_tokens, min_chars=min_chars,
@@ -537,7 +538,7 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     and the seconds per stage.
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     refusals.check(engine, "repeats", {"memory_limit": memory_limit})
     units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
                         min_unit_words=min_unit_words)
@@ -590,8 +591,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
              plot=None, json_path=None, truth: str = "exact", engine: str = "local",
-             compare_sketches: bool = False,
-             **options: Unpack[EvaluateOptions]) -> Evaluation:
+             compare_sketches: bool = False, text: str | Sequence[str] | None = None,
+             id: str | None = None, **options: Unpack[EvaluateOptions]) -> Evaluation:
     """LSH against the truth on the same input, in document pairs; see :mod:`neardup.evaluate`.
 
     ``truth``: "exact" (the exact join over distinct sets, weighted by their copies) or
@@ -607,12 +608,12 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
     from . import evaluate as evaluation
 
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     if truth not in evaluation.TRUTHS:
         raise ValueError(f"truth must be one of {evaluation.TRUTHS}, got {truth!r}")
     refuse_touching_inputs(as_paths(inputs), {"--plot": plot, "--json": json_path})
     options.pop("representative", None)
-    groups = split_options(options)
+    groups = split_options(column_names(options, text, id))
     _refuse(engine, "evaluate", groups, sweep=sweep, plot=plot, curve_from=curve_from,
             compare_sketches=compare_sketches)
     if engine == "spark":
@@ -645,10 +646,12 @@ def tune(threshold: float, num_perm: int = 128, *, bands: int | None = None,
     return lsh.choose_bands(threshold, num_perm, weights=weights, bands=bands, rows=rows)
 
 
-def explain(inputs, doc_id: str, **options) -> dict:
+def explain(inputs, doc_id: str, *, text: str | Sequence[str] | None = None,
+            id: str | None = None, **options) -> dict:
     """What the document ``doc_id`` of ``inputs`` becomes under ``options``: the text
-    after each cleaning step and its first 20 shingles as strings (no pipeline run)."""
-    groups = split_options(options)
+    after each cleaning step and its first 20 shingles as strings (no pipeline run);
+    ``text`` and ``id`` name the columns, as in :func:`find`."""
+    groups = split_options(column_names(options, text, id))
     config = groups.config()
     documents, _ = read_documents(as_paths(inputs), **groups.source.given())
     try:
@@ -690,7 +693,7 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     from .index.bloom import BloomIndex, build_rate
 
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     if engine == "local":
         return Index.build(inputs, path, quiet=quiet, text=text, id=id, **options)
     bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)

@@ -107,10 +107,53 @@ def test_an_unknown_option_is_refused_with_every_groups_keys(tmp_path):
         with pytest.raises(ValueError) as error:
             call()
         message = str(error.value)
-        assert "unknown option(s) ['num_prem']" in message
-        for group, key in (("source", "text_fields"), ("text", "clean"),
+        assert "unknown keyword argument num_prem= (did you mean num_perm=?)" in message
+        for group, key in (("source", "text, id,"), ("text", "clean"),
                            ("similarity", "num_perm"), ("items", "items_field")):
             assert f"{group}: " in message and key in message, (group, message)
+
+
+def test_an_unknown_keyword_is_answered_with_the_documented_names(tmp_path):
+    """The error lists text= and id= (not the internal text_fields and id_field) and
+    suggests the documented name closest to each unknown keyword, on every entry point
+    that reads documents."""
+    import pytest
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c d e f g", "id": "1"}\n')
+    for call in (lambda: neardup.find(corpus, txt="body", thresold=0.5, zzz=1),
+                 lambda: neardup.dedup(corpus, tmp_path / "o.jsonl", txt="body",
+                                       thresold=0.5, zzz=1),
+                 lambda: neardup.api.evaluate(corpus, txt="body", thresold=0.5, zzz=1)):
+        with pytest.raises(ValueError) as error:
+            call()
+        message = str(error.value)
+        assert message.startswith("unknown keyword arguments thresold= (did you mean "
+                                  "threshold=?), txt= (did you mean text=?), zzz=; the "
+                                  "keywords are source: fmt, text, id, include,"), message
+        assert "text_fields" not in message and "id_field" not in message
+    # the documented names are taken by evaluate and explain too
+    assert neardup.api.explain(corpus, "1", text="text", id="id")["id"] == "1"
+
+
+def test_a_value_outside_its_choices_is_answered_with_the_closest(tmp_path):
+    import pytest
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c d e f g"}\n')
+    for call, said in (
+            (lambda: neardup.find(corpus, engine="sprak"),
+             "engine must be one of ('local', 'spark'), got 'sprak'; did you mean 'spark'?"),
+            (lambda: neardup.find(corpus, fmt="jsnol"), "got 'jsnol'; did you mean 'jsonl'?"),
+            (lambda: neardup.find(corpus, out=tmp_path / "o", output_format="parquett"),
+             "got 'parquett'; did you mean 'parquet'?"),
+            (lambda: neardup.dedup(corpus, tmp_path / "o.jsonl", unit="lnie"),
+             "got 'lnie'; did you mean 'line'?"),
+            (lambda: neardup.find(corpus, engine="xyz"),
+             "engine must be one of ('local', 'spark'), got 'xyz'")):
+        with pytest.raises(ValueError) as error:
+            call()
+        assert str(error.value).endswith(said), str(error.value)
 
 
 def test_text_and_id_beside_their_long_names_are_refused_by_find_and_the_index(tmp_path):

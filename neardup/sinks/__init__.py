@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from .._core.choices import not_one_of
 from ..pairs import PAIR_SCHEMA, too_many_pairs
 from .results import (
     MANIFEST,
@@ -86,7 +87,7 @@ def write_tables(tables: Iterable[pa.Table], path: str | os.PathLike, fmt: str |
 def _write_tables(tables, path: Path, fmt, schema, escape_formulas) -> tuple[Path, int]:
     fmt = fmt or path.suffix.lstrip(".").lower()
     if fmt not in OUTPUT_FORMATS:
-        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+        raise not_one_of("output format", fmt, OUTPUT_FORMATS)
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = 0
     if fmt == "csv":
@@ -431,7 +432,7 @@ def write_folder(out_dir: str | os.PathLike, fmt: str, tables: dict, summary: di
     from .staging import StagedDirectory
 
     if fmt not in OUTPUT_FORMATS:
-        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {fmt!r}")
+        raise not_one_of("output format", fmt, OUTPUT_FORMATS)
     started = time.perf_counter()
     final = Path(out_dir)
     entries, listing, written = [], {}, []

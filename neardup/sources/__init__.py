@@ -94,6 +94,7 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from .._core import interrupt
+from .._core.choices import not_one_of
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
 from .annotations import ANNOTATED_FORMATS, Annotations, check_annotation_target
 from .bounded import StreamTooLarge, read_at_most
@@ -408,7 +409,7 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
 def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
                          max_problems) -> None:
     if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
+        raise not_one_of("fmt", fmt, FORMATS)
     if not paths:
         raise ValueError("no inputs given")
     if paths.count(STDIN) > 1:

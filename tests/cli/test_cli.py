@@ -98,6 +98,38 @@ def test_bad_option_is_a_usage_error_from_argparse():
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["find", "x", "--thresold", "0.5"],
+     "unrecognized arguments: --thresold (did you mean --threshold?) 0.5"),
+    (["find", "x", "--output-formt=csv"],
+     "unrecognized arguments: --output-formt=csv (did you mean --output-format?)"),
+    (["find", "x", "--zzzz"], "unrecognized arguments: --zzzz\n"),
+    (["index", "build", "x", "-o", "i", "--num-prem", "64"],
+     "unrecognized arguments: --num-prem (did you mean --num-perm?) 64"),
+    (["find", "x", "--output-format", "jsnol"],
+     "invalid choice: 'jsnol' (choose from 'csv', 'jsonl', 'parquet'); did you mean "
+     "'jsonl'?"),
+    (["find", "x", "--format", "parqet"], "did you mean 'parquet'?"),
+    (["find", "x", "--engine", "sprak"], "did you mean 'spark'?"),
+    (["fnd", "x"], "invalid choice: 'fnd' (choose from 'find', 'dedup', 'index', 'repeats', "
+     "'report', 'evaluate', 'tune'); did you mean 'find'?"),
+])
+def test_a_misspelt_option_command_or_value_gets_the_closest_suggested(capsys, argv, said):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_misspelt_unit_gets_the_closest_suggested(tmp_path, capsys):
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c"}\n')
+    assert main(["dedup", str(corpus), "-o", str(tmp_path / "o.jsonl"), "--unit", "lnie"]) == 2
+    assert capsys.readouterr().err == (
+        "neardup: error: unit must be one of ('document', 'line', 'paragraph', "
+        "'sentences:N', 'span'), got 'lnie'; did you mean 'line'?\n")
+
+
 def test_bad_input_is_accounted_for_and_the_summary_adds_up(tmp_path):
     root = tmp_path / "tree"
     root.mkdir()
