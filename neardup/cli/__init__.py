@@ -36,6 +36,28 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"neardup: warning: {message}", file=sys.stderr)
 
 
+def _os_error(exc: OSError) -> str:
+    """"nosuch.jsonl: no such file or directory" for an error of the system about a file
+    (its own message when it names none)."""
+    if exc.filename is None or not exc.strerror:
+        return str(exc)
+    return f"{os.fsdecode(exc.filename)}: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
+
+
+def _is_input(filename, args) -> bool:
+    """Whether ``filename`` is one of the command's inputs or lies inside one."""
+    if filename is None:
+        return False
+    path = os.path.abspath(os.fsdecode(filename))
+    for source in [*getattr(args, "sources", ()), getattr(args, "result_dir", None)]:
+        if source is None:
+            continue
+        root = os.path.abspath(source)
+        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     this_process = argv is None  # the command of this process, not a call from Python
@@ -130,7 +152,16 @@ def _run(args) -> int:
                        format_report(result, top=0,
                                      out="standard output" if to_stdout else args.out))
             print(summary, file=sys.stderr if to_stdout else sys.stdout)
-    except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:  # a missing input, named plainly
+        print(f"neardup: error: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except PermissionError as exc:  # an input that cannot be read is the command's error
+        if _is_input(exc.filename, args):
+            print(f"neardup: error: {_os_error(exc)}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"neardup: failed: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+    except ValueError as exc:
         print(f"neardup: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ImportError as exc:  # an optional part that is not installed: the extra is named

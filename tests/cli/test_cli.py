@@ -130,6 +130,37 @@ def test_a_misspelt_unit_gets_the_closest_suggested(tmp_path, capsys):
         "'sentences:N', 'span'), got 'lnie'; did you mean 'line'?\n")
 
 
+@pytest.mark.parametrize("argv, named", [
+    (["find", "nosuch.jsonl"], "nosuch.jsonl"),
+    (["find", "nosuch/"], "nosuch/"),
+    (["dedup", "nosuch.jsonl", "-o", "o.jsonl"], "nosuch.jsonl"),
+    (["repeats", "nosuch.jsonl"], "nosuch.jsonl"),
+    (["evaluate", "nosuch.jsonl"], "nosuch.jsonl"),
+    (["index", "build", "nosuch.jsonl", "-o", "idx"], "nosuch.jsonl"),
+])
+def test_a_missing_input_is_named_plainly(tmp_path, capsys, monkeypatch, argv, named):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"neardup: error: {named}: no such file or directory\n"
+
+
+def test_an_unreadable_input_is_a_usage_error_an_unwritable_output_a_failure(
+        tmp_path, capsys, monkeypatch):
+    """PermissionError (root reads every file, so the library's call is replaced): on an
+    input, exit 2 naming it; on anything else (an output), exit 1 naming it."""
+    import errno
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text('{"text": "a b c"}\n')
+    for denied, code, said in ((corpus, 2, "error"), (tmp_path / "out", 1, "failed")):
+        def refuse(*args, denied=denied, **kwargs):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(denied))
+
+        monkeypatch.setattr(neardup.api, "find", refuse)
+        assert main(["find", str(corpus), "-o", str(tmp_path / "out")]) == code
+        assert capsys.readouterr().err == f"neardup: {said}: {denied}: permission denied\n"
+
+
 def test_bad_input_is_accounted_for_and_the_summary_adds_up(tmp_path):
     root = tmp_path / "tree"
     root.mkdir()
