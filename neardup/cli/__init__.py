@@ -15,6 +15,7 @@ import warnings
 from .. import api
 from .._core import interrupt
 from .._core.interrupt import Terminated
+from . import completion
 from . import index as cli_index
 from .parser import (
     SOURCE_KEYS,
@@ -88,6 +89,11 @@ def _run(args) -> int:
             for key in ("items", "items_field", "transpose"):
                 options.pop(key, None)
             print(format_explain(api.explain(args.sources, args.explain, **options)))
+        elif args.command == "completion":
+            if args.install:
+                print(completion.install(build_parser(), args.shell))
+            else:
+                print(completion.script(build_parser(), args.shell), end="")
         elif args.command == "index":
             cli_index.run(args, keyword_options, SOURCE_KEYS)
         elif args.command == "find":

@@ -31,6 +31,7 @@ from ..units import (
     UNITS,
 )
 from ..verify import MEASURES
+from . import completion
 from . import index as cli_index
 
 
@@ -523,6 +524,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bands", type=int, help="force b (see what it gives at t)")
     p.add_argument("--rows", type=int, help="force r")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    completion.add_parser(commands, _Formatter)
     return parser
 
 
