@@ -1,5 +1,10 @@
 """Stage timing and progress on stderr; silent with ``quiet``.
 
+A progress line goes through :func:`say`: to the ``neardup`` logger (:data:`LOGGER`, level
+INFO) when logging is set up to show it there (``logging.basicConfig(level=logging.INFO)``,
+or a handler on ``logging.getLogger("neardup")``), else straight to stderr, as the command
+line prints it. ``quiet`` (the library's default) says nothing either way.
+
 A stage's time includes numba compiling the kernels it runs for the first time (on a
 fresh install, or after an upgrade; later runs load them from the cache). numba's
 ``numba:compile`` events are timed, so the first compile is announced once and each
@@ -9,12 +14,24 @@ listens from when numba is loaded (:func:`time_compiles`), not from ``import nea
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
 from contextlib import contextmanager
 
 from . import interrupt
+
+LOGGER = logging.getLogger("neardup")
+
+
+def say(line: str) -> None:
+    """A progress line (its caller is not quiet): a record of :data:`LOGGER` at INFO when a
+    handler would show it, else printed to stderr."""
+    if LOGGER.isEnabledFor(logging.INFO) and LOGGER.hasHandlers():
+        LOGGER.info(line)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
 
 class _CompileClock:
@@ -31,8 +48,8 @@ class _CompileClock:
             self._local.started = time.perf_counter()
             if self.announce:
                 self.announce = False
-                print("[neardup] compiling kernels on first use (once: later runs load them "
-                      "from the cache) ...", file=sys.stderr, flush=True)
+                say("[neardup] compiling kernels on first use (once: later runs load them "
+                    "from the cache) ...")
         self._local.depth = depth + 1
 
     def on_end(self, ev):
@@ -88,8 +105,7 @@ class StageTimer:
         if "numba" in sys.modules:  # loaded some other way than a neardup kernel
             time_compiles()
         if not self.quiet:
-            print(f"[neardup] {name}{': ' + detail if detail else ''} ...", file=sys.stderr,
-                  flush=True)
+            say(f"[neardup] {name}{': ' + detail if detail else ''} ...")
         start = time.perf_counter()
         compiled = COMPILING.seconds
         self.began(name)
@@ -106,8 +122,7 @@ class StageTimer:
             if not self.quiet:
                 note = (f" ({compiling:.2f} s of it compiling kernels, once)"
                         if compiling >= COMPILE_NOTE_SECONDS and compiling > 0 else "")
-                print(f"[neardup] {name} done in {elapsed:.2f} s{note}{ran}", file=sys.stderr,
-                      flush=True)
+                say(f"[neardup] {name} done in {elapsed:.2f} s{note}{ran}")
 
     def began(self, name: str) -> None:
         """Called as stage ``name`` starts (an engine's timer watches its own work here)."""

@@ -7,13 +7,15 @@ missing file, bad value), with a message that names what is wrong.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
 import warnings
+from contextlib import contextmanager
 
 from .. import api
-from .._core import interrupt
+from .._core import interrupt, progress
 from .._core.interrupt import Terminated
 from . import completion
 from . import index as cli_index
@@ -34,7 +36,35 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"neardup: warning: {message}", file=sys.stderr)
+    progress.LOGGER.warning(str(message))
+
+
+class _Stderr(logging.Handler):
+    """The command's voice on stderr: progress lines as they are, warnings after
+    "neardup: warning: " (the stream looked up at each line: a redirected stderr holds)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            line = f"neardup: warning: {line}"
+        print(line, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _logging_to_stderr(quiet: bool):
+    """For the command: the ``neardup`` logger's records on stderr (progress unless
+    ``quiet``, warnings always) and nowhere else; as it was afterwards."""
+    logger = progress.LOGGER
+    handler, saved = _Stderr(), (logger.level, logger.propagate)
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
 
 
 def _os_error(exc: OSError) -> str:
@@ -69,7 +99,8 @@ def main(argv=None) -> int:
     try:
         # Ctrl-C, SIGTERM: raised between batches, not in a kernel; for the life of the
         # process when this is its command, so that one during its exit is no death
-        with interrupt.deferred(for_life=this_process):
+        with interrupt.deferred(for_life=this_process), \
+                _logging_to_stderr(getattr(args, "quiet", False)):
             return _run(args)
     except BrokenPipeError:  # `neardup ... | head`: the reader has what it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -60,3 +60,71 @@ def test_a_stage_whose_work_times_itself_is_not_counted_twice(capsys):
     assert timer.seconds["write"] == 1.5 and set(timer.seconds) == {"write", "count"}
     err = capsys.readouterr().err
     assert "[neardup] write: the tables ..." in err and "[neardup] write done in " in err
+
+
+def _stage_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("[neardup] ")]
+
+
+def test_progress_goes_to_the_neardup_logger_when_logging_shows_it(tmp_path, capsys, caplog):
+    """With logging set up to show the ``neardup`` logger's INFO records, a run that is not
+    quiet hands its progress lines to logging (and prints none itself); quiet, the default,
+    says nothing either way; without logging the lines are printed to stderr as ever."""
+    import logging
+
+    import neardup
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text("".join(f'{{"text": "document number {k} says {k % 3} things"}}\n'
+                              for k in range(20)))
+    neardup.find(corpus, quiet=False, threshold=0.5)
+    printed = _stage_lines(capsys.readouterr().err)
+    assert "[neardup] shingle: 20 documents (chunk 1 of the input) ..." in printed
+    with caplog.at_level(logging.INFO, logger="neardup"):
+        neardup.find(corpus, quiet=False, threshold=0.5)
+        logged = [r.getMessage() for r in caplog.records if r.name == "neardup"]
+        assert all(r.levelno == logging.INFO for r in caplog.records)
+        assert _stage_lines(capsys.readouterr().err) == []
+        caplog.clear()
+        neardup.find(corpus, threshold=0.5)  # quiet: nothing anywhere
+        assert caplog.records == [] and capsys.readouterr().err == ""
+    # the same lines, timings apart
+    def untimed(lines):
+        return [line.split(" done in ")[0] for line in lines]
+    assert untimed(logged) == untimed(printed)
+
+
+def test_the_command_prints_progress_and_warnings_through_logging_as_before(
+        tmp_path, capsys, caplog, monkeypatch):
+    """The CLI's handler prints the ``neardup`` logger's records to stderr: progress as
+    it is, a warning after "neardup: warning: "; --quiet leaves the warnings only; the
+    logger is as it was after the command."""
+    import logging
+    import warnings
+
+    from neardup.cli import main
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text("".join(f'{{"text": "document number {k} says {k % 3} things"}}\n'
+                              for k in range(20)))
+    logger = logging.getLogger("neardup")
+    before = (logger.level, logger.propagate, list(logger.handlers))
+    assert main(["find", str(corpus), "-t", "0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "[neardup] shingle: 20 documents (chunk 1 of the input) ...\n" in err
+    assert caplog.records == []  # on stderr only, not handed on to the root logger
+    assert (logger.level, logger.propagate, list(logger.handlers)) == before
+    import neardup.api
+
+    found = neardup.api.find
+
+    def warns(*args, **kwargs):
+        warnings.warn(f"a warning of the run, quiet={kwargs['quiet']}", stacklevel=2)
+        return found(*args, **kwargs)
+
+    monkeypatch.setattr(neardup.api, "find", warns)
+    for quiet in ([], ["-q"]):
+        assert main(["find", str(corpus), "-t", "0.5", *quiet]) == 0
+        err = capsys.readouterr().err
+        assert f"neardup: warning: a warning of the run, quiet={bool(quiet)}\n" in err, err
+        assert ("[neardup] shingle: 20 documents" in err) == (not quiet)
