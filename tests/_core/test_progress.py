@@ -128,3 +128,37 @@ def test_the_command_prints_progress_and_warnings_through_logging_as_before(
         err = capsys.readouterr().err
         assert f"neardup: warning: a warning of the run, quiet={bool(quiet)}\n" in err, err
         assert ("[neardup] shingle: 20 documents" in err) == (not quiet)
+
+
+def test_a_long_stage_without_a_bar_says_how_far_it_has_come(capsys, monkeypatch):
+    """Where stderr is not a terminal (no bar is drawn), a loop over batches says every
+    PROGRESS_EVERY seconds how many of the stage's documents are done, also while one
+    batch runs long (here each takes 6 intervals), and nothing after the loop ends."""
+    import time
+
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.05)
+    timer = StageTimer(quiet=False)
+    with timer.stage("shingle", "35 documents", documents=35):
+        for _ in timer.bar(iter(range(3)), total=3, desc="shingle", sizes=[10, 20, 5]):
+            time.sleep(0.3)
+        time.sleep(0.2)  # the loop is over: no more lines
+    lines = capsys.readouterr().err.splitlines()
+    said = [line.split(" (")[0] for line in lines if " documents done (" in line]
+    counts = [int(line.split(": ")[1].split(" of ")[0].replace(",", "")) for line in said]
+    assert said[0] == "[neardup] shingle: 0 of 35 documents done"  # inside the first batch
+    assert {"[neardup] shingle: 10 of 35 documents done",
+            "[neardup] shingle: 30 of 35 documents done"} <= set(said)
+    assert counts == sorted(counts) and set(counts) <= {0, 10, 30}
+    assert lines[-1].startswith("[neardup] shingle done in ")
+    last = max(k for k, line in enumerate(lines) if " documents done (" in line)
+    assert lines[last + 1:] == lines[-1:]
+
+
+def test_the_default_interval_says_nothing_in_a_short_run(tmp_path, capsys):
+    import neardup
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text("".join(f'{{"text": "document number {k} says {k % 3} things"}}\n'
+                              for k in range(35)))
+    neardup.find(corpus, quiet=False, threshold=0.5)
+    assert " documents done (" not in capsys.readouterr().err
