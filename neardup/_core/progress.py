@@ -48,8 +48,8 @@ class _CompileClock:
             self._local.started = time.perf_counter()
             if self.announce:
                 self.announce = False
-                say("[neardup] compiling kernels on first use (once: later runs load them "
-                    "from the cache) ...")
+                say("[neardup] compiling kernels on first use (up to a minute, once: later "
+                    "runs load them from the cache) ...")
         self._local.depth = depth + 1
 
     def on_end(self, ev):
