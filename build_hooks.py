@@ -37,7 +37,9 @@ class BuildPy(build_py):
         print(f"neardup: compiling the kernels for a generic CPU into {target} (about a "
               f"minute) ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
-        env = {**os.environ, "PYTHONPATH": str(root)}
+        # the built package first; pip's isolated build may pass its own path this way too
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
         done = subprocess.run([sys.executable, "-m", "neardup._core.prebuilt", "--target",
                                str(target)], env=env, cwd=root, capture_output=True, text=True)
         if done.returncode != 0:
