@@ -9,7 +9,7 @@
 #                    tests (markers in pyproject.toml)
 #   make docs   - only the docs site, into out/site/
 #   make kernels - compile the kernels again for a generic CPU beside the package (the
-#                  install step does it once; an edited source leaves them unused until then)
+#                  package build does it; an edited source leaves them unused until then)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -21,11 +21,13 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
-	$(PY) -m neardup._core.prebuilt
+	$(PY) -m neardup._core.prebuilt --check || $(PY) -m neardup._core.prebuilt
 	touch $@
 
 # kernels compiled ahead for a generic CPU, read when the user's kernel cache has none
-# (neardup/_core/prebuilt.py): a fresh install's first large run compiles nothing
+# (neardup/_core/prebuilt.py): a fresh install's first large run compiles nothing. The
+# package build compiles them (build_hooks.py); venv compiles them again only where the
+# build's numba differs from the one installed (--check says whether they can run)
 kernels: venv
 	$(PY) -m neardup._core.prebuilt
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 import pyarrow as pa
 
 from . import cluster, lsh, sinks
 from ._core import counts as counting
 from ._core import remote
+from ._core.choices import not_one_of
 from ._core.progress import StageTimer
 from .config import FindConfig, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
@@ -38,6 +39,15 @@ from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
 if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from typing_extensions import Unpack
 
+    from .evaluate import Evaluation
+    from .index import Index
+    from .index.bloom import BloomIndex
+    from .spark import SparkFindResult
+    from .units.run import UnitResult
+
+_Entry = TypeVar("_Entry", bound=Callable)
+_Data = TypeVar("_Data")  # data in memory: dedup returns the same kind
+
 SOURCE_OPTIONS = SourceOptions.keys()
 ENGINES = ("local", "spark")
 STDOUT = "-"
@@ -51,13 +61,34 @@ def _remote_paths(command: str):
     return with_remote_paths(command, lambda *args: _check_summary_path(*args))
 
 
+# the engine decides the result's kind: tables in memory (local) or DataFrames (spark)
+@overload
+def find(inputs, *, out=..., output_format: str = ..., quiet: bool = ...,
+         representative_field: str | None = ..., report=..., engine: Literal["local"] = ...,
+         memory_limit=..., work_dir=..., escape_formulas: bool = ..., layout: str = ...,
+         text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+         force: bool = ..., unit: str = ..., **options: Unpack[FindOptions]) -> FindResult: ...
+@overload
+def find(inputs, *, out=..., output_format: str = ..., quiet: bool = ...,
+         representative_field: str | None = ..., report=..., engine: Literal["spark"],
+         memory_limit=..., work_dir=..., escape_formulas: bool = ..., layout: str = ...,
+         text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+         force: bool = ..., unit: str = ...,
+         **options: Unpack[FindOptions]) -> SparkFindResult: ...
+@overload
+def find(inputs, *, out=..., output_format: str = ..., quiet: bool = ...,
+         representative_field: str | None = ..., report=..., engine: str,
+         memory_limit=..., work_dir=..., escape_formulas: bool = ..., layout: str = ...,
+         text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+         force: bool = ..., unit: str = ...,
+         **options: Unpack[FindOptions]) -> FindResult | SparkFindResult: ...
 @_remote_paths("find")
 def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
          representative_field: str | None = None, report=None, engine: str = "local",
          memory_limit=None, work_dir=None, escape_formulas: bool = True,
          layout: str = "auto", text: str | Sequence[str] | None = None, id: str | None = None,
          against=None, force: bool = False, unit: str = "document",
-         **options: Unpack[FindOptions]):
+         **options: Unpack[FindOptions]) -> FindResult | SparkFindResult:
     """Read ``inputs``, find near-duplicate pairs and clusters; write them to ``out`` if given.
 
     ``inputs``: a path or a list of paths, or data already in memory: a pandas or polars
@@ -111,7 +142,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     the same pairs, tables and counts.
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     if unit != "document":
         UnitOptions(unit)  # an unknown unit is named as such
         raise ValueError(f"find reports pairs of near-duplicate documents; a repeated "
@@ -177,7 +208,7 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     return result
 
 
-def _writes_summary(command: str):
+def _writes_summary(command: str) -> Callable[[_Entry], _Entry]:
     """``command``'s entry point with ``summary=PATH``: the paths checked before the run,
     the result's summary written after it (:func:`neardup.sinks.write_summary`), whichever
     engine and path ran; the entry point itself never sees ``summary`` (it names it for
@@ -193,7 +224,7 @@ def _writes_summary(command: str):
             result = run(inputs, out, **keywords)
             sinks.write_summary(summary, command, result, as_paths(inputs))
             return result
-        return run_and_summarize
+        return run_and_summarize  # type: ignore[return-value]  # the same signature
     return wrap
 
 
@@ -215,6 +246,27 @@ def _check_summary_path(summary, inputs, outputs: dict) -> None:
     refuse_inside_replaced("--out", outputs.get("--out"), {"--summary": summary})
 
 
+# data in memory (no out=) comes back deduplicated, as the same kind of object; files
+# give the run's result (whole documents, units inside them, or Spark's)
+@overload
+def dedup(inputs: _Data, out: None = ..., *, quiet: bool = ...,
+          representative_field: str | None = ...,
+          text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+          add: bool = ..., force: bool = ..., engine: str = ..., explain=..., unit: str = ...,
+          min_tokens: int = ..., keep: str | None = ..., min_chars: int = ...,
+          memory_limit=..., work_dir=..., annotate: bool = ..., summary=...,
+          min_unit_chars: int | None = ..., min_unit_words: int | None = ...,
+          **options: Unpack[FindOptions]) -> _Data: ...
+@overload
+def dedup(inputs, out: str | os.PathLike[str], *, quiet: bool = ...,
+          representative_field: str | None = ...,
+          text: str | Sequence[str] | None = ..., id: str | None = ..., against=...,
+          add: bool = ..., force: bool = ..., engine: str = ..., explain=..., unit: str = ...,
+          min_tokens: int = ..., keep: str | None = ..., min_chars: int = ...,
+          memory_limit=..., work_dir=..., annotate: bool = ..., summary=...,
+          min_unit_chars: int | None = ..., min_unit_words: int | None = ...,
+          **options: Unpack[FindOptions]
+          ) -> FindResult | UnitResult | SparkFindResult: ...
 @_remote_paths("dedup")
 @_writes_summary("dedup")
 def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | None = None,
@@ -224,7 +276,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
           keep: str | None = None, min_chars: int = DEFAULT_MIN_CHARS, memory_limit=None,
           work_dir=None, annotate: bool = False, summary=None,
           min_unit_chars: int | None = None, min_unit_words: int | None = None,
-          **options: Unpack[FindOptions]):
+          **options: Unpack[FindOptions]) -> object:
     """Write ``inputs`` minus every document that has a near-duplicate kept in its place.
 
     ``keep`` (whole documents, :data:`neardup.cluster.KEEP_POLICIES`): "representative"
@@ -302,7 +354,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     them), and so are ``annotate``, ``explain`` and ``keep`` "all" or "none".
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     document = UnitOptions(unit).kind == "document"  # an unknown unit named as such
     keep = _keep_policy(keep, document)
     units = UnitOptions(unit, min_tokens=min_tokens, min_chars=min_chars,
@@ -476,7 +528,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
                 escape_formulas: bool = True, text: str | Sequence[str] | None = None,
                 id: str | None = None, memory_limit=None, work_dir=None,
                 engine: str = "local", summary=None, min_unit_chars: int | None = None,
-                min_unit_words: int | None = None, **options: Unpack[FindOptions]):
+                min_unit_words: int | None = None,
+                **options: Unpack[FindOptions]) -> UnitResult:
     """The repeated units of ``inputs`` (a unit: see :func:`dedup`), most repeated first,
     in a table (``result.repeats``, the table :func:`repeats` returns): ``text`` (its
     first occurrence, at most ``max_chars`` characters), ``count``, ``documents`` (how
@@ -497,7 +550,7 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     and the seconds per stage.
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     refusals.check(engine, "repeats", {"memory_limit": memory_limit, "remote": None})
     units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
                         min_unit_words=min_unit_words)
@@ -550,7 +603,8 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,
              plot=None, json_path=None, truth: str = "exact", engine: str = "local",
-             compare_sketches: bool = False, **options: Unpack[EvaluateOptions]):
+             compare_sketches: bool = False, text: str | Sequence[str] | None = None,
+             id: str | None = None, **options: Unpack[EvaluateOptions]) -> Evaluation:
     """LSH against the truth on the same input, in document pairs; see :mod:`neardup.evaluate`.
 
     ``truth``: "exact" (the exact join over distinct sets, weighted by their copies) or
@@ -566,12 +620,12 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
     from . import evaluate as evaluation
 
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     if truth not in evaluation.TRUTHS:
         raise ValueError(f"truth must be one of {evaluation.TRUTHS}, got {truth!r}")
     refuse_touching_inputs(as_paths(inputs), {"--plot": plot, "--json": json_path})
     options.pop("representative", None)
-    groups = split_options(options)
+    groups = split_options(column_names(options, text, id))
     _refuse(engine, "evaluate", groups, sweep=sweep, plot=plot, curve_from=curve_from,
             compare_sketches=compare_sketches)
     if engine == "spark":
@@ -604,10 +658,12 @@ def tune(threshold: float, num_perm: int = 128, *, bands: int | None = None,
     return lsh.choose_bands(threshold, num_perm, weights=weights, bands=bands, rows=rows)
 
 
-def explain(inputs, doc_id: str, **options) -> dict:
+def explain(inputs, doc_id: str, *, text: str | Sequence[str] | None = None,
+            id: str | None = None, **options) -> dict:
     """What the document ``doc_id`` of ``inputs`` becomes under ``options``: the text
-    after each cleaning step and its first 20 shingles as strings (no pipeline run)."""
-    groups = split_options(options)
+    after each cleaning step and its first 20 shingles as strings (no pipeline run);
+    ``text`` and ``id`` name the columns, as in :func:`find`."""
+    groups = split_options(column_names(options, text, id))
     config = groups.config()
     documents, _ = read_documents(expand_inputs(as_paths(inputs), groups.source.fmt),
                                   **groups.source.given())
@@ -635,7 +691,7 @@ def find_items(inputs, *, quiet: bool = True, items=None, items_field: str | Non
 
 
 def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text=None,
-                id=None, memory_limit=None, work_dir=None, **options):
+                id=None, memory_limit=None, work_dir=None, **options) -> Index | BloomIndex:
     """``neardup index build``: :meth:`neardup.Index.build` on ``engine`` ``local``
     (Bloom mode included), or on ``spark``: the executors read, shingle and sign as
     ``find --engine spark`` does and write the segments themselves
@@ -653,7 +709,7 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     from .index.bloom import BloomIndex, build_rate
 
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        raise not_one_of("engine", engine, ENGINES)
     remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
     if engine == "local":
         if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files

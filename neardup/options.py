@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Literal, TypedDict
 
+from ._core.choices import closest
 from .config import FindConfig
 from .sources.options import SourceOptions
 from .text.prepare import CODE_SHINGLE_SIZE, PrepareOptions
@@ -139,8 +140,7 @@ def split_options(options: dict, *, source: SourceOptions | None = None) -> Opti
     }
     unknown = sorted(set(options) - {k for keys in known.values() for k in keys})
     if unknown:
-        groups = "; ".join(f"{group}: {', '.join(keys)}" for group, keys in known.items())
-        raise ValueError(f"unknown option(s) {unknown}; the options are {groups}")
+        raise ValueError(unknown_options_message(unknown, known))
     source = source if source is not None else SourceOptions.pop_from(options)
     for key in SourceOptions.keys():
         options.pop(key, None)
@@ -151,6 +151,27 @@ def split_options(options: dict, *, source: SourceOptions | None = None) -> Opti
         options["shingle_kind"] = "word"
         options.setdefault("shingle_size", CODE_SHINGLE_SIZE)
     return OptionGroups(source, prepare, options, items, given)
+
+
+# the documented names of the column keywords (find, dedup, Index take text= and id=)
+DOCUMENTED_NAMES = {"text_fields": "text", "id_field": "id"}
+
+
+def unknown_options_message(unknown: list[str], known: dict[str, tuple[str, ...]]) -> str:
+    """What an unknown keyword error says: each unknown name with the closest documented
+    one, then every group's documented names (text= for text_fields=, id= for id_field=)."""
+    shown = {group: tuple(DOCUMENTED_NAMES.get(k, k) for k in keys)
+             for group, keys in known.items()}
+    every = [k for keys in known.values() for k in keys] + list(DOCUMENTED_NAMES.values())
+
+    def named(name: str) -> str:
+        close = closest(name, every)
+        close = DOCUMENTED_NAMES.get(close, close)  # type: ignore[arg-type]
+        return f"{name}=" + (f" (did you mean {close}=?)" if close is not None else "")
+
+    groups = "; ".join(f"{group}: {', '.join(keys)}" for group, keys in shown.items())
+    return (f"unknown keyword argument{'s' * (len(unknown) > 1)} "
+            f"{', '.join(map(named, unknown))}; the keywords are {groups}")
 
 
 def column_names(options: dict, text, id) -> dict:

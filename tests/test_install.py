@@ -76,10 +76,36 @@ def test_the_core_wheel_in_a_clean_venv_finds_dedups_and_names_missing_extras(wh
                                  cwd=tmp_path)
         assert missing.returncode == 2, (args, missing.stderr)
         assert f"pip install 'neardup[{extra}]'" in missing.stderr, missing.stderr
+    # the kernels the build compiled can run here: a first run compiles none of them
+    usable = subprocess.run([str(python), "-m", "neardup._core.prebuilt", "--check"],
+                            env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert usable.returncode == 0 and "prebuilt kernels usable" in usable.stdout, usable.stdout
     typed = subprocess.run([str(python), "-c", "import importlib.resources as r; "
                             "print(r.files('neardup').joinpath('py.typed').is_file())"],
                            env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
     assert typed.stdout.strip() == "True"
+
+
+@pytest.mark.slow  # the wheel's build compiles the kernels: a minute or two
+def test_the_wheel_carries_kernels_built_from_its_own_sources(wheel):
+    """The package build compiled the kernels for a generic CPU into the wheel, stamped
+    with the digest of the very modules the wheel holds (as neardup._core.prebuilt
+    computes it), so the installed copy reads them instead of compiling."""
+    import hashlib
+    import json
+
+    with zipfile.ZipFile(wheel) as built:
+        names = built.namelist()
+        manifest = json.loads(built.read("neardup/_core/prebuilt-kernels/manifest.json"))
+        digest = hashlib.sha256()
+        modules = [n for n in names if n.startswith("neardup/") and n.endswith(".py")]
+        for name in sorted(modules, key=lambda n: n.split("/")):  # as paths sort
+            digest.update(name.removeprefix("neardup/").encode() + b"\0")
+            digest.update(built.read(name) + b"\0")
+    assert manifest["cpu"] == "generic" and manifest["package"] == digest.hexdigest()
+    kernels = [n for n in names if n.startswith("neardup/_core/prebuilt-kernels/")
+               and n.endswith(".nbc")]
+    assert len(kernels) >= 20, kernels
 
 
 @pytest.mark.slow  # compiles the kernels from the zip: about 10 s

@@ -72,9 +72,12 @@ def test_a_type_checker_sees_the_options(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "MYPYPATH": str(root)})
     lines = [line for line in run.stdout.splitlines() if ": error:" in line]
-    assert len(lines) == 2, run.stdout
-    assert 'Argument "threshold" to "find" has incompatible type "str"' in lines[0]
-    assert 'Unexpected keyword argument "num_prem" for "dedup"' in lines[1]
+    # find and dedup are overloaded (their result's type follows engine= and out=): mypy
+    # names no argument for a wrong type, and says so for a misspelt one
+    assert {line.split(":")[1] for line in lines} == {"3", "4"}, run.stdout
+    assert 'No overload variant of "find" matches argument types "str", "str"' in lines[0]
+    assert ('Unexpected keyword argument "num_prem" for overloaded function "dedup"; did '
+            'you mean "num_perm"?') in lines[1]
 
 
 def test_options_are_split_once_into_their_groups():
@@ -104,10 +107,53 @@ def test_an_unknown_option_is_refused_with_every_groups_keys(tmp_path):
         with pytest.raises(ValueError) as error:
             call()
         message = str(error.value)
-        assert "unknown option(s) ['num_prem']" in message
-        for group, key in (("source", "text_fields"), ("text", "clean"),
+        assert "unknown keyword argument num_prem= (did you mean num_perm=?)" in message
+        for group, key in (("source", "text, id,"), ("text", "clean"),
                            ("similarity", "num_perm"), ("items", "items_field")):
             assert f"{group}: " in message and key in message, (group, message)
+
+
+def test_an_unknown_keyword_is_answered_with_the_documented_names(tmp_path):
+    """The error lists text= and id= (not the internal text_fields and id_field) and
+    suggests the documented name closest to each unknown keyword, on every entry point
+    that reads documents."""
+    import pytest
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c d e f g", "id": "1"}\n')
+    for call in (lambda: neardup.find(corpus, txt="body", thresold=0.5, zzz=1),
+                 lambda: neardup.dedup(corpus, tmp_path / "o.jsonl", txt="body",
+                                       thresold=0.5, zzz=1),
+                 lambda: neardup.api.evaluate(corpus, txt="body", thresold=0.5, zzz=1)):
+        with pytest.raises(ValueError) as error:
+            call()
+        message = str(error.value)
+        assert message.startswith("unknown keyword arguments thresold= (did you mean "
+                                  "threshold=?), txt= (did you mean text=?), zzz=; the "
+                                  "keywords are source: fmt, text, id, include,"), message
+        assert "text_fields" not in message and "id_field" not in message
+    # the documented names are taken by evaluate and explain too
+    assert neardup.api.explain(corpus, "1", text="text", id="id")["id"] == "1"
+
+
+def test_a_value_outside_its_choices_is_answered_with_the_closest(tmp_path):
+    import pytest
+
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c d e f g"}\n')
+    for call, said in (
+            (lambda: neardup.find(corpus, engine="sprak"),
+             "engine must be one of ('local', 'spark'), got 'sprak'; did you mean 'spark'?"),
+            (lambda: neardup.find(corpus, fmt="jsnol"), "got 'jsnol'; did you mean 'jsonl'?"),
+            (lambda: neardup.find(corpus, out=tmp_path / "o", output_format="parquett"),
+             "got 'parquett'; did you mean 'parquet'?"),
+            (lambda: neardup.dedup(corpus, tmp_path / "o.jsonl", unit="lnie"),
+             "got 'lnie'; did you mean 'line'?"),
+            (lambda: neardup.find(corpus, engine="xyz"),
+             "engine must be one of ('local', 'spark'), got 'xyz'")):
+        with pytest.raises(ValueError) as error:
+            call()
+        assert str(error.value).endswith(said), str(error.value)
 
 
 def test_text_and_id_beside_their_long_names_are_refused_by_find_and_the_index(tmp_path):
@@ -121,3 +167,39 @@ def test_text_and_id_beside_their_long_names_are_refused_by_find_and_the_index(t
             call(text="text", text_fields=("text",))
         with pytest.raises(ValueError, match="give id= or id_field=, not both"):
             call(id="k", id_field="k")
+
+
+def test_a_type_checker_sees_what_the_entry_points_return(tmp_path):
+    """mypy reveals each entry point's result: FindResult from find on the local engine,
+    SparkFindResult on Spark; dedup of files the run's result, of data in memory the same
+    kind of data; the evaluation, the index."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text('import neardup\n'
+                       'from neardup import api\n'
+                       'reveal_type(neardup.find("d.jsonl", threshold=0.8))\n'
+                       'reveal_type(neardup.find("d.jsonl", engine="spark"))\n'
+                       'reveal_type(neardup.dedup("d.jsonl", "o.jsonl"))\n'
+                       'reveal_type(neardup.dedup([{"text": "a"}]))\n'
+                       'reveal_type(api.evaluate("d.jsonl"))\n'
+                       'reveal_type(api.build_index("d.jsonl", "i"))\n')
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent",
+                          "--ignore-missing-imports", "--no-incremental", str(snippet)],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "MYPYPATH": str(root)})
+    revealed = [line.split("Revealed type is ", 1)[1].strip('"')
+                for line in run.stdout.splitlines() if "Revealed type is" in line]
+    assert revealed == [
+        "neardup.result.FindResult",
+        "neardup.spark.SparkFindResult",
+        "neardup.result.FindResult | neardup.units.run.UnitResult | "
+        "neardup.spark.SparkFindResult",
+        "list[dict[str, str]]",
+        "neardup.evaluate.Evaluation",
+        "neardup.index.Index | neardup.index.bloom.BloomIndex",
+    ], run.stdout

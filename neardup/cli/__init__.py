@@ -7,14 +7,17 @@ missing file, bad value), with a message that names what is wrong.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
 import warnings
+from contextlib import contextmanager
 
 from .. import api
-from .._core import interrupt
+from .._core import interrupt, progress
 from .._core.interrupt import Terminated
+from . import completion
 from . import index as cli_index
 from .parser import (
     SOURCE_KEYS,
@@ -33,7 +36,57 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"neardup: warning: {message}", file=sys.stderr)
+    progress.LOGGER.warning(str(message))
+
+
+class _Stderr(logging.Handler):
+    """The command's voice on stderr: progress lines as they are, warnings after
+    "neardup: warning: " (the stream looked up at each line: a redirected stderr holds)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            line = f"neardup: warning: {line}"
+        print(line, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _logging_to_stderr(quiet: bool):
+    """For the command: the ``neardup`` logger's records on stderr (progress unless
+    ``quiet``, warnings always) and nowhere else; as it was afterwards."""
+    logger = progress.LOGGER
+    handler, saved = _Stderr(), (logger.level, logger.propagate)
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+
+
+def _os_error(exc: OSError) -> str:
+    """"nosuch.jsonl: no such file or directory" for an error of the system about a file
+    (its own message when it names none)."""
+    if exc.filename is None or not exc.strerror:
+        return str(exc)
+    return f"{os.fsdecode(exc.filename)}: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
+
+
+def _is_input(filename, args) -> bool:
+    """Whether ``filename`` is one of the command's inputs or lies inside one."""
+    if filename is None:
+        return False
+    path = os.path.abspath(os.fsdecode(filename))
+    for source in [*getattr(args, "sources", ()), getattr(args, "result_dir", None)]:
+        if source is None:
+            continue
+        root = os.path.abspath(source)
+        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False
 
 
 def main(argv=None) -> int:
@@ -46,7 +99,8 @@ def main(argv=None) -> int:
     try:
         # Ctrl-C, SIGTERM: raised between batches, not in a kernel; for the life of the
         # process when this is its command, so that one during its exit is no death
-        with interrupt.deferred(for_life=this_process):
+        with interrupt.deferred(for_life=this_process), \
+                _logging_to_stderr(getattr(args, "quiet", False)):
             return _run(args)
     except BrokenPipeError:  # `neardup ... | head`: the reader has what it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -66,6 +120,11 @@ def _run(args) -> int:
             for key in ("items", "items_field", "transpose"):
                 options.pop(key, None)
             print(format_explain(api.explain(args.sources, args.explain, **options)))
+        elif args.command == "completion":
+            if args.install:
+                print(completion.install(build_parser(), args.shell))
+            else:
+                print(completion.script(build_parser(), args.shell), end="")
         elif args.command == "index":
             cli_index.run(args, keyword_options, SOURCE_KEYS)
         elif args.command == "find":
@@ -130,7 +189,16 @@ def _run(args) -> int:
                        format_report(result, top=0,
                                      out="standard output" if to_stdout else args.out))
             print(summary, file=sys.stderr if to_stdout else sys.stdout)
-    except (ValueError, FileNotFoundError, NotADirectoryError) as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:  # a missing input, named plainly
+        print(f"neardup: error: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except PermissionError as exc:  # an input that cannot be read is the command's error
+        if _is_input(exc.filename, args):
+            print(f"neardup: error: {_os_error(exc)}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"neardup: failed: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+    except ValueError as exc:
         print(f"neardup: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ImportError as exc:  # an optional part that is not installed: the extra is named

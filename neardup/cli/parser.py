@@ -8,6 +8,7 @@ import os
 from dataclasses import fields
 
 from .. import api, lsh, sinks, sources
+from .._core.choices import closest, did_you_mean
 from ..cluster import CLUSTER_POLICIES, DEDUP_CLUSTERS, REPRESENTATIVE_POLICIES
 from ..cluster import KEEP_POLICIES as DOCUMENT_KEEP_POLICIES
 from ..config import SKETCHES, FindConfig
@@ -30,6 +31,7 @@ from ..units import (
     UNITS,
 )
 from ..verify import MEASURES
+from . import completion
 from . import index as cli_index
 
 
@@ -339,10 +341,45 @@ def _summary_argument(p: argparse.ArgumentParser) -> None:
                         "removed and written, the counts, options and seconds per stage")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors suggest the closest option, command or value
+    ("unrecognized arguments: --treshold (did you mean --threshold?)")."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:  # a command's parser: its own options
+            parsed.unrecognized = [*getattr(parsed, "unrecognized", []),
+                                   *(self._suggest(word) for word in extras)]
+        return parsed, extras
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        said = vars(parsed).pop("unrecognized", [])
+        if extras:
+            self.error(f"unrecognized arguments: "
+                       f"{' '.join(said if len(said) == len(extras) else extras)}")
+        return parsed
+
+    def _suggest(self, word: str) -> str:
+        if not word.startswith("-"):
+            return word
+        options = [o for action in self._actions for o in action.option_strings
+                   if o.startswith("--")]
+        close = closest(word.split("=", 1)[0], options)
+        return word if close is None else f"{word} (did you mean {close}?)"
+
+    def _check_value(self, action, value):
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r} (choose from "
+                                         f"{choices}){did_you_mean(value, action.choices)}")
+        super()._check_value(action, value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .._core.version import VERSION
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="neardup", description="Find near-duplicate documents, files and sets: "
         "shingles, MinHash, LSH, exact verification, clusters.",
         epilog="Each command has its own --help with examples.")
@@ -501,6 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bands", type=int, help="force b (see what it gives at t)")
     p.add_argument("--rows", type=int, help="force r")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    completion.add_parser(commands, _Formatter)
     return parser
 
 

@@ -9,7 +9,6 @@ and what a limit can hold), so the pairs, clusters and representatives are the s
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 
 import numpy as np
@@ -17,7 +16,7 @@ import numpy as np
 from .._core import columns, remote
 from .._core import counts as counting
 from .._core.heap import release_freed_memory
-from .._core.progress import StageTimer
+from .._core.progress import StageTimer, say
 from ..options import OptionGroups
 from ..result import FindResult
 from ..shingling import set_fingerprints
@@ -88,8 +87,8 @@ def find_chunked_documents(inputs, groups: OptionGroups, *, quiet: bool,
             generated.append(prepared.generated)
             add_counts(counts, prepared.counts)
             if not quiet:
-                print(f"[neardup] chunk of {len(chunk):,} documents read, shingled and "
-                      f"signed ({count:,} so far)", file=sys.stderr, flush=True)
+                say(f"[neardup] chunk of {len(chunk):,} documents read, shingled and "
+                    f"signed ({count:,} so far)")
             del chunk, prepared, signatures, prints  # the texts go here
         spilled = writer.finish()
         release_freed_memory()  # the chunks' texts and temporaries, before the find

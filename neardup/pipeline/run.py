@@ -172,7 +172,8 @@ def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: Sta
                 kernels = kernels_for(chunk.texts)
                 stack.enter_context(kernels_for(chunk.texts))
             with chunk_timer.stage("shingle", f"{len(chunk.texts):,} documents (chunk "
-                                              f"{k + 1} of the input)"):
+                                              f"{k + 1} of the input)",
+                                   documents=len(chunk.texts)):
                 prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
                                                      config.shingle_options(), prep,
                                                      chunk_timer)

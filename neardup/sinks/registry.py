@@ -6,6 +6,7 @@ A new one is a module of this package that exports a
 
 from __future__ import annotations
 
+from .._core.choices import not_one_of
 from . import csv, jsonl, parquet
 from .format import TableFormat
 
@@ -24,5 +25,5 @@ def sink_named(name: str) -> TableFormat:
     """The output format called ``name``; ValueError naming the choices for any other."""
     sink = BY_NAME.get(name)
     if sink is None:
-        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {name!r}")
+        raise not_one_of("output format", name, OUTPUT_FORMATS)
     return sink

@@ -101,6 +101,7 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from .._core import interrupt, remote
+from .._core.choices import not_one_of
 from ..sinks.format import words
 from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
 from .annotations import Annotations, check_annotation_target
@@ -391,7 +392,7 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
 def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
                          max_problems) -> None:
     if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")  # (format_named's)
+        raise not_one_of("fmt", fmt, FORMATS)
     if not paths:
         raise ValueError("no inputs given")
     if paths.count(STDIN) > 1:

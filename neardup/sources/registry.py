@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from .._core.choices import not_one_of
 from . import arrow, delimited, directory, jsonfile, jsonl, lines, parquet
 from .format import Format
 
@@ -37,7 +38,7 @@ def format_named(name: str) -> Format:
     """The format called ``name``; ValueError naming the choices for any other."""
     spec = BY_NAME.get(name)
     if spec is None:
-        raise ValueError(f"fmt must be one of {NAMES}, got {name!r}")
+        raise not_one_of("fmt", name, NAMES)
     return spec
 
 

@@ -15,10 +15,9 @@ their tasks are done, so a long run is not silent. Spark's own console bars stay
 
 from __future__ import annotations
 
-import sys
 import threading
 
-from .._core.progress import StageTimer
+from .._core.progress import StageTimer, say
 
 PROGRESS_SECONDS = 10.0  # a stage running longer says its tasks done, this often
 
@@ -78,9 +77,8 @@ class SparkStageTimer(StageTimer):
             if running and not stop.is_set():
                 done = sum(s.numCompletedTasks for s in running)
                 tasks = sum(s.numTasks for s in running)
-                print(f"[neardup] {name}: {done:,} of {tasks:,} tasks done in "
-                      f"{len(running)} running Spark stage{'s' * (len(running) != 1)}",
-                      file=sys.stderr, flush=True)
+                say(f"[neardup] {name}: {done:,} of {tasks:,} tasks done in "
+                    f"{len(running)} running Spark stage{'s' * (len(running) != 1)}")
 
     def totals(self) -> tuple[int, int]:
         """(jobs, tasks) counted over every stage so far."""
@@ -90,5 +88,5 @@ class SparkStageTimer(StageTimer):
         """One line on standard error (unless quiet): the Spark jobs and tasks of the run."""
         if not self.quiet:
             jobs, tasks = self.totals()
-            print(f"[neardup] Spark ran {jobs:,} job{'s' * (jobs != 1)} and {tasks:,} "
-                  f"task{'s' * (tasks != 1)} in all", file=sys.stderr, flush=True)
+            say(f"[neardup] Spark ran {jobs:,} job{'s' * (jobs != 1)} and {tasks:,} "
+                f"task{'s' * (tasks != 1)} in all")

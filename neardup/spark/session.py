@@ -14,6 +14,7 @@ import os
 import sys
 
 from .._core.machine import machine_cores, machine_memory
+from .._core.progress import say
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import SparkSession
@@ -132,8 +133,8 @@ def _session(quiet: bool = True) -> SparkSession:
     if not quiet:
         settings = ", ".join(f"{k}={v}" for k, v in chosen.items())
         kept = f"; kept yours: {', '.join(sorted(given))}" if given else ""
-        print(f"neardup: Spark local mode, {cores} cores, {memory / GIB:.1f} GiB: "
-              f"{settings}{kept}", file=sys.stderr, flush=True)
+        say(f"neardup: Spark local mode, {cores} cores, {memory / GIB:.1f} GiB: "
+            f"{settings}{kept}")
 
     own_log = ("LOG4J_CONFIGURATION_FILE" in os.environ
                or os.path.exists(os.path.join(conf_dir, "log4j2.properties")))

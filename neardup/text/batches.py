@@ -47,8 +47,9 @@ def shingle_in_batches(texts: Sequence[str], options: ShingleOptions,
         return _shingle_in_workers(texts, options, workers, timer)
     bounds = _batch_bounds(texts, options)
     batches = zip(bounds[:-1], bounds[1:])
-    if timer is not None and len(bounds) > 2:
-        batches = timer.bar(batches, total=len(bounds) - 1, desc="shingle")
+    if timer is not None:
+        batches = timer.bar(batches, total=len(bounds) - 1, desc="shingle",
+                            sizes=np.diff(bounds))
     else:
         batches = checked(batches)
     return ShingleSets.concat([shingle(texts[lo:hi], options) for lo, hi in batches])
@@ -94,7 +95,8 @@ def _shingle_in_workers(texts: Sequence[str], options: ShingleOptions, workers: 
     context = multiprocessing.get_context(WORKER_START)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         results = pool.map(_shingle_arrays, batches, [options] * len(batches))
-        results = (timer.bar(results, total=len(batches), desc="shingle")
+        results = (timer.bar(results, total=len(batches), desc="shingle",
+                             sizes=[len(batch) for batch in batches])
                    if timer is not None else checked(results))
         parts = [ShingleSets(offsets, values) for offsets, values in results]
     return ShingleSets.concat(parts)

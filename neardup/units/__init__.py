@@ -60,6 +60,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core import counts as counting
+from .._core.choices import not_one_of
 from . import split
 from .hashing import exact_classes, normalized_pieces, texts_buffer, unit_lengths
 from .ranges import CSR, RemovalRanges, remove_ranges
@@ -120,7 +121,7 @@ class UnitOptions:
                 raise ValueError(f"unit sentences:N takes N up to 2^62 (no document holds "
                                  f"more sentences), got {self.unit!r}")
         elif self.unit not in UNITS or self.unit == "sentences:N":
-            raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
+            raise not_one_of("unit", self.unit, UNITS)
         if self.keep not in KEEP_POLICIES:
             raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {self.keep!r}")
         for name in ("min_tokens", "min_chars"):

@@ -98,6 +98,69 @@ def test_bad_option_is_a_usage_error_from_argparse():
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["find", "x", "--thresold", "0.5"],
+     "unrecognized arguments: --thresold (did you mean --threshold?) 0.5"),
+    (["find", "x", "--output-formt=csv"],
+     "unrecognized arguments: --output-formt=csv (did you mean --output-format?)"),
+    (["find", "x", "--zzzz"], "unrecognized arguments: --zzzz\n"),
+    (["index", "build", "x", "-o", "i", "--num-prem", "64"],
+     "unrecognized arguments: --num-prem (did you mean --num-perm?) 64"),
+    (["find", "x", "--output-format", "jsnol"],
+     "invalid choice: 'jsnol' (choose from 'csv', 'jsonl', 'parquet'); did you mean "
+     "'jsonl'?"),
+    (["find", "x", "--format", "parqet"], "did you mean 'parquet'?"),
+    (["find", "x", "--engine", "sprak"], "did you mean 'spark'?"),
+    (["fnd", "x"], "invalid choice: 'fnd' (choose from 'find', 'dedup', 'index', 'repeats', "
+     "'report', 'evaluate', 'tune', 'completion'); did you mean 'find'?"),
+])
+def test_a_misspelt_option_command_or_value_gets_the_closest_suggested(capsys, argv, said):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_misspelt_unit_gets_the_closest_suggested(tmp_path, capsys):
+    corpus = tmp_path / "d.jsonl"
+    corpus.write_text('{"text": "a b c"}\n')
+    assert main(["dedup", str(corpus), "-o", str(tmp_path / "o.jsonl"), "--unit", "lnie"]) == 2
+    assert capsys.readouterr().err == (
+        "neardup: error: unit must be one of ('document', 'line', 'paragraph', "
+        "'sentences:N', 'span'), got 'lnie'; did you mean 'line'?\n")
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["find", "nosuch.jsonl"], "nosuch.jsonl"),
+    (["find", "nosuch/"], "nosuch/"),
+    (["dedup", "nosuch.jsonl", "-o", "o.jsonl"], "nosuch.jsonl"),
+    (["repeats", "nosuch.jsonl"], "nosuch.jsonl"),
+    (["evaluate", "nosuch.jsonl"], "nosuch.jsonl"),
+    (["index", "build", "nosuch.jsonl", "-o", "idx"], "nosuch.jsonl"),
+])
+def test_a_missing_input_is_named_plainly(tmp_path, capsys, monkeypatch, argv, named):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"neardup: error: {named}: no such file or directory\n"
+
+
+def test_an_unreadable_input_is_a_usage_error_an_unwritable_output_a_failure(
+        tmp_path, capsys, monkeypatch):
+    """PermissionError (root reads every file, so the library's call is replaced): on an
+    input, exit 2 naming it; on anything else (an output), exit 1 naming it."""
+    import errno
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text('{"text": "a b c"}\n')
+    for denied, code, said in ((corpus, 2, "error"), (tmp_path / "out", 1, "failed")):
+        def refuse(*args, denied=denied, **kwargs):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(denied))
+
+        monkeypatch.setattr(neardup.api, "find", refuse)
+        assert main(["find", str(corpus), "-o", str(tmp_path / "out")]) == code
+        assert capsys.readouterr().err == f"neardup: {said}: {denied}: permission denied\n"
+
+
 def test_bad_input_is_accounted_for_and_the_summary_adds_up(tmp_path):
     root = tmp_path / "tree"
     root.mkdir()

@@ -12,7 +12,6 @@ huggingface_hub's HTTP client, its revisions or its tokens.
 from __future__ import annotations
 
 import dataclasses
-
 import functools
 import gzip
 import hashlib
