@@ -204,7 +204,14 @@ def main() -> int:
                         default=HERE / ".cache" / "annotate" / "results.json")
     parser.add_argument("--no-write", action="store_true",
                         help=f"do not update the {SECTION!r} section of BENCHMARKS.md")
+    parser.add_argument("--write-from", type=Path, metavar="RESULTS",
+                        help="write the section from the results file (--out) of an earlier "
+                             "run instead of running")
     args = parser.parse_args()
+    if args.write_from:
+        saved = json.loads(args.write_from.read_text())
+        write(saved["results"], saved["command"].replace(" --no-write", ""))
+        return 0
     results = []
     for n in args.sizes:
         path, _ = out_of_core_corpus(args.corpora, args.cache, n)
@@ -216,14 +223,16 @@ def main() -> int:
     command_line = " ".join(["python bench/bench_annotate.py", *sys.argv[1:]])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"command": command_line, "results": results}, indent=2))
-    text = table(results) + "\n\n" + "\n".join(checks_text(r) for r in results)
-    print(text)
+    print(table(results) + "\n\n" + "\n".join(checks_text(r) for r in results))
     if not args.no_write:
-        write(text, command_line, args.runs)
+        write(results, command_line)
     return 0 if all(r["checked"]["ok"] for r in results) else 1
 
 
-def write(text: str, command_line: str, runs: int) -> None:
+def write(results: list[dict], command_line: str) -> None:
+    """The section: what runs, the table, the checks, the machine."""
+    runs = len(results[0]["rows"]["plain"]["runs"])
+    text = table(results) + "\n\n" + "\n".join(checks_text(r) for r in results)
     sys.path.insert(0, str(HERE))
     from common import machine_lines
     from sections import update_section
