@@ -144,17 +144,20 @@ def summarize(n: int, path: Path, measured: dict[str, list[dict]], checked: dict
         rows[name] = {key: median(name, key) for key in
                       ("wall_s", "cpu_s", "peak_rss_mib", "peak_anon_mib", "output_bytes")}
         rows[name]["runs"] = runs
-        # per round: this variant's wall over plain's in the same round
-        rows[name]["wall_ratios"] = [round(r["wall_s"] / p["wall_s"], 2)
-                                     for r, p in zip(runs, measured["plain"])]
     return {"n": n, "corpus_bytes": path.stat().st_size, "rows": rows, "checked": checked}
+
+
+def per_round(runs: list[dict], plain: list[dict], key: str) -> str:
+    """A variant's ``key`` over plain's in the same round, round by round."""
+    return ", ".join(f"{r[key] / p[key]:.2f}" for r, p in zip(runs, plain))
 
 
 def table(results: list[dict]) -> str:
     lines = ["| N | command | wall s | CPU s | peak RSS MiB | peak RssAnon MiB | output MB "
-             "| wall / plain (median; each round) | CPU / plain | RSS / plain | bytes / plain "
+             "| wall / plain (median; each round) | CPU / plain (median; each round) "
+             "| RSS / plain | bytes / plain "
              "| loads at the start |",
-             "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|"]
+             "|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|"]
     for result in results:
         base = result["rows"]["plain"]
         for name, r in result["rows"].items():
@@ -164,8 +167,9 @@ def table(results: list[dict]) -> str:
                 f"{r['peak_rss_mib']:,.0f} | {r['peak_anon_mib']:,.0f} | "
                 f"{r['output_bytes'] / 1e6:,.1f} | "
                 f"{r['wall_s'] / base['wall_s']:.2f} "
-                f"({', '.join(f'{x:.2f}' for x in r['wall_ratios'])}) | "
-                f"{r['cpu_s'] / base['cpu_s']:.2f} | "
+                f"({per_round(r['runs'], base['runs'], 'wall_s')}) | "
+                f"{r['cpu_s'] / base['cpu_s']:.2f} "
+                f"({per_round(r['runs'], base['runs'], 'cpu_s')}) | "
                 f"{r['peak_rss_mib'] / base['peak_rss_mib']:.2f} | "
                 f"{r['output_bytes'] / base['output_bytes']:.3f} | "
                 f"{', '.join(str(x['load_at_start']) for x in r['runs'])} |")
@@ -189,6 +193,20 @@ def checks_text(result: dict) -> str:
             f"records, the plain copy's byte for byte apart from the added fields: "
             f"{said(c['default_equals_plain'])}. `--explain` wrote {c['explain_rows']:,} "
             f"rows for the {c['removed_plain']:,} records removed.")
+
+
+def _noise(results: list[dict]) -> str:
+    """What the loads say about the seconds."""
+    loads = [run["load_at_start"] for result in results for rows in result["rows"].values()
+             for run in rows["runs"]]
+    return (f"- The 1-minute load average was {min(loads)} to {max(loads)} on 2 cores while "
+            "measuring: the wall seconds wait on other work and vary from round to round; "
+            "CPU seconds (user + system, the process's own) vary less and are the better "
+            "ratio (but not immune: a run's CPU seconds also grow when it shares a core); "
+            "peak memory and bytes do not depend on the load. Plain's CPU seconds round by "
+            "round: " + "; ".join(", ".join(str(run["cpu_s"]) for run in r["rows"]["plain"]
+                                            ["runs"]) for r in results)
+            + " (a round's ratios are against its own plain run).")
 
 
 def main() -> int:
@@ -250,7 +268,7 @@ def write(results: list[dict], command_line: str) -> None:
                    "each median to plain's (wall also per round: against plain's run of "
                    "the same round). Loads: the 1-minute load average at the start of "
                    "each run, 2 cores shared with other work.\n\n"
-                   + text + "\n\n" + "\n".join(machine_lines()))
+                   + text + "\n" + _noise(results) + "\n" + "\n".join(machine_lines()))
 
 
 if __name__ == "__main__":

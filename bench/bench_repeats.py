@@ -336,7 +336,8 @@ def render(records: dict) -> str:
         record = records[key]
         size = f"{record['docs']:,}" + (f" ({record['input_bytes'] / 1e6:,.0f})"
                                         if "input_bytes" in record else "")
-        for name, r in record["rows"].items():
+        for name, r in sorted(record["rows"].items(),  # in memory, bounded, datatrove
+                              key=lambda row: (row[0] == DATATROVE, "--memory-limit" in row[0])):
             if r.get("unfinished"):
                 rows.append(f"| {size} | {name} | not finished after {r['seconds']:,.0f} s "
                             f"| {r['fraction']} | | | | | | | |")
