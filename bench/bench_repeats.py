@@ -3,6 +3,8 @@ dedup (C4's three-sentence spans, datatrove.pipeline.dedup.sentence_dedup), on a
 generated web-like corpus whose boilerplate and unique text are known.
 
     python bench/bench_repeats.py --sizes 100000       # writes the "repeats" section
+    python bench/bench_repeats.py --sizes 100000 --min-unit-words default 0 \
+        --tools 'neardup --unit sentences:3' 'neardup --unit line'
     python bench/bench_repeats.py --sizes 1000000 --memory-limits 4G --repeats 1 \
         --tools 'neardup --unit sentences:3' 'neardup --unit line'
 
@@ -226,7 +228,8 @@ def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, to
     path, planted = corpus(docs, folder)
     input_bytes = sum(len(t.encode("utf-8")) for t in read_texts(path))
     runs: dict[str, list[tuple[float, float, float]]] = {}
-    quality, loads = {}, []
+    quality: dict[str, dict] = {}
+    loads: dict[str, list[float]] = {}  # the 1-minute load average before each run
     for _ in range(repeats):
         for limit in memory_limits:
             for name, (argv, output, scratch) in commands(path, work, limit, tools,
@@ -236,7 +239,7 @@ def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, to
                 for stale in (output, scratch):
                     if stale is not None and stale.exists():
                         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
-                loads.append(round(os.getloadavg()[0], 1))
+                loads.setdefault(name, []).append(round(os.getloadavg()[0], 1))
                 done, wall, peak = run_timed(argv, stdout=subprocess.DEVNULL)
                 runs.setdefault(name, []).append((wall, peak, _cpu(done.stderr)))
                 texts = read_texts(output)
@@ -248,8 +251,7 @@ def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, to
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     return {"docs": docs, "input_bytes": input_bytes, "repeats": repeats,
             "unique_sentences": planted["unique_sentences"], "uptime": uptime,
-            "loads": loads,
-            "rows": {name: {"walls": [w for w, _, _ in timings],
+            "rows": {name: {"walls": [w for w, _, _ in timings], "loads": loads[name],
                             "peaks": [p for _, p, _ in timings],
                             "cpus": [c for _, _, c in timings], **quality[name]}
                      for name, timings in runs.items()}}
@@ -318,9 +320,38 @@ def against(record: dict) -> list[str]:
         return []
     wall, cpu = statistics.median(other["walls"]), statistics.median(other["cpus"])
     return [f"datatrove / `{name}`: {wall / statistics.median(r['walls']):,.0f}x the wall, "
-            f"{cpu / statistics.median(r['cpus']):,.0f}x the CPU"
+            f"{cpu / statistics.median(r['cpus']):,.0f}x the CPU (datatrove's row may come "
+            "from another session and load: the CPU ratio is the fairer one)"
             for name, r in record["rows"].items()
             if name != DATATROVE and r.get("cpus") and "--memory-limit" not in name]
+
+
+def minimum_effect(record: dict) -> list[str]:
+    """For each neardup row run both by default and with ``--min-unit-words 0``: what the
+    default leaves that 0 removes."""
+    lines = []
+    for name, zero in record["rows"].items():
+        if " --min-unit-words 0" not in name or zero.get("from"):
+            continue
+        in_memory = name.split(" --memory-limit")[0]
+        if in_memory != name and in_memory in record["rows"]:
+            continue  # the same copies as in memory (SHA-256, above)
+        default = record["rows"].get(name.replace(" --min-unit-words 0", ""))
+        if default is None or default.get("from") or "short_left" not in default:
+            continue
+        kept = zero["bytes_removed"] - default["bytes_removed"]
+        left = default["short_left"] - zero["short_left"]
+        lines.append(
+            f"`{name.replace(' --min-unit-words 0', '')}` by default leaves "
+            f"{left:,} more copies of the 2-word line and {kept:,} bytes "
+            f"({kept / zero['bytes_removed']:.1%} of what `--min-unit-words 0` removes), "
+            f"and {default['documents'] - zero['documents']:,} more documents (whose other "
+            "lines were all repeats) than with `--min-unit-words 0`"
+            if kept or left else
+            f"`{name.replace(' --min-unit-words 0', '')}` writes the same copy by default "
+            "and with `--min-unit-words 0`" + (" (SHA-256)" if default.get("sha256")
+                                               == zero.get("sha256") else ""))
+    return lines
 
 
 def render(records: dict) -> str:
@@ -337,12 +368,15 @@ def render(records: dict) -> str:
         size = f"{record['docs']:,}" + (f" ({record['input_bytes'] / 1e6:,.0f})"
                                         if "input_bytes" in record else "")
         for name, r in sorted(record["rows"].items(),  # in memory, bounded, datatrove
-                              key=lambda row: (row[0] == DATATROVE, "--memory-limit" in row[0])):
+                              key=lambda row: (row[0] == DATATROVE, "--memory-limit" in row[0],
+                                               row[0])):
             if r.get("unfinished"):
                 rows.append(f"| {size} | {name} | not finished after {r['seconds']:,.0f} s "
                             f"| {r['fraction']} | | | | | | | |")
                 continue
-            runs = r.get("from") or ", ".join(f"{w:,.1f}" for w in r["walls"])
+            runs = r.get("from") or ", ".join(
+                f"{w:,.1f}" + (f" (load {load})" if "loads" in r else "")
+                for w, load in zip(r["walls"], r.get("loads", r["walls"])))
             cpu = f"{statistics.median(r['cpus']):,.1f}" if r.get("cpus") else ""
             short = f" ({r['short_left']:,})" if "short_left" in r else ""
             rows.append(f"| {size} | {name} | {statistics.median(r['walls']):,.1f} | "
@@ -354,10 +388,9 @@ def render(records: dict) -> str:
             notes.append(f"- {record['docs']:,} documents: {record['repeats']} run(s) each, "
                          f"{record['unique_sentences']:,} unique sentences planted; load "
                          f"after measuring: `{record['uptime']}`"
-                         + (f"; 1-minute load average before each run, in run order: "
-                            f"{', '.join(map(str, record['loads']))}"
-                            if record.get("loads") else ""))
-        notes += [f"- {record['docs']:,} documents: {line}" for line in against(record)]
+)
+        notes += [f"- {record['docs']:,} documents: {line}"
+                  for line in minimum_effect(record) + against(record)]
         for line in same_copies(record["rows"]):
             notes.append(f"- {record['docs']:,} documents: {line}")
         if "from" in record:
@@ -396,7 +429,8 @@ def render(records: dict) -> str:
         "--tools 'neardup --unit sentences:3' 'neardup --unit line' --min-unit-words "
         "default 0` and "
         "`python bench/bench_repeats.py --sizes 1000000 --repeats 1 --tools "
-        "'neardup --unit sentences:3' 'neardup --unit line' --memory-limits 4G` (each "
+        "'neardup --unit line' --memory-limits 4G --min-unit-words default 0`, then the "
+        "same with `--tools 'neardup --unit sentences:3'` alone (each "
         "size's rows are kept in bench/.cache/repeats_runs.json and the section shows "
         "them all); datatrove at 100,000: `/usr/bin/time -v python bench/bench_repeats.py "
         "--datatrove IN OUT WORK 2> LOG`, then `--adopt-datatrove 100000 OUT LOG NOTE`",
