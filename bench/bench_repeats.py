@@ -3,6 +3,8 @@ dedup (C4's three-sentence spans, datatrove.pipeline.dedup.sentence_dedup), on a
 generated web-like corpus whose boilerplate and unique text are known.
 
     python bench/bench_repeats.py --sizes 100000       # writes the "repeats" section
+    python bench/bench_repeats.py --sizes 100000 --min-unit-words default 0 \
+        --tools 'neardup --unit sentences:3' 'neardup --unit line'
     python bench/bench_repeats.py --sizes 1000000 --memory-limits 4G --repeats 1 \
         --tools 'neardup --unit sentences:3' 'neardup --unit line'
 
@@ -13,10 +15,20 @@ three sentences, each paragraph with probability 0.2 one of 2,000 shared paragra
 the sentences of 12 random words from 5,000 letter-only words never repeat in
 practice). Truth: every boilerplate line and shared paragraph after its first
 occurrence should go; every unique sentence should stay. Each tool's output is judged
-against that: boilerplate copies left, unique sentences lost, bytes removed.
+against that: boilerplate copies left (and how many of them are lines under neardup's
+minimum unit length), unique sentences lost, bytes removed.
+
+One footer, "Cookie preferences", has 2 words: under the 3 words below which
+``--unit line`` and ``repeats`` keep a unit by default (``--min-unit-words``). It stays
+so on purpose: a 2-word link line is ordinary web boilerplate ("Cookie preferences",
+"Contact us"), and C4 drops such lines with its quality filter (a line of fewer than 3
+words), not as repeats; the minimum exists for the short lines of code and lists that
+are not boilerplate. ``--min-unit-words default 0`` runs each neardup tool both ways,
+alternately: what the default leaves, what 0 (the behaviour before the minimum) removes.
 
 The tools run as fresh processes under /usr/bin/time -v, alternately, ``--repeats``
-times; the table gives medians. neardup runs in memory and under each of
+times; the table gives medians of wall, CPU (user + system) and peak RSS. neardup runs
+in memory and under each of
 ``--memory-limits`` (sorted runs on disk). datatrove runs its three steps (signatures,
 find dedups, filter) with one task each, n_sentences=3, no minimum words or sentences;
 a datatrove run too long to wait for can be started alone (``--datatrove IN OUT WORK``,
@@ -82,9 +94,14 @@ def write_corpus(path: Path, n: int, seed: int = 0) -> dict:
     return {"documents": n, "unique_sentences": unique, "shared": shared}
 
 
+MIN_UNIT_WORDS = 3  # neardup's default --min-unit-words
+SHORT = [line for line in HEADERS + FOOTERS if len(line.split()) < MIN_UNIT_WORDS]
+
+
 def judge(out_texts: list[str], planted: dict) -> dict:
-    """Boilerplate copies left (beyond one each), shared paragraphs' sentences left beyond
-    one copy, and unique sentences lost, counted in the output texts."""
+    """Boilerplate copies left (beyond one each; ``short_left``: of the lines under
+    neardup's default minimum), shared paragraphs' sentences left beyond one copy, and
+    unique sentences lost, counted in the output texts."""
     boiler = {line: 0 for line in HEADERS + FOOTERS}
     shared_sentences: dict[str, int] = {}
     for para in planted["shared"]:
@@ -103,6 +120,7 @@ def judge(out_texts: list[str], planted: dict) -> dict:
                 elif sentence:
                     unique_left += 1
     return {"boilerplate_left": sum(max(c - 1, 0) for c in boiler.values()),
+            "short_left": sum(max(boiler[line] - 1, 0) for line in SHORT),
             "shared_left": sum(max(c - 1, 0) for c in shared_sentences.values()),
             "unique_lost": planted["unique_sentences"] - unique_left}
 
@@ -164,9 +182,11 @@ TOOLS = (NEARDUP_SENTENCES, NEARDUP_LINE, DATATROVE)
 RECORDS = HERE / ".cache" / "repeats_runs.json"  # every size's rows, for the section
 
 
-def commands(in_path: Path, out: Path, memory_limit: str | None, tools) -> dict:
+def commands(in_path: Path, out: Path, memory_limit: str | None, tools,
+             min_unit_words=("default",)) -> dict:
     """name -> (argv, output, scratch): the tools asked for; neardup in memory, or under
-    ``memory_limit`` (its --memory-limit, work files under ``out``)."""
+    ``memory_limit`` (its --memory-limit, work files under ``out``), once for each of
+    ``min_unit_words`` ("default": the option not given)."""
     exe = str(Path(sys.executable).parent / "neardup")
     me = str(Path(__file__).resolve())
     bounded = ["--memory-limit", memory_limit, "--work-dir", str(out / "spill")] \
@@ -175,9 +195,14 @@ def commands(in_path: Path, out: Path, memory_limit: str | None, tools) -> dict:
     runs = {}
     for name, unit, file in ((NEARDUP_SENTENCES, "sentences:3", "nd_sent.jsonl"),
                              (NEARDUP_LINE, "line", "nd_line.jsonl")):
-        if name in tools:
-            runs[name + suffix] = ([exe, "dedup", str(in_path), "--unit", unit, "-o",
-                                    str(out / file), "-q", *bounded], out / file, None)
+        if name not in tools:
+            continue
+        for words in min_unit_words:
+            minimum = [] if words == "default" else ["--min-unit-words", str(words)]
+            copy = out / (file if not minimum else file.replace(".", f"_w{words}."))
+            runs[" ".join([name, *minimum]) + suffix] = (
+                [exe, "dedup", str(in_path), "--unit", unit, *minimum, "-o", str(copy),
+                 "-q", *bounded], copy, None)
     if DATATROVE in tools:
         runs[DATATROVE] = ([sys.executable, me, "--datatrove", str(in_path), str(out / "dt"),
                             str(out / "dt_work")], out / "dt", out / "dt_work")
@@ -194,25 +219,29 @@ def corpus(docs: int, folder: Path) -> tuple[Path, dict]:
     return path, json.loads(planted_path.read_text(encoding="utf-8"))
 
 
-def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, tools) -> dict:
+def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, tools,
+            min_unit_words=("default",)) -> dict:
     """One size: every tool asked for, alternately, ``repeats`` times, in fresh processes
     under /usr/bin/time -v; its rows (medians) and what the corpus plants."""
     from common import run_timed
 
     path, planted = corpus(docs, folder)
     input_bytes = sum(len(t.encode("utf-8")) for t in read_texts(path))
-    runs: dict[str, list[tuple[float, float]]] = {}
-    quality = {}
+    runs: dict[str, list[tuple[float, float, float]]] = {}
+    quality: dict[str, dict] = {}
+    loads: dict[str, list[float]] = {}  # the 1-minute load average before each run
     for _ in range(repeats):
         for limit in memory_limits:
-            for name, (argv, output, scratch) in commands(path, work, limit, tools).items():
+            for name, (argv, output, scratch) in commands(path, work, limit, tools,
+                                                          min_unit_words).items():
                 if name == DATATROVE and limit != memory_limits[0]:
                     continue  # datatrove has no memory limit: once a round
                 for stale in (output, scratch):
                     if stale is not None and stale.exists():
                         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
-                _, wall, peak = run_timed(argv, stdout=subprocess.DEVNULL)
-                runs.setdefault(name, []).append((wall, peak))
+                loads.setdefault(name, []).append(round(os.getloadavg()[0], 1))
+                done, wall, peak = run_timed(argv, stdout=subprocess.DEVNULL)
+                runs.setdefault(name, []).append((wall, peak, _cpu(done.stderr)))
                 texts = read_texts(output)
                 quality[name] = {**judge(texts, planted), "documents": len(texts),
                                  "bytes_removed": input_bytes - sum(
@@ -222,9 +251,16 @@ def measure(docs: int, work: Path, folder: Path, repeats: int, memory_limits, to
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     return {"docs": docs, "input_bytes": input_bytes, "repeats": repeats,
             "unique_sentences": planted["unique_sentences"], "uptime": uptime,
-            "rows": {name: {"walls": [w for w, _ in timings],
-                            "peaks": [p for _, p in timings], **quality[name]}
+            "rows": {name: {"walls": [w for w, _, _ in timings], "loads": loads[name],
+                            "peaks": [p for _, p, _ in timings],
+                            "cpus": [c for _, _, c in timings], **quality[name]}
                      for name, timings in runs.items()}}
+
+
+def _cpu(time_log: str) -> float:
+    """User + system seconds from a ``/usr/bin/time -v`` log."""
+    return sum(float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", time_log).group(1))
+               for kind in ("User", "System"))
 
 
 def _digest(output: Path) -> str:
@@ -272,37 +308,89 @@ def adopted(docs: int, output: Path, time_log: Path, folder: Path, note: str) ->
     input_bytes = sum(len(t.encode("utf-8")) for t in read_texts(path))
     texts = read_texts(output)
     return {**judge(texts, planted), "documents": len(texts), "walls": [wall],
+            "cpus": [_cpu(log)],
             "peaks": [int(peak.group(1)) / 1024], "from": note,
             "bytes_removed": input_bytes - sum(len(t.encode("utf-8")) for t in texts)}
+
+
+def against(record: dict) -> list[str]:
+    """datatrove's median wall and CPU over each neardup row's (rows with both)."""
+    other = record["rows"].get(DATATROVE, {})
+    if not other.get("cpus"):
+        return []
+    wall, cpu = statistics.median(other["walls"]), statistics.median(other["cpus"])
+    return [f"datatrove / `{name}`: {wall / statistics.median(r['walls']):,.0f}x the wall, "
+            f"{cpu / statistics.median(r['cpus']):,.0f}x the CPU (datatrove's row may come "
+            "from another session and load: the CPU ratio is the fairer one)"
+            for name, r in record["rows"].items()
+            if name != DATATROVE and r.get("cpus") and "--memory-limit" not in name]
+
+
+def minimum_effect(record: dict) -> list[str]:
+    """For each neardup row run both by default and with ``--min-unit-words 0``: what the
+    default leaves that 0 removes."""
+    lines = []
+    for name, zero in record["rows"].items():
+        if " --min-unit-words 0" not in name or zero.get("from"):
+            continue
+        in_memory = name.split(" --memory-limit")[0]
+        if in_memory != name and in_memory in record["rows"]:
+            continue  # the same copies as in memory (SHA-256, above)
+        default = record["rows"].get(name.replace(" --min-unit-words 0", ""))
+        if default is None or default.get("from") or "short_left" not in default:
+            continue
+        kept = zero["bytes_removed"] - default["bytes_removed"]
+        left = default["short_left"] - zero["short_left"]
+        lines.append(
+            f"`{name.replace(' --min-unit-words 0', '')}` by default leaves "
+            f"{left:,} more copies of the 2-word line and {kept:,} bytes "
+            f"({kept / zero['bytes_removed']:.1%} of what `--min-unit-words 0` removes), "
+            f"and {default['documents'] - zero['documents']:,} more documents (whose other "
+            "lines were all repeats) than with `--min-unit-words 0`"
+            if kept or left else
+            f"`{name.replace(' --min-unit-words 0', '')}` writes the same copy by default "
+            "and with `--min-unit-words 0`" + (" (SHA-256)" if default.get("sha256")
+                                               == zero.get("sha256") else ""))
+    return lines
 
 
 def render(records: dict) -> str:
     from common import machine_lines
 
-    rows = ["| documents (MB of text) | tool | wall (s, median) | runs (s) | peak RSS (MiB, "
-            "median) | documents out | bytes removed | boilerplate copies left | "
-            "shared-paragraph sentences left | unique sentences lost |",
-            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| documents (MB of text) | tool | wall (s, median) | runs (s) | CPU (s, "
+            "median) | peak RSS (MiB, median) | documents out | bytes removed | boilerplate "
+            "copies left (of 2-word lines) | shared-paragraph sentences left | unique "
+            "sentences lost |",
+            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     notes = []
     for key in sorted(records, key=int):
         record = records[key]
         size = f"{record['docs']:,}" + (f" ({record['input_bytes'] / 1e6:,.0f})"
                                         if "input_bytes" in record else "")
-        for name, r in record["rows"].items():
+        for name, r in sorted(record["rows"].items(),  # in memory, bounded, datatrove
+                              key=lambda row: (row[0] == DATATROVE, "--memory-limit" in row[0],
+                                               row[0])):
             if r.get("unfinished"):
                 rows.append(f"| {size} | {name} | not finished after {r['seconds']:,.0f} s "
-                            f"| {r['fraction']} | | | | | | |")
+                            f"| {r['fraction']} | | | | | | | |")
                 continue
-            runs = r.get("from") or ", ".join(f"{w:,.1f}" for w in r["walls"])
+            runs = r.get("from") or ", ".join(
+                f"{w:,.1f}" + (f" (load {load})" if "loads" in r else "")
+                for w, load in zip(r["walls"], r.get("loads", r["walls"])))
+            cpu = f"{statistics.median(r['cpus']):,.1f}" if r.get("cpus") else ""
+            short = f" ({r['short_left']:,})" if "short_left" in r else ""
             rows.append(f"| {size} | {name} | {statistics.median(r['walls']):,.1f} | "
-                        f"{runs} | "
+                        f"{runs} | {cpu} | "
                         f"{statistics.median(r['peaks']):,.0f} | {r['documents']:,} | "
-                        f"{r['bytes_removed']:,} | {r['boilerplate_left']:,} | "
+                        f"{r['bytes_removed']:,} | {r['boilerplate_left']:,}{short} | "
                         f"{r['shared_left']:,} | {r['unique_lost']:,} |")
         if "uptime" in record:
             notes.append(f"- {record['docs']:,} documents: {record['repeats']} run(s) each, "
                          f"{record['unique_sentences']:,} unique sentences planted; load "
-                         f"after measuring: `{record['uptime']}`")
+                         f"after measuring: `{record['uptime']}`"
+)
+        notes += [f"- {record['docs']:,} documents: {line}"
+                  for line in minimum_effect(record) + against(record)]
         for line in same_copies(record["rows"]):
             notes.append(f"- {record['docs']:,} documents: {line}")
         if "from" in record:
@@ -317,21 +405,32 @@ def render(records: dict) -> str:
         "processes under `/usr/bin/time -v`, the tools alternately within each round; "
         "medians. `--memory-limit` rows read in chunks and sort the units' hashes in runs "
         "on disk (`neardup.units.sorted_runs`); their copy is the in-memory copy byte for "
-        "byte (tests/units/test_sorted_runs.py), so their quality columns are the same.",
+        "byte (tests/units/test_sorted_runs.py), so their quality columns are the same. "
+        "One footer of the pool, \"Cookie preferences\", has 2 words: fewer than the 3 "
+        "under which `--unit line` keeps a line by default (`--min-unit-words`, as C4's "
+        "line rule counts; see the units guide), so by default its later copies stay "
+        "(the count in brackets); `--min-unit-words 0`, the behaviour before the minimum, "
+        "removes them. It is kept at 2 words on purpose: short link lines are ordinary "
+        "web boilerplate, and the rows then show what the default costs on pages as well "
+        "as what it spares in code and lists.",
         "", *rows, "",
         "- C4's rule removes a span only where three consecutive sentences repeat: "
         "two boilerplate lines beside unique text never make one, which is why "
         "three-sentence spans (neardup's and datatrove's alike) leave the header and "
-        "footer lines that `--unit line` removes. datatrove splits sentences and "
+        "footer lines that `--unit line` removes (every one with `--min-unit-words 0`; by "
+        "default every one but the 2-word line's copies). datatrove splits sentences and "
         "normalizes by its own rules (its word tokenizer's sentence splitter), and "
         "has no line unit.",
         "- text-dedup's suffix-array path (Lee et al.'s deduplicate-text-datasets) is not "
         "in the table: it builds a Rust tool from crates.io and downloads a Hugging Face "
         "tokenizer, and this machine reaches neither.",
         *notes, *machine_lines(),
-        "- reproduce: `python bench/bench_repeats.py --sizes 100000 --repeats 2` and "
+        "- reproduce: `python bench/bench_repeats.py --sizes 100000 --repeats 2 "
+        "--tools 'neardup --unit sentences:3' 'neardup --unit line' --min-unit-words "
+        "default 0` and "
         "`python bench/bench_repeats.py --sizes 1000000 --repeats 1 --tools "
-        "'neardup --unit sentences:3' 'neardup --unit line' --memory-limits 4G` (each "
+        "'neardup --unit line' --memory-limits 4G --min-unit-words default 0`, then the "
+        "same with `--tools 'neardup --unit sentences:3'` alone (each "
         "size's rows are kept in bench/.cache/repeats_runs.json and the section shows "
         "them all); datatrove at 100,000: `/usr/bin/time -v python bench/bench_repeats.py "
         "--datatrove IN OUT WORK 2> LOG`, then `--adopt-datatrove 100000 OUT LOG NOTE`",
@@ -345,6 +444,9 @@ def main() -> None:
     parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
     parser.add_argument("--memory-limits", nargs="+", default=["none", "4G"],
                         help="neardup's runs: in memory (none) and under each limit")
+    parser.add_argument("--min-unit-words", nargs="+", default=["default"],
+                        help="neardup's runs: with each of these --min-unit-words "
+                             "(default: the option not given)")
     parser.add_argument("--corpora", type=Path, default=HERE / ".cache",
                         help="where web_N.jsonl is written once and read again")
     parser.add_argument("--unfinished", nargs=3, metavar=("DOCS", "SECONDS", "FRACTION"),
@@ -384,7 +486,8 @@ def main() -> None:
         args.corpora.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix="bench_repeats_"))
         try:
-            record = measure(docs, work, args.corpora, args.repeats, limits, args.tools)
+            record = measure(docs, work, args.corpora, args.repeats, limits, args.tools,
+                             args.min_unit_words)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         kept = records.get(str(docs), {}).get("rows", {})
