@@ -22,7 +22,7 @@ from .._core import counts as counting
 from ..cluster import KEEP_POLICIES
 from ..result import FindResult
 from ..sinks import OUTPUT_FORMATS, write_table
-from ..sinks.staging import refuse_touching_inputs
+from ..sinks.staging import refuse_inside_replaced, refuse_touching_inputs
 from ..sources import (
     Documents,
     check_annotation_target,
@@ -70,6 +70,8 @@ class DedupOutputs:
                     os.path.realpath(self.explain) == os.path.realpath(out):
                 raise ValueError(f"--explain {self.explain} is the --out path: choose "
                                  f"another file")
+            if out != "-":  # a folder of copies (Spark's, a directory's) is replaced whole
+                refuse_inside_replaced("--out", out, {"--explain": self.explain})
         if self.annotate and not in_memory:
             check_annotation_target(paths, [resolve_format(p, fmt) for p in paths],
                                     ANNOTATION_FIELDS)
