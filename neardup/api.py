@@ -287,8 +287,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     ``neardup_kept``, ``neardup_duplicate_of`` and ``neardup_jaccard`` (JSON Lines fields,
     CSV/TSV or Parquet columns, columns of data in memory; records that are not documents
     get none, or empty cells and nulls; see :mod:`neardup.sources.annotations`); an input
-    that already has one of these names is refused before anything is written. Both on
-    the local engine (:mod:`neardup.pipeline.dedup`; the values are
+    that already has one of these names is refused before anything is written. Both on the
+    local engine and on Spark (:mod:`neardup.pipeline.dedup`; the values are
     :meth:`~neardup.result.FindResult.outcomes_table`'s).
 
     ``summary``: a path that gets the run's summary as JSON, written whole after the
@@ -349,9 +349,10 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
     ``engine="spark"``: :func:`neardup.spark.dedup_sources`; a JSON Lines or Parquet
     input's copy is a folder of part files written by the executors (JSON Lines parts,
-    concatenated in order, are the local copy byte for byte), other inputs are read and
-    copied on the driver as locally; CSV/TSV files are refused (the local engine copies
-    them), and so are ``annotate``, ``explain`` and ``keep`` "all" or "none".
+    concatenated in order, are the local copy byte for byte; Parquet parts hold its
+    rows), other inputs are read and copied on the driver as locally; CSV/TSV files are
+    refused (the local engine copies them). ``keep``, ``annotate`` and ``explain`` give
+    the local engine's records, fields and explain file (not against an index).
     """
     if engine not in ENGINES:
         raise not_one_of("engine", engine, ENGINES)
@@ -381,6 +382,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     _refuse(engine, "dedup", groups, memory_limit=limit, in_memory=in_memory, out=out,
             add=add, explain=explain, annotate=annotate, keep=keep, against=against,
             representative_field=representative_field)
+    if against is not None:
+        _refuse(engine, "dedup --against", groups, memory_limit=limit, explain=explain)
     outputs = DedupOutputs(keep, annotate, explain)
     if engine == "spark":
         if out is None:
@@ -390,6 +393,7 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
 
         probe, groups = _spark_against(against, groups, {"--out": out}, force)
         return spark.dedup_sources(as_paths(inputs), out, quiet=quiet, against=probe,
+                                   keep=keep, annotate=annotate, explain=explain,
                                    **_spark_keywords(groups))
     if against is not None:
         from .index.against import dedup_against

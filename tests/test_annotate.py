@@ -382,8 +382,9 @@ def test_an_input_with_an_added_name_is_refused_before_anything_is_written(tmp_p
      "the file's suffix says its format"),
     (lambda d: neardup.dedup(d / "in.jsonl", d / "o.jsonl", against=d / "idx",
                              annotate=True), "without an index"),
-    (lambda d: neardup.dedup(d / "in.jsonl", d / "o.jsonl", engine="spark", annotate=True),
-     "--annotate is not supported by the Spark engine"),
+    (lambda d: neardup.dedup(d / "in.jsonl", d / "o.jsonl", engine="spark", against=d / "idx",
+                             explain=d / "e.csv"),
+     "--explain is not supported by the Spark engine: against an index"),
 ])
 def test_refusals_name_the_option(tmp_path, call, message):
     (tmp_path / "in.txt").write_text("a line of text\n")

@@ -22,7 +22,7 @@ from .._core import counts as counting
 from ..cluster import KEEP_POLICIES
 from ..result import FindResult
 from ..sinks import OUTPUT_FORMATS, write_table
-from ..sinks.staging import refuse_touching_inputs
+from ..sinks.staging import refuse_inside_replaced, refuse_touching_inputs
 from ..sources import (
     Documents,
     check_annotation_target,
@@ -70,6 +70,8 @@ class DedupOutputs:
                     os.path.realpath(self.explain) == os.path.realpath(out):
                 raise ValueError(f"--explain {self.explain} is the --out path: choose "
                                  f"another file")
+            if out != "-":  # a folder of copies (Spark's, a directory's) is replaced whole
+                refuse_inside_replaced("--out", out, {"--explain": self.explain})
         if self.annotate and not in_memory:
             check_annotation_target(paths, [resolve_format(p, fmt) for p in paths],
                                     ANNOTATION_FIELDS)
@@ -98,12 +100,19 @@ class DedupOutputs:
                 copy = annotated_rows(inputs, keep_row, annotations, document_at)
         else:
             written = write_deduplicated(documents, kept, inputs, out, annotate=annotations)
-            counting.add(result.counts, dedup={**written, "keep": self.keep,
-                                               "annotated": self.annotate})
+            counting.add(result.counts, dedup=self.copy_counts(written))
             copy = result
         if self.explain is not None:
-            table = result.explain_table(self.keep)
-            write_table(table, self.explain, escape_formulas=True)  # as every CSV output
-            counting.add(result.counts, explain={"path": str(self.explain),
-                                                 "rows": table.num_rows})
+            self.write_explain(result.explain_table(self.keep), result.counts)
         return copy
+
+    def copy_counts(self, written: dict) -> dict:
+        """The ``dedup`` count of a copy the writer says is ``written``."""
+        return {**written, "keep": self.keep, "annotated": self.annotate}
+
+    def write_explain(self, table, counts: dict) -> None:
+        """The explain ``table`` (:meth:`~neardup.result.FindResult.explain_table`)
+        written to the explain file, and its count added to ``counts``: every engine
+        writes it here."""
+        write_table(table, self.explain, escape_formulas=True)  # as every CSV output
+        counting.add(counts, explain={"path": str(self.explain), "rows": table.num_rows})

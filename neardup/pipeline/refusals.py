@@ -3,7 +3,8 @@
 The local engine runs every option. Under ``--memory-limit`` it reads, shingles and signs
 a chunk at a time, so what needs every set or text in memory is refused; the Spark
 engine runs MinHash + LSH or SimHash on Jaccard, from files. A row names the engine,
-the commands it applies to, the option (its library keyword) and the values refused;
+the commands it applies to (``dedup --against``: a dedup against an index, ``dedup
+--unit``: units inside documents), the option (its library keyword) and the values refused;
 :func:`check` raises the row's message, which names the CLI flag. ``neardup.api``
 checks every entry point once, before reading anything or starting Spark; the Spark
 engine's own DataFrame entry points (:func:`neardup.spark.find`,
@@ -86,15 +87,9 @@ REFUSALS: tuple[Refusal, ...] = (
             "its kept documents' sets and signatures stay on the executors; run dedup "
             "--against IDX --engine spark, then `neardup index add IDX` on the copy (or "
             "--engine local for --add)"),
-    Refusal(SPARK, ("dedup",), "explain", "--explain",
-            "it names each removed record's match on the local engine: use --engine "
-            "local for it"),
-    Refusal(SPARK, ("dedup",), "annotate", "--annotate",
-            "its executors copy the records as they are; use --engine local to add "
-            "the fields"),
-    Refusal(SPARK, ("dedup",), "keep", "--keep",
-            "it keeps each cluster's representative; use --engine local for another "
-            "policy", refused=("all", "none")),
+    Refusal(SPARK, ("dedup --against",), "explain", "--explain",
+            "against an index (--against) its matches are not gathered on the driver; "
+            "use --engine local for it, or drop --against"),
     Refusal(SPARK, ("dedup", "dedup --unit"), "out", "--out",
             "dedup --engine spark copies files into out= (a folder of part files); "
             "standard output is the local engine's", refused=("-",)),

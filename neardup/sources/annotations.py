@@ -103,10 +103,8 @@ class RecordAnnotations:
         document = self._document(record)
         if document < 0:
             return ""
-        if self._json is None:  # every document's, rendered once, a column at a time
-            rendered = [[f', "{name}": ' + text for text in _json_texts(values)]
-                        for name, values in zip(self.names, self._values())]
-            self._json = ["".join(parts) for parts in zip(*rendered)]
+        if self._json is None:  # every document's, rendered once
+            self._json = json_fields(self.names, self._values())
         return self._json[document]
 
     def cells(self, record: int) -> list[str]:
@@ -137,6 +135,16 @@ class RecordAnnotations:
         added name."""
         if _JSON_KEY in line:
             _check_json_line(line, self.names, display, record)
+
+
+def json_fields(names: Sequence[str], values: Sequence[list]) -> list[str]:
+    """Each row's ``, "name": value`` for every column (``values``: the columns' Python
+    values, named ``names``), rendered a column at a time: what a JSON Lines copy adds
+    before a document's closing brace (:func:`neardup.sources.lines.annotated_line`;
+    the Spark copy renders its rows with it too, so both write the same bytes)."""
+    rendered = [[f', "{name}": ' + text for text in _json_texts(column)]
+                for name, column in zip(names, values)]
+    return ["".join(parts) for parts in zip(*rendered)]
 
 
 def refuse_collisions(names: Sequence[str], added: Sequence[str], display: str) -> None:

@@ -75,7 +75,7 @@ from ..pipeline import refusals
 from ..sinks import resolve_layout
 from ..text import prepare
 from .components import connected_components
-from .found import found_on_driver, verified_edges
+from .found import Found, found_on_driver, on_edges, verified_edges
 from .progress import SparkStageTimer
 from .read import _read, read_documents, read_sources
 from .repeats import repeats_sources
@@ -144,6 +144,9 @@ class SparkFindResult:
     # the documents' rows unsorted (parts cut by document ranges); a table replaced since
     # is written by ``orders``
     held: dict = field(default_factory=dict, repr=False)
+    # what the driver found of the documents on an edge (:class:`~neardup.spark.found.Found`:
+    # a dedup's outcomes and explain table come from it); None against an index
+    found: Found | None = field(default=None, repr=False)
 
     def summary(self) -> dict:
         return {"counts": self.counts, "config": self.config.as_dict(),
@@ -231,7 +234,8 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
                            identical=frames["identical"], clusters=frames["clusters"],
                            documents=documents_frame, candidates=frames["candidates"],
                            labels=labels, config=config, plan=plan, counts=counts,
-                           seconds=timer.seconds, orders=orders, timer=timer, held=held)
+                           seconds=timer.seconds, orders=orders, timer=timer, held=held,
+                           found=found)
 
 
 def _frame(spark, table: pa.Table) -> DataFrame:
@@ -245,15 +249,6 @@ _DOCUMENT_SCHEMA = ("doc long, id string, shingles long, status string, cluster 
                     "representative boolean")
 
 
-def _on_edges(batch: pa.RecordBatch, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(where, at): the rows of ``batch`` whose doc is one of ``docs`` (sorted), and its
-    index there."""
-    doc = batch.column("doc").to_numpy()
-    at = np.minimum(np.searchsorted(docs, doc), max(0, docs.size - 1))
-    where = (docs[at] == doc) if docs.size else np.zeros(doc.size, dtype=bool)
-    return where, at
-
-
 def _document_rows(in_clusters, min_shingles: int):
     """mapInArrow body: (doc, id, size) → the documents table's rows, the cluster and
     representative of a document on an edge from the driver's (broadcast) arrays."""
@@ -261,7 +256,7 @@ def _document_rows(in_clusters, min_shingles: int):
     def run(batches):
         docs, cluster_ids, representative, _ = in_clusters.value
         for batch in batches:
-            where, at = _on_edges(batch, docs)
+            where, at = on_edges(batch, docs)
             ids = batch.column("id")
             cluster = pc.if_else(pa.array(where), cluster_ids.take(pa.array(at))
                                  if docs.size else ids, ids)
@@ -281,7 +276,7 @@ def _label_rows(in_clusters):
     def run(batches):
         docs, _, _, label_docs = in_clusters.value
         for batch in batches:
-            where, at = _on_edges(batch, docs)
+            where, at = on_edges(batch, docs)
             doc = batch.column("doc").to_numpy()
             label = np.where(where, label_docs[at] if docs.size else doc, doc)
             yield pa.RecordBatch.from_arrays([batch.column("doc"), pa.array(label)],
@@ -502,30 +497,49 @@ def dedup_sources(inputs, out, *, spark=None, text_fields: Sequence[str] = ("tex
                   encoding: str = "utf-8", normalize=None, tokenize=None,
                   respect_ignore: bool = True, follow_links: bool = False,
                   allow_empty: bool = False, quiet: bool = True, against=None,
+                  keep: str = "representative", annotate: bool = False, explain=None,
                   **options) -> SparkFindResult:
     """``neardup dedup --engine spark``: :func:`find_sources` on ``inputs``, then their copy
     minus the documents not kept, written to ``out`` (see :mod:`neardup.spark.dedup`: part
     files written by the executors for JSON Lines and Parquet, the local copy for inputs
     read on the driver). ``result.counts["dedup"]`` says what was written.
+    ``keep``, ``annotate``, ``explain``: as on the local engine
+    (:class:`neardup.pipeline.dedup.DedupOutputs`, checked before any reading): the same
+    records kept, the same fields added, the same explain file (written on the driver).
     ``against``: an index's probe (see :func:`find_sources`): the new documents minus
-    those that duplicate an indexed one or are not kept among themselves."""
+    those that duplicate an indexed one or are not kept among themselves (``keep``,
+    ``annotate`` and ``explain`` are not for it)."""
     from .. import sources
-    from .dedup import check_dedup_inputs, write_copies
+    from ..pipeline.dedup import DedupOutputs
+    from .dedup import check_dedup_inputs, outcome_rows, write_copies
 
     _require_spark()
     paths = [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike))
                                     else inputs)]
     check_dedup_inputs(paths, [sources.resolve_format(p, fmt) for p in paths])
+    outputs = DedupOutputs(keep, annotate, explain)
+    if against is None:
+        outputs.check(paths, out, fmt)
+    else:  # the door refuses explain against an index (neardup.pipeline.refusals)
+        outputs.check_against()
     result, read = _found(paths, spark, quiet, normalize, tokenize, options,
                           dict(text_fields=text_fields, id_field=id_field, fmt=fmt,
                                delimiter=delimiter, include=include, exclude=exclude,
                                encoding=encoding, respect_ignore=respect_ignore,
                                follow_links=follow_links, allow_empty=allow_empty), against)
-    documents = result.documents
     if against is not None:  # the new documents' rows only: the copy is of them
-        documents = documents.where(F.col("doc") < result.new_documents)
-    with result.timer.stage("write", f"the kept records into {out}"):
-        counting.add(result.counts, dedup=write_copies(read, documents, out))
+        documents = result.documents.where(F.col("doc") < result.new_documents)
+        with result.timer.stage("write", f"the kept records into {out}"):
+            counting.add(result.counts, dedup=write_copies(read, documents, out))
+    else:  # what each document becomes, from the driver's outcomes of those on an edge
+        outcomes = outcome_rows(read.signed, result.found.outcomes(keep))
+        with result.timer.stage("write", f"the {'' if keep == 'all' else 'kept '}records "
+                                         f"into {out}"):
+            written = write_copies(read, outcomes, out, written="written",
+                                   annotate=annotate, encoding=encoding)
+            counting.add(result.counts, dedup=outputs.copy_counts(written))
+        if explain is not None:
+            outputs.write_explain(result.found.explain_table(keep), result.counts)
     result.timer.say_totals()
     read.release()
     return result

@@ -224,7 +224,7 @@ def with_index(result, signed: DataFrame, probe):
     return replace(result, pairs=pairs, set_pairs=set_pairs, clusters=clusters,
                    documents=documents, candidates=candidates, labels=labels, counts=counts,
                    seconds=seconds, pairs_schema=PAIRS_WITH_SOURCES,
-                   new_documents=n_new, orders=orders)
+                   new_documents=n_new, orders=orders, found=None)
 
 
 def _anchored_removed(result, verified: DataFrame, identical: DataFrame, n_new: int,

@@ -23,8 +23,20 @@ written where the input was read:
   collected and the local writer (:func:`neardup.sources.write_deduplicated`) writes
   the local engine's copy, in its layout.
 
+What stays follows ``keep`` as locally (:class:`neardup.pipeline.dedup.DedupOutputs`):
+the driver computes what happens to each document on an edge with the local function
+(:meth:`~neardup.spark.found.Found.outcomes`) and broadcasts it; every other document is
+a cluster of one, kept (:func:`outcome_rows`). With ``annotate`` the copy adds the local
+copy's fields: a JSON Lines document's line gets them before its closing brace, rendered
+by the local functions (:func:`neardup.sources.annotations.json_fields`,
+:func:`neardup.sources.lines.annotated_line`), a Parquet part their columns after the
+input's (null for a row that is not a document), and the local writer adds them to a
+copy made on the driver. The explain file is written on the driver, from the same
+outcomes (:meth:`~neardup.spark.found.Found.explain_table`).
+
 CSV/TSV files are read by Spark's CSV parser, which keeps no row's bytes: their copy is
-refused before any reading (the local engine copies them).
+refused before any reading (the local engine copies them; a compressed one is read and
+copied on the driver, as above).
 """
 
 from __future__ import annotations
@@ -38,7 +50,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from ..sources.annotations import ANNOTATION_COLUMNS, ANNOTATION_FIELDS
 from .read import _ranked, positioned, read_lines
 from .write import TableOrder, in_parts, key_bucket, part_runs
 
@@ -70,12 +84,70 @@ def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str]) -> None:
                              f"(--engine local)")
 
 
+# an outcome row: whether the copy holds the document, and the fields --annotate adds
+_ANNOTATION_TYPES = {"cluster": "string", "cluster_size": "long", "kept": "boolean",
+                     "duplicate_of": "string", "jaccard": "double"}
+_ARROW_TYPES = {"string": pa.string(), "long": pa.int64(), "boolean": pa.bool_(),
+                "double": pa.float64()}
+OUTCOME_SCHEMA = "doc long, written boolean, " + ", ".join(
+    f"{field} {_ANNOTATION_TYPES[name]}" for name, field in zip(ANNOTATION_COLUMNS,
+                                                                ANNOTATION_FIELDS))
+ANNOTATION_SCHEMA = pa.schema([(field, _ARROW_TYPES[_ANNOTATION_TYPES[name]])
+                               for name, field in zip(ANNOTATION_COLUMNS, ANNOTATION_FIELDS)])
+
+
+def outcome_rows(documents: DataFrame, on_edges: pa.Table) -> DataFrame:
+    """doc, written and the annotation fields (:data:`OUTCOME_SCHEMA`) of every document
+    of ``documents`` (doc, id): those of ``on_edges`` (the documents on an edge,
+    :meth:`~neardup.spark.found.Found.outcomes`, sorted by doc, broadcast) as the driver
+    computed them; every other document is its own cluster, of size 1, kept and
+    written, the duplicate of none."""
+    table = pa.table({"doc": on_edges.column("doc").cast(pa.int64()),
+                      "written": on_edges.column("written"),
+                      **{field: on_edges.column(name).cast(ANNOTATION_SCHEMA.field(field).type)
+                         for name, field in zip(ANNOTATION_COLUMNS, ANNOTATION_FIELDS)}})
+    held = documents.sparkSession.sparkContext.broadcast(table)
+    return documents.select("doc", "id").mapInArrow(_outcome_batches(held), OUTCOME_SCHEMA)
+
+
+def _outcome_batches(held):
+    """mapInArrow body of :func:`outcome_rows`."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from .found import on_edges
+
+        table = held.value
+        docs = table.column("doc").to_numpy()
+        for batch in batches:
+            where, at = on_edges(batch, docs)
+            n, mask = batch.num_rows, pa.array(where)
+            if docs.size:
+                taken = table.take(pa.array(at))
+            else:  # nothing on an edge: every column of the others' values
+                taken = pa.table({name: pa.nulls(n, table.schema.field(name).type)
+                                  for name in table.column_names})
+            alone = {"written": pa.array(np.ones(n, dtype=bool)),
+                     "neardup_cluster": batch.column("id").cast(pa.string()),
+                     "neardup_cluster_size": pa.array(np.ones(n, dtype=np.int64)),
+                     "neardup_kept": pa.array(np.ones(n, dtype=bool))}
+            columns = [batch.column("doc").cast(pa.int64())]
+            for name in table.column_names[1:]:
+                other = alone.get(name, pa.nulls(n, table.schema.field(name).type))
+                columns.append(pc.if_else(mask, taken.column(name).combine_chunks(),
+                                          other))
+            yield pa.RecordBatch.from_arrays(columns, names=table.column_names)
+    return run
+
+
 def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
                  edits: DataFrame | None = None, text_field: str = "text",
-                 encoding: str = "utf-8") -> dict:
+                 encoding: str = "utf-8", written: str = "representative",
+                 annotate: bool = False) -> dict:
     """The dedup copy of what ``read`` (:class:`~neardup.spark.read._Read`) read, minus
-    the documents ``documents`` (the result's documents table) does not keep; returns
-    the local writer's summary: written, removed, outputs.
+    the documents whose ``written`` column in ``documents`` (the result's documents
+    table, or :func:`outcome_rows`) is false; returns the local writer's summary:
+    written, removed, outputs. ``annotate``: ``documents`` holds the annotation fields
+    too (:func:`outcome_rows`), added to every document written.
 
     ``edits`` (doc, text): kept documents whose text is replaced in ``text_field``
     (units removed inside them, :mod:`neardup.spark.units`), written as the local
@@ -83,12 +155,16 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
     line, the text column's value for a Parquet row); every other record as without."""
     from .. import sources
 
+    fields = list(ANNOTATION_FIELDS) if annotate else []
     if read.records is None:  # read on the driver: the local writer, the local layout
-        flags = documents.select("doc", "representative").orderBy("doc").toArrow()
-        keep = np.asarray(flags.column("representative").to_numpy(zero_copy_only=False),
-                          dtype=bool)
+        flags = documents.select("doc", written, *fields).orderBy("doc").toArrow()
+        keep = np.asarray(flags.column(written).to_numpy(zero_copy_only=False), dtype=bool)
         if edits is None:
-            return sources.write_deduplicated(read.local_documents, keep, read.paths, out)
+            annotations = None if not annotate else pa.table(
+                [flags.column(field).cast(ANNOTATION_SCHEMA.field(field).type)
+                 for field in fields], names=list(ANNOTATION_COLUMNS))
+            return sources.write_deduplicated(read.local_documents, keep, read.paths, out,
+                                              annotate=annotations)
         changed = edits.orderBy("doc").toArrow()
         return sources.write_deduplicated(
             read.local_documents, keep, read.paths, out, text_field=text_field,
@@ -97,8 +173,12 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
     from ..sinks.staging import StagedDirectory
 
     processed = read.records.where(F.col("outcome") == "processed")
-    removed = (processed.join(documents.where(~F.col("representative")).select("doc"), "doc")
+    removed = (processed.join(documents.where(~F.col(written)).select("doc"), "doc")
                .select("source", "record").persist())
+    noted = None if not annotate else (
+        processed.select("doc", "source", "record")
+        .join(documents.where(F.col(written)).select("doc", *fields), "doc")
+        .select("source", "record", *fields))
     edited = None if edits is None else (
         processed.select("doc", "source", "record")
         .join(edits.select("doc", F.col("text").alias("edit")), "doc")
@@ -117,8 +197,10 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
             total, records = lines.count(), lines.where(F.col("outcome") != "blank").count()
             changed = None if edited is None else (
                 edited.where(F.col("source") == source).select("record", "edit"))
+            notes = None if noted is None else (
+                noted.where(F.col("source") == source).select("record", *fields))
             parts = _copy(read, source, path, fmt, gone, folder, total, changed,
-                          text_field, encoding)
+                          text_field, encoding, notes)
             n_removed = gone.count()
             rows = sum(part["rows"] for part in parts)
             if rows != total - n_removed:  # every row of the input is copied or removed
@@ -144,10 +226,11 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
 
 def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
           total: int, changed: DataFrame | None = None, text_field: str = "text",
-          encoding: str = "utf-8") -> list[dict]:
+          encoding: str = "utf-8", notes: DataFrame | None = None) -> list[dict]:
     """The input ``path`` (``total`` rows) read again, minus the ``gone`` records, with
-    the ``changed`` (record, edit) ones' texts replaced, written into ``folder`` as part
-    files by the executors; their entries, in order."""
+    the ``changed`` (record, edit) ones' texts replaced or the ``notes`` (record and the
+    annotation fields) added, written into ``folder`` as part files by the executors;
+    their entries, in order."""
     from ..sources import format_named
 
     spec = format_named(fmt)
@@ -160,14 +243,20 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
             open_end = size > 0 and f.read(1) != b"\n"
         write = _line_parts(str(folder), total - 1 if open_end else None,
                             None if changed is None else (text_field, encoding),
-                            spec.copy_suffix)
+                            spec.copy_suffix, None if notes is None else encoding)
     else:
         import pyarrow.parquet as pq
 
         frame = spark.read.parquet(path)
-        write = _parquet_parts(str(folder), pq.read_schema(path))
+        schema = pq.read_schema(path)
+        if notes is not None:  # the local copy's columns after the input's
+            schema = pa.schema(list(schema) + list(ANNOTATION_SCHEMA),
+                               metadata=schema.metadata)
+        write = _parquet_parts(str(folder), schema)
     kept = (positioned(frame if frame_kind == "text" else _ranked(frame), read.starts, source)
             .join(gone, "record", "left_anti"))
+    if notes is not None:  # null for a row that is not a document
+        kept = kept.join(notes, "record", "left")
     if changed is not None:
         kept = kept.join(changed, "record", "left")
         # the text column's value replaced, every other as it was; a column of another
@@ -182,12 +271,14 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
 
 
 def _line_parts(folder: str, last_record: int | None,
-                edited: tuple[str, str] | None = None, suffix: str = ""):
+                edited: tuple[str, str] | None = None, suffix: str = "",
+                annotated: str | None = None):
     """mapInArrow body over :func:`~neardup.spark.write.in_parts`: each part's lines (raw
     bytes, in order) written as ``part-NNNNN.jsonl``, each followed by "\\n" but
     ``last_record``, the input's last line when it has none; ``edited`` (text field,
     encoding): a line whose ``edit`` is not null is written as the local copy writes an
-    edited record."""
+    edited record; ``annotated`` (the encoding): a document's line gets its annotation
+    fields as the local copy adds them."""
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -196,7 +287,7 @@ def _line_parts(folder: str, last_record: int | None,
         for part, tables in part_runs(batches):
             entry = _line_part(folder, part, attempt, (batch for table in tables
                                                        for batch in table.to_batches()),
-                               last_record, edited, suffix)
+                               last_record, edited, suffix, annotated)
             if entry is not None:
                 yield pa.RecordBatch.from_pylist([entry])
     return write
@@ -204,7 +295,7 @@ def _line_parts(folder: str, last_record: int | None,
 
 def _line_part(folder: str, part: int, attempt: int, batches: Iterator[pa.RecordBatch],
                last_record: int | None, edited: tuple[str, str] | None,
-               suffix: str) -> dict | None:
+               suffix: str, annotated: str | None = None) -> dict | None:
     """Part ``part`` of a JSON Lines copy from ``batches`` (see :func:`_line_parts`),
     named with the input format's ``suffix``: its entry, or None, writing nothing, when
     there are no rows."""
@@ -219,6 +310,8 @@ def _line_part(folder: str, part: int, attempt: int, batches: Iterator[pa.Record
                 raw = batch.column("raw")
                 if edited is not None:
                     raw = _edited_lines(batch, raw, *edited)
+                if annotated is not None:
+                    raw = _annotated_lines(batch, raw, annotated)
                 data = _newline_joined(raw)
                 if batch.column("record")[batch.num_rows - 1].as_py() == last_record:
                     data = data[:-1]  # the input's last line, left open
@@ -254,6 +347,25 @@ def _edited_lines(batch: pa.RecordBatch, raw: pa.Array, text_field: str,
     for k in where.tolist():  # one json.dumps an edited record, as the local writer does
         lines[k] = edited_line(lines[k] + b"\n", records[k], texts[k], text_field, "jsonl",
                                encoding)[:-1]
+    return pa.array(lines, pa.binary())
+
+
+def _annotated_lines(batch: pa.RecordBatch, raw: pa.Array, encoding: str) -> pa.Array:
+    """``raw`` with each document's line (its annotation fields not null) given them as
+    the local copy gives them (:func:`neardup.sources.lines.annotated_line`)."""
+    from neardup.sources.annotations import json_fields
+    from neardup.sources.lines import annotated_line
+
+    where = np.flatnonzero(batch.column(ANNOTATION_FIELDS[0]).is_valid()
+                           .to_numpy(zero_copy_only=False))
+    if not where.size:
+        return raw
+    at = pa.array(where)
+    fields = json_fields(ANNOTATION_FIELDS, [batch.column(field).take(at).to_pylist()
+                                             for field in ANNOTATION_FIELDS])
+    lines = raw.to_pylist()
+    for k, added in zip(where.tolist(), fields):  # the line's ending added back, taken off
+        lines[k] = annotated_line(lines[k] + b"\n", added, encoding)[:-1]
     return pa.array(lines, pa.binary())
 
 

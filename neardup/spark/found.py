@@ -216,12 +216,34 @@ class Found:
                 "clusters": self._global(r.clusters_table(), "doc"),
                 "candidates": self._global(r.candidates_table(), "doc_a", "doc_b")}
 
+    def outcomes(self, keep: str) -> pa.Table:
+        """What a dedup under ``keep`` does with each document on an edge: the local
+        :meth:`~neardup.result.FindResult.outcomes_table` over them, with global document
+        numbers. Every other document is a cluster of one: its own cluster, of size 1,
+        kept and written, the duplicate of none."""
+        return self._global(self.local.outcomes_table(keep), "doc")
+
+    def explain_table(self, keep: str) -> pa.Table:
+        """The local :meth:`~neardup.result.FindResult.explain_table`: a removed document
+        is on an edge, and the local numbering keeps the input's order, so its rows are
+        the whole run's."""
+        return self.local.explain_table(keep)
+
     def in_clusters(self) -> tuple[np.ndarray, pa.Array, np.ndarray, np.ndarray]:
         """(docs, their cluster ids, representative, label docs) of the documents on an
         edge: every other document is a cluster of one, its own representative."""
         r = self.local
         return (self.docs, r.id_array.take(pa.array(r.labels)), r.representative,
                 self.docs[r.labels])
+
+
+def on_edges(batch: pa.RecordBatch, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where, at): the rows of ``batch`` whose doc is one of ``docs`` (sorted), and its
+    index there (0 for the others)."""
+    doc = batch.column("doc").to_numpy()
+    at = np.minimum(np.searchsorted(docs, doc), max(0, docs.size - 1))
+    where = (docs[at] == doc) if docs.size else np.zeros(doc.size, dtype=bool)
+    return where, np.where(where, at, 0)
 
 
 @dataclass

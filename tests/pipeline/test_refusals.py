@@ -40,7 +40,7 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
         keywords = {"items": value}
     if row.option == "in_memory":
         inputs = ["a text in memory", "another one"]
-    if row.option == "explain":
+    if command == "dedup --against":
         keywords["against"] = str(tmp_path / "some.index")
     engine = "spark" if row.engine == refusals.SPARK else "local"
     if row.engine == refusals.MEMORY_LIMIT:
@@ -50,7 +50,7 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
         out = value
     if command == "find":
         return api.find(inputs, engine=engine, out=out, **keywords)
-    if command == "dedup":
+    if command in ("dedup", "dedup --against"):
         return api.dedup(inputs, out, engine=engine, **keywords)
     if command == "dedup --unit":
         return api.dedup(inputs, out, engine=engine, unit="line", **keywords)

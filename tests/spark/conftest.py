@@ -127,3 +127,24 @@ def small_parts(monkeypatch):
         return
     monkeypatch.setattr(write, "PART_ROWS", 40)
     monkeypatch.setattr(dedup, "COPY_PART_ROWS", 16)
+
+
+@pytest.fixture
+def many_parts(spark):
+    """Spark's adaptive execution keeps its partitions (it would join a small table's into
+    one), so a table is written as several parts."""
+    key = "spark.sql.adaptive.coalescePartitions.enabled"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "false")
+    yield
+    spark.conf.set(key, before)
+
+
+@pytest.fixture
+def small_splits(spark, many_parts):
+    """Input files split into several partitions, so copies are several parts."""
+    key = "spark.sql.files.maxPartitionBytes"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "4096")
+    yield
+    spark.conf.set(key, before)

@@ -152,17 +152,6 @@ def test_written_files_same_bytes_as_local(request, engines, tmp_path, fmt):
                                          "candidates")} | {"summary.json"} <= set(names)
 
 
-@pytest.fixture
-def many_parts(spark):
-    """Spark's adaptive execution keeps its partitions (it would join a small table's into
-    one), so a table is written as several parts."""
-    key = "spark.sql.adaptive.coalescePartitions.enabled"
-    before = spark.conf.get(key)
-    spark.conf.set(key, "false")
-    yield
-    spark.conf.set(key, before)
-
-
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
 def test_parts_layout_same_rows_in_order_as_local_every_table(runs, tmp_path, fmt, many_parts,
                                                               manifest_is_true):
@@ -730,16 +719,6 @@ def test_dedup_parts_depend_on_the_rows_alone(spark, tmp_path, many_parts):
         for key, value in zip(keys, before):
             spark.conf.set(key, value)
     assert written[0] == written[1] and len(written[0]) > 1
-
-
-@pytest.fixture
-def small_splits(spark, many_parts):
-    """Input files split into several partitions, so copies are several parts."""
-    key = "spark.sql.files.maxPartitionBytes"
-    before = spark.conf.get(key)
-    spark.conf.set(key, "4096")
-    yield
-    spark.conf.set(key, before)
 
 
 def _dedup_corpus(tmp_path):
