@@ -136,4 +136,5 @@ def test_cli_dedup_unit_span_engine_spark(spark, tmp_path, small_splits, capsys)
                  "spark", "-o", str(tmp_path / "spark")]) == 0
     assert joined(tmp_path / "spark") == (tmp_path / "local.jsonl").read_bytes()
     out = capsys.readouterr().out
-    assert f"{local.counts['bytes_removed']:,} bytes removed" in out
+    assert (f"bytes: {local.counts['bytes_removed']:,} removed, from "
+            f"{local.counts['documents_changed']:,} documents") in out
