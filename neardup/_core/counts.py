@@ -217,11 +217,16 @@ def against_index(new_counts: Mapping, *, removable: int, new_documents: int, in
 def add(counts: dict, **added) -> dict:
     """``counts`` with what a run adds after the find (:data:`RUN_COUNTS`, or shingling's
     counts added up over chunks), in the order given; an unknown key is refused."""
-    unknown = set(added) - set(COUNTS)
-    if unknown:
-        raise KeyError(f"no count {sorted(unknown)}; the counts are {list(COUNTS)}")
+    _refuse_unknown(added, COUNTS, "count")
     counts.update(added)
     return counts
+
+
+def _refuse_unknown(added: Mapping, table: Mapping, what: str) -> None:
+    """KeyError naming the keys of ``added`` that ``table`` does not define."""
+    unknown = set(added) - set(table)
+    if unknown:
+        raise KeyError(f"no {what} {sorted(unknown)}; they are {list(table)}")
 
 
 # ---------------------------------------------------------------- units inside documents
@@ -290,9 +295,7 @@ def add_unit_counts(counts: dict, **added) -> dict:
     """``counts`` of a units run with more of :data:`UNIT_COUNTS` (sentences, collisions,
     the removal's bytes and documents, the copy), in the order given; an unknown key is
     refused."""
-    unknown = set(added) - set(UNIT_COUNTS)
-    if unknown:
-        raise KeyError(f"no unit count {sorted(unknown)}; they are {list(UNIT_COUNTS)}")
+    _refuse_unknown(added, UNIT_COUNTS, "unit count")
     counts.update({key: value if isinstance(value, dict) else int(value)
                    for key, value in added.items()})
     return counts
