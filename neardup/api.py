@@ -29,7 +29,8 @@ from .pipeline.remote_paths import with_remote_paths
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
-from .sources import check_copy_target, frames, read_documents
+from .sources import frames, read_documents
+from .sources.copies import check_copy_target
 from .sources.options import SourceOptions, as_paths
 from .sources.urls import expand_inputs
 from .text import prepare

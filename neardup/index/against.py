@@ -13,7 +13,8 @@ from ..pipeline.dedup import check_explain_path
 from ..pipeline.run import find_documents
 from ..sinks import write_table
 from ..sinks.staging import refuse_touching_inputs
-from ..sources import check_copy_target, frames, write_deduplicated
+from ..sources import frames
+from ..sources.copies import check_copy_target, write_deduplicated
 from ..sources.options import as_paths
 from . import Index, bloom, query
 from .store import WriteLock, read_manifest
