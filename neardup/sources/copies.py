@@ -36,9 +36,11 @@ from .annotations import Annotations, check_annotation_target
 from .compression import _open_output, _zstandard, compression_of
 from .directory import DEDUP_MARKER
 from .documents import STDIN, STDOUT, Documents, InputSource
+from .frames import is_in_memory
+from .options import as_paths
 from .registry import FORMATS, format_named, resolve_format
 
-__all__ = ["LazyEdits", "check_copy_target", "write_deduplicated"]
+__all__ = ["LazyEdits", "check_copy_target", "check_dedup_out", "write_deduplicated"]
 
 
 def write_deduplicated(
@@ -129,6 +131,25 @@ def write_deduplicated(
                                                                  documents.inputs],
                        "written": written["written"], "removed": written["removed"]}, f)
     return written
+
+
+def check_dedup_out(inputs, out, fmt: str = "auto", *, also_read: Sequence = (),
+                    also_written: Mapping[str, str | os.PathLike | None] | None = None
+                    ) -> None:
+    """A dedup's ``out``, checked before any read. Data in memory takes none (its copy is
+    returned); files need one, which is neither an input nor in ``also_read`` (an index
+    read alongside), nor one of ``also_written`` (option -> path: ``--work-dir``), and
+    which can take the copy (:func:`check_copy_target`)."""
+    if is_in_memory(inputs):
+        if out is not None:
+            raise ValueError("dedup of data in memory returns the deduplicated data; "
+                             "out= is for files")
+        return
+    if out is None:
+        raise ValueError("dedup of files needs out= (the path of the copy)")
+    paths = as_paths(inputs)
+    refuse_touching_inputs([*paths, *also_read], {"--out": out, **(also_written or {})})
+    check_copy_target(paths, out, fmt)
 
 
 def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLike,
