@@ -31,12 +31,8 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,162 +42,24 @@ sys.path.insert(0, str(HERE))
 from bench_scale import corpus  # noqa: E402
 from common import CACHE, measure, write_engine_section  # noqa: E402
 
-HOST = "127.0.0.1"  # the only address used
+from neardup.spark.standalone import HOST, StandaloneCluster  # noqa: E402
+
 THRESHOLD = 0.8
 SHUFFLE_PARTITIONS = 8
-READY_S = 120
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+def cluster_env() -> dict[str, str]:
+    """The environment the cluster's daemons, the drivers and the executors' Python
+    workers get: this interpreter, and this checkout's neardup on the path."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS")}
+    env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
+                                                        os.environ.get("PYTHONPATH")])))
+    return env
 
 
-class Cluster:
-    """A standalone master and ``workers`` one-core workers on 127.0.0.1, their folders
-    under ``root``; a context manager that stops every process it started, and every
-    process they started, on leaving, failed or not: found by parent while they run, and
-    by working folder, ``root`` or below it, or ``scope`` or below it (executors and their
-    Python workers work in the workers' folders; the drivers run in ``scope``)."""
-
-    def __init__(self, root: Path, workers: int, worker_memory: str, scope: Path):
-        self.root, self.workers, self.worker_memory = root, workers, worker_memory
-        self.scope = scope
-        self.started: list[subprocess.Popen] = []
-        self.known: dict[int, float] = {}  # pid: its create time (a reused pid is left alone)
-        import pyspark
-
-        self.home = Path(pyspark.__file__).resolve().parent
-        self.port, self.webui = free_port(), free_port()
-        self.url = f"spark://{HOST}:{self.port}"
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS")}
-        self.env.update(
-            SPARK_HOME=str(self.home), SPARK_LOCAL_IP=HOST, SPARK_LOCAL_HOSTNAME=HOST,
-            SPARK_WORKER_DIR=str(root / "work"), SPARK_LOG_DIR=str(root / "logs"),
-            SPARK_PID_DIR=str(root / "pids"), SPARK_LOCAL_DIRS=str(root / "local"),
-            PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-            # the driver and the executors' Python workers import this checkout's neardup
-            PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-
-    def __enter__(self) -> Cluster:
-        for folder in ("logs", "pids", "work", "local"):
-            (self.root / folder).mkdir(parents=True, exist_ok=True)
-        try:
-            spark_class = str(self.home / "bin" / "spark-class")
-            self._start("master", [spark_class, "org.apache.spark.deploy.master.Master",
-                                   "--host", HOST, "--port", str(self.port),
-                                   "--webui-port", str(self.webui)])
-            for k in range(1, self.workers + 1):
-                self._start(f"worker-{k}", [
-                    spark_class, "org.apache.spark.deploy.worker.Worker", self.url,
-                    "--host", HOST, "--cores", "1", "--memory", self.worker_memory,
-                    "--webui-port", str(free_port())])
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        left = self.stop()
-        if left:
-            print(f"[bench] still running after the cluster stopped: {left}", file=sys.stderr)
-
-    def _start(self, name: str, args: list[str]) -> None:
-        with open(self.root / "logs" / f"{name}.log", "wb") as log:
-            self.started.append(subprocess.Popen(
-                args, env=self.env, cwd=self.root, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True))
-        self.track()
-
-    def _wait_ready(self) -> None:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback
-        deadline, state = time.monotonic() + READY_S, {}
-        while state.get("aliveworkers") != self.workers:
-            for process in self.started:
-                if process.poll() is not None:
-                    raise RuntimeError(f"a cluster daemon exited ({process.args[1]}); logs in "
-                                       f"{self.root / 'logs'}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"no {self.workers} workers alive after {READY_S} s: {state}")
-            time.sleep(0.5)
-            try:
-                with opener.open(f"http://{HOST}:{self.webui}/json/", timeout=5) as answer:
-                    state = json.load(answer)
-            except OSError:  # the master's web UI is not up yet
-                state = {}
-
-    def track(self) -> None:
-        """Add the processes started here, their descendants, and any process working in
-        this cluster's folder, to those stopped at the end."""
-        import psutil
-
-        found = []
-        for process in self.started:
-            try:
-                root = psutil.Process(process.pid)
-                found += [root, *root.children(recursive=True)]
-            except psutil.Error:
-                pass
-        for process in psutil.process_iter(["cwd"]):
-            cwd = process.info.get("cwd")
-            if cwd and any(Path(cwd) == f or f in Path(cwd).parents
-                           for f in (self.root, self.scope)):
-                found.append(process)
-        for process in found:
-            try:
-                self.known.setdefault(process.pid, process.create_time())
-            except psutil.Error:
-                pass
-
-    def alive(self) -> list[int]:
-        import psutil
-
-        alive = []
-        for pid, created in self.known.items():
-            try:
-                process = psutil.Process(pid)
-                if process.create_time() == created and process.status() != "zombie":
-                    alive.append(pid)
-            except psutil.Error:
-                pass
-        return alive
-
-    def stop(self, wait_s: float = 20) -> list[int]:
-        """SIGTERM to the daemons' process groups (workers stop their executors), SIGKILL
-        after ``wait_s`` to whatever is left of the processes known; those still alive."""
-        self.track()
-        for process in reversed(self.started):  # workers first, the master last
-            if process.poll() is None:
-                try:
-                    os.killpg(process.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        for _ in range(3):
-            self._wait(wait_s)
-            self.track()
-            for pid in self.alive():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            wait_s = 5
-        self._wait(5)
-        return self.alive()
-
-    def _wait(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            for process in self.started:
-                process.poll()  # reaped: not a zombie among the living
-            if not self.alive():
-                return
-            time.sleep(0.2)
-
-
-def submit_command(cluster: Cluster, workers: int, events: Path, corpus_path: Path,
+def submit_command(cluster: StandaloneCluster, workers: int, events: Path, corpus_path: Path,
                    out: Path, executor_memory: str, driver_memory: str) -> list[str]:
     """spark-submit of this script as the driver (``--neardup``: ``neardup``'s command line
     under spark-submit's session) on ``workers`` one-core executors."""
@@ -269,7 +127,7 @@ def event_bound(path: Path) -> dict:
             "bound_1_s": round(bound[1], 2), "bound_2_s": round(bound[2], 2)}
 
 
-def one_run(cluster: Cluster, workers: int, corpus_path: Path, run_dir: Path,
+def one_run(cluster: StandaloneCluster, workers: int, corpus_path: Path, run_dir: Path,
             executor_memory: str, driver_memory: str) -> dict:
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -320,12 +178,16 @@ def main() -> int:
     # a SIGTERM to this script leaves through the cluster's stop, as Ctrl-C does
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     runs: list[dict] = []
-    with Cluster(root / "cluster", 2, worker_memory, scope=root) as cluster:
+    with StandaloneCluster(root / "cluster", cluster_env(), workers=2,
+                           worker_memory=worker_memory, scope=[root]) as cluster:
         for k in range(args.runs):
             for workers in (1, 2):
                 runs.append(one_run(cluster, workers, path, root / f"run-{k}-{workers}",
                                     args.executor_memory, args.driver_memory))
                 print(json.dumps({"n": args.size, "run": k, **runs[-1]}), flush=True)
+    if cluster.left:
+        print(f"[bench] still running after the cluster stopped: {cluster.left}",
+              file=sys.stderr)
     if len({r["pairs"] for r in runs}) != 1:
         raise RuntimeError(f"the runs found different pair counts: {[r['pairs'] for r in runs]}")
     text = table(args.size, runs)

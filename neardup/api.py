@@ -29,7 +29,8 @@ from .pipeline.remote_paths import with_remote_paths
 from .pipeline.run import field_ranks, find_documents, find_item_sets
 from .result import FindResult
 from .sinks.staging import refuse_inside_replaced, refuse_touching_inputs, standard_output
-from .sources import check_copy_target, frames, read_documents
+from .sources import frames, read_documents
+from .sources.copies import check_copy_target, check_dedup_out
 from .sources.options import SourceOptions, as_paths
 from .sources.urls import expand_inputs
 from .text import prepare
@@ -403,15 +404,9 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
                              representative_field=representative_field, explain=explain)
     if add:
         raise ValueError("add=True (--add) needs against= (the index to add to)")
-    if in_memory and out is not None:
-        raise ValueError("dedup of data in memory returns the deduplicated data; "
-                         "out= is for files")
+    check_dedup_out(inputs, out, groups.source.fmt, also_written={"--work-dir": work_dir})
     if not in_memory:
-        if out is None:
-            raise ValueError("dedup of files needs out= (the path of the copy)")
         inputs = as_paths(inputs)
-        refuse_touching_inputs(inputs, {"--out": out, "--work-dir": work_dir})
-        check_copy_target(inputs, out, groups.source.fmt)  # before reading
     outputs.check(inputs, out, groups.source.fmt)
     result, documents = _find_for_copy(inputs, groups, quiet=quiet,
                                        representative_field=representative_field,

@@ -1,10 +1,10 @@
-"""The course project's question on a generated job-ads board: how many near-duplicate pairs?
+"""How many near-duplicate pairs does a generated job-ads board hold? LSH against brute force.
 
     python examples/job-ads/run.py            # about 15 s on 2 cores
 
 Writes ``ads.tsv`` (3,127 ads; 1,626 of them carry the same one-line description, as
-about 1,900 did on the seed's Kijiji board; the rest are generated texts, 15 % reposted
-with small edits) next to this file, then for each b x r of the course project (K = 100:
+about 1,900 did on a real board of this kind; the rest are generated texts, 15 % reposted
+with small edits) next to this file, then for four common b x r (K = 100:
 10 x 10, 20 x 5, 25 x 4, 50 x 2) and neardup's own choice runs ``neardup.api.evaluate``
 exactly as the CLI does:
 

@@ -314,10 +314,10 @@ def _units_memory_arguments(p: argparse.ArgumentParser, documents: bool = False)
              "(4G, 512M, bytes), the units' (or the token windows') hashes sorted in runs "
              "on disk and merged; same result")
     if documents:
-        units = ("read, shingle and sign whole documents in chunks sized for SIZE (4G, "
-                 "512M, bytes), keeping sets, signatures and band keys on disk, then copy "
-                 "the input again; the same copy (a limit below what the input needs is "
-                 "refused, naming it); " + units)
+        units = ("whole documents: read, shingle and sign in chunks sized for SIZE (4G, "
+                 "512M, bytes), with sets, signatures and band keys on disk, then copy the "
+                 "input again; the same copy. A limit below what the input needs is "
+                 "refused, naming it. " + units[0].upper() + units[1:])
     else:
         units += " (not for --unit document)"
     p.add_argument("--memory-limit", type=_size, metavar="SIZE", help=units)

@@ -105,7 +105,7 @@ def describe_pairs(c: dict, config) -> str:
 
 def describe_dedup(written: dict, explain: dict | None = None) -> list[str]:
     """The dedup copy in sentences: records written and documents removed, per input
-    where there are several (:func:`neardup.sources.write_deduplicated`'s counts), and
+    where there are several (:func:`neardup.sources.copies.write_deduplicated`'s counts), and
     the explain file."""
     outputs = written.get("outputs", [])
     removed = written["removed"]

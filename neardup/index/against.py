@@ -13,7 +13,8 @@ from ..pipeline.dedup import check_explain_path
 from ..pipeline.run import find_documents
 from ..sinks import write_table
 from ..sinks.staging import refuse_touching_inputs
-from ..sources import check_copy_target, frames, write_deduplicated
+from ..sources import frames
+from ..sources.copies import check_dedup_out, write_deduplicated
 from ..sources.options import as_paths
 from . import Index, bloom, query
 from .store import WriteLock, read_manifest
@@ -59,14 +60,7 @@ def dedup_against(inputs, out, against, groups: OptionGroups, *, add: bool, forc
         refuse_touching_inputs([*sources, against], {"--explain": explain}, replaced=())
         if out is not None and os.path.realpath(explain) == os.path.realpath(out):
             raise ValueError(f"--explain {explain} is the --out path: choose another file")
-    if in_memory and out is not None:
-        raise ValueError("dedup of data in memory returns the deduplicated data; "
-                         "out= is for files")
-    if not in_memory:
-        if out is None:
-            raise ValueError("dedup of files needs out= (the path of the copy)")
-        refuse_touching_inputs([*as_paths(inputs), against], {"--out": out})
-        check_copy_target(as_paths(inputs), out, groups.source.fmt)
+    check_dedup_out(inputs, out, groups.source.fmt, also_read=[against])
     with WriteLock(against) if add else nullcontext():
         if is_bloom:
             index, result, new, documents = bloom.dedup_against(

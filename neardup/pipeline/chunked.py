@@ -42,7 +42,7 @@ def find_chunked_documents(inputs, groups: OptionGroups, *, quiet: bool,
                            ) -> tuple[FindResult, Documents]:
     """(FindResult, Documents) as :func:`~neardup.pipeline.run.find_documents` returns
     them for files, under ``limit`` bytes: the Documents hold what the dedup copy needs
-    (:func:`~neardup.sources.write_deduplicated`), each document's id, input and record,
+    (:func:`~neardup.sources.copies.write_deduplicated`), each document's id, input and record,
     mapped from the spilled files (no heap), and no texts."""
     config = representative_config(groups, representative_field)
     prep, source_options = groups.prepare, groups.source.given()

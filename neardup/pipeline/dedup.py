@@ -23,14 +23,9 @@ from ..cluster import KEEP_POLICIES
 from ..result import FindResult
 from ..sinks import OUTPUT_FORMATS, write_table
 from ..sinks.staging import refuse_inside_replaced, refuse_touching_inputs
-from ..sources import (
-    Documents,
-    check_annotation_target,
-    frames,
-    resolve_format,
-    write_deduplicated,
-)
+from ..sources import Documents, check_annotation_target, frames, resolve_format
 from ..sources.annotations import ANNOTATION_COLUMNS, ANNOTATION_FIELDS, annotated_rows
+from ..sources.copies import write_deduplicated
 
 DEFAULT_KEEP = KEEP_POLICIES[0]
 

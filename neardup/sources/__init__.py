@@ -18,14 +18,15 @@ lines     a line                         line number
 ========  =============================  =========================================
 
 This package's entry point (this module) checks the options, resolves each input's
-format (:mod:`~neardup.sources.registry`) and hands the input to its format's reader,
-and its dedup copy to its format's writer:
+format (:mod:`~neardup.sources.registry`) and hands the input to its format's reader;
+:mod:`~neardup.sources.copies` hands its dedup copy to its format's writer:
 
 ===============  ==========================================================
 module           reads and writes back
 ===============  ==========================================================
 ``format``       :class:`Format`: what neardup knows about a format, in one object
 ``registry``     the formats, one line each; guessing one from a path
+``copies``       the dedup copy: the inputs minus the removed records, edits, fields
 ``directory``    directories (the walk, .gitignore rules, the file copy)
 ``lines``        line files; the byte-for-byte line copy JSON Lines shares
 ``jsonl``        JSON Lines (Arrow's block parser, Python's rules as the judge)
@@ -73,15 +74,9 @@ Guarantees:
   is not UTF-8 gets an id with its bytes escaped (``bad\\xff.txt``), noted.
   A directory's named pipes, sockets and devices are skipped ("not a regular
   file") without being opened; a device given as an input is refused.
-* :func:`write_deduplicated` removes exactly the documents whose ``keep`` is
-  False; skipped and failed records are written back. Lines and JSONL are copied
-  byte for byte, directories file for file, CSV/TSV rewritten by the csv module
-  in the input's delimiter and line ending (a row it cannot parse copied as it
-  is), JSON arrays element by element (each kept element's text as it was, the
-  array's layout kept; a malformed file copied whole), Parquet and Arrow IPC filtered
-  as an Arrow table. The copy is compressed as its name says (``out.jsonl.gz``: gzip),
-  standard output (``"-"``) takes it uncompressed. File inputs are read again for
-  the copy, and a file that changed since it was read is refused.
+* The dedup copy (:func:`~neardup.sources.copies.write_deduplicated`) removes exactly
+  the documents whose ``keep`` is False; skipped and failed records are written back
+  (see :mod:`neardup.sources.copies`).
 
 Line-based formats (lines, jsonl, csv, tsv) need an ASCII-compatible encoding.
 """
@@ -91,22 +86,16 @@ from __future__ import annotations
 import codecs
 import errno
 import io
-import json
 import os
 import stat
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
-
-import numpy as np
+from collections.abc import Iterator, Sequence
 
 from .._core import interrupt, remote
 from .._core.choices import not_one_of
-from ..sinks.format import words
-from ..sinks.staging import StagedDirectory, refuse_touching_inputs, standard_output
-from .annotations import Annotations, check_annotation_target
+from .annotations import check_annotation_target
 from .bounded import StreamTooLarge, read_at_most
-from .compression import _input_compression, _open_output, _zstandard, compression_of
+from .compression import _input_compression, compression_of
 from .directory import BINARY_PROBE_BYTES, DEDUP_MARKER, VCS_FOLDERS
 from .documents import (
     IGNORED,
@@ -135,12 +124,11 @@ from .options import SourceOptions, as_paths
 from .parquet import PARQUET_BATCH_ROWS, column_values
 from .registry import (
     ANNOTATED_FORMATS,
-    DIRECTORY,
-    FALLBACK,
     NAMES,
     find_format,
     format_named,
     guess_format,
+    resolve_format,
 )
 from .sniff import SNIFFED_INPUTS, format_hint
 
@@ -151,13 +139,13 @@ __all__ = [
     "ANNOTATED_FORMATS", "FORMATS", "STDIN", "STDIN_NAME", "STDOUT", "IGNORED", "VCS_FOLDER",
     "VCS_FOLDERS",
     "DEDUP_MARKER", "BINARY_PROBE_BYTES", "LINE_BLOCK_BYTES", "PARQUET_BATCH_ROWS",
-    "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "Format", "InputSource", "LazyEdits",
+    "JSONL_FIELDS_NAMED", "ROUTINE_SKIPS", "Documents", "Format", "InputSource",
     "Problem", "ReadReport",
     "SourceOptions", "StreamTooLarge", "as_paths", "read_documents", "read_document_chunks",
-    "write_deduplicated", "check_annotation_target", "check_copy_target",
-    "check_source_options", "compression_of", "as_text", "column_values", "decode_line",
-    "edited_line", "encoding_label", "find_format", "format_hint", "format_named", "guess_format",
-    "has_surrogates", "name_the_fields", "not_a_string",
+    "check_annotation_target", "check_source_options", "compression_of", "as_text",
+    "column_values", "decode_line", "edited_line", "encoding_label", "find_format",
+    "format_hint", "format_named", "guess_format", "has_surrogates", "name_the_fields",
+    "not_a_string",
     "printable", "resolve_format", "text_codec", "text_not_strings", "unique_names",
 ]
 
@@ -425,24 +413,6 @@ def check_source_options(paths, fmt, text_fields, id_field, delimiter, encoding,
                                  f"file, a directory or - (standard input)")
 
 
-def resolve_format(path: str, fmt: str) -> str:
-    """The name of the format ``path`` is read as: ``fmt``, or with "auto" the one its
-    suffix names (:func:`~neardup.sources.registry.guess_format`; a folder: a directory,
-    standard input: lines); ValueError where a folder is given a file format, or a file
-    (or standard input) the directory format."""
-    if path == STDIN:
-        if fmt == DIRECTORY.name:
-            raise ValueError("standard input ('-') cannot be read as a directory")
-        return FALLBACK.name if fmt == "auto" else fmt
-    is_dir = os.path.isdir(path)
-    if fmt == "auto":
-        return DIRECTORY.name if is_dir else guess_format(remote.shown(path)).name
-    if is_dir != (fmt == DIRECTORY.name):
-        kind = "a directory" if is_dir else "not a directory"
-        raise ValueError(f"{path} is {kind}; it cannot be read as fmt={fmt!r}")
-    return fmt
-
-
 def _field_names(extra_fields: Sequence[str]) -> list[str]:
     if isinstance(extra_fields, str) or not all(isinstance(f, str) and f for f in extra_fields):
         raise ValueError(f"extra_fields must be a list of names, got {extra_fields!r}")
@@ -494,260 +464,3 @@ def _kept_whole(stream, bound: int | None, shown: str) -> bytes:
             f"{bound:,} bytes, what the memory limit leaves for it: save it to a file and "
             f"give the file, or give a larger --memory-limit")
     return data
-
-
-# ---------------------------------------------------------------- the dedup copy
-
-
-def write_deduplicated(
-    documents: Documents,
-    keep: np.ndarray,
-    inputs: Sequence[str | os.PathLike],
-    out: str | os.PathLike,
-    *,
-    edits: dict[int, str] | None = None,
-    text_field: str = "text",
-    annotate=None,
-) -> dict:
-    """Write the inputs minus the documents whose ``keep[d]`` is False, each in its format.
-
-    ``annotate``: a pyarrow Table with one row per document whose columns are added to
-    every record written, named ``neardup_`` + the column's name, in the input's format
-    (JSON Lines, CSV/TSV, Parquet; see :mod:`neardup.sources.annotations`: an input
-    that already has such a field is refused before its copy is written).
-
-    ``edits``: document -> its new text (repeated units removed inside it, see
-    :mod:`neardup.units`), written in place of the old one in ``text_field`` (JSON
-    Lines, CSV/TSV, Parquet), as the line (lines) or as the file (directories); a JSON
-    file input is refused. Records not edited are copied as without ``edits``.
-
-    One input: ``out`` is the output file (a directory for a directory input);
-    "-" writes it to standard output, uncompressed (one file input only).
-    Several inputs: ``out`` is a directory holding one output per input, named
-    after the input's unique basename (``Documents.inputs[i].name``).
-    A file copy is compressed as its name says (``.gz``, ``.zst``, ``.bz2``,
-    ``.xz``; none: plain), whatever the input's compression; several inputs' copies
-    keep their input's names, so their compression too.
-    Only documents are ever removed: skipped and failed records are written back
-    (a directory copy leaves out only files that could not be read or that the
-    scan skipped as ignored; the rest of a compressed file past a break cannot be
-    copied). File inputs are read again; one that changed since
-    :func:`read_documents` is refused.
-
-    Returns ``{"written": records written, "removed": documents removed,
-    "outputs": [{"input", "output", "format", "written", "removed", "not_copied"}]}``.
-    """
-    given = [os.fspath(p) for p in inputs]
-    if given != [src.given for src in documents.inputs]:
-        raise ValueError(
-            f"inputs {given} are not the inputs the documents were read from "
-            f"{[src.given for src in documents.inputs]}"
-        )
-    check_copy_target(given, out, documents.inputs[0].fmt if len(given) == 1 else "auto")
-    keep = np.asarray(keep)
-    if keep.dtype != np.bool_ or keep.shape != (len(documents),):
-        raise ValueError(
-            f"keep must be a bool array of shape ({len(documents)},), "
-            f"got {keep.dtype} {keep.shape}"
-        )
-    out = os.fspath(out)
-    single = len(documents.inputs) == 1
-    annotations = None
-    if annotate is not None:
-        if edits:
-            raise ValueError("a copy either edits texts (units) or annotates records")
-        annotations = Annotations(annotate, documents)
-        check_annotation_target([src.given for src in documents.inputs],
-                                [src.fmt for src in documents.inputs], annotations.names,
-                                scan=False)
-    unedited = next((spec for spec in map(format_named, (src.fmt for src in documents.inputs))
-                     if not spec.edits), None)
-    if edits and unedited is not None:
-        from .registry import FORMATS as specs
-
-        raise ValueError(f"units inside documents are not removed from "
-                         f"{unedited.refusing_fields()}; give "
-                         f"{words([s.title for s in specs if s.edits], 'or')}")
-    refuse_touching_inputs(given, {"--out": out})
-    targets = [out if single else os.path.join(out, src.name) for src in documents.inputs]
-    for src, target in zip(documents.inputs, targets):
-        if target != STDOUT:
-            _refuse_overwriting_input(src, target)
-    if single and not format_named(documents.inputs[0].fmt).directory:
-        return _write_copies(documents, keep, targets, targets, edits, text_field,
-                             annotations)
-    # a folder of copies is replaced whole: a second run leaves exactly its own files
-
-    marked = os.path.isfile(os.path.join(out, DEDUP_MARKER))
-    with StagedDirectory(out, lambda name: marked, option="--out") as stage:
-        staged = [str(stage) if single else os.path.join(stage, src.name)
-                  for src in documents.inputs]
-        written = _write_copies(documents, keep, staged, targets, edits, text_field,
-                                annotations)
-        with open(os.path.join(stage, DEDUP_MARKER), "w", encoding="utf-8") as f:
-            json.dump({"written by": "neardup dedup", "inputs": [src.display for src in
-                                                                 documents.inputs],
-                       "written": written["written"], "removed": written["removed"]}, f)
-    return written
-
-
-def check_copy_target(inputs: Sequence[str | os.PathLike], out: str | os.PathLike,
-                      fmt: str = "auto") -> None:
-    """ValueError where ``out`` cannot take the dedup copy of ``inputs`` read as ``fmt``,
-    checked before any read: standard output ("-") takes one file's records, and a
-    copy's compression suffix needs a format it can wrap (not Parquet) and, for zstd,
-    its package."""
-    paths = [os.fspath(p) for p in inputs]
-    out = os.fspath(out)
-    formats = [format_named(resolve_format(p, fmt)) for p in paths]
-    if out == STDOUT:
-        standard_output("the copy")  # started closed (`>&-`): a failure, not a usage error
-        if len(paths) != 1:
-            raise ValueError(f"the dedup copy goes to standard output (-o -) for one input "
-                             f"only, got {len(paths)}; give a directory for several")
-        if formats[0].directory:
-            raise ValueError(f"{paths[0]} is a directory: its dedup copy is a directory of "
-                             f"files and cannot go to standard output (-o -); give -o DIR")
-        return
-    if len(paths) != 1 or formats[0].directory:
-        return  # copies named after their inputs, which were read: they can be written
-    compression = compression_of(out)
-    if compression is not None and formats[0].self_compressed:
-        raise ValueError(f"{out}: {formats[0].self_compressed}; name the copy "
-                         f"{formats[0].copy_suffix}, without the .{out.rsplit('.', 1)[-1]}")
-    if compression == "zstd":
-        _zstandard(out)
-
-
-def _write_copies(documents: Documents, keep: np.ndarray, paths: list[str],
-                  shown: list[str], edits: dict[int, str] | None = None,
-                  text_field: str = "text", annotations: Annotations | None = None) -> dict:
-    """Each input's copy written to ``paths[i]`` (reported as ``shown[i]``); ``edits``:
-    document -> new text, ``annotations``: fields added (see :func:`write_deduplicated`)."""
-    source = np.asarray(documents.source)
-    outputs = []
-    lazy = isinstance(edits, LazyEdits)
-    edited = [] if lazy else sorted((edits or {}).items())
-    for index, (src, path, target) in enumerate(zip(documents.inputs, paths, shown)):
-        removed = _RecordSet(documents.record[(source == index) & ~keep])
-        changed = (_RecordEdits(edits, documents.record, source, index) if lazy else
-                   {int(documents.record[d]): text for d, text in edited
-                    if source[d] == index})
-        spec = format_named(src.fmt)
-        if spec.directory:
-            counts = spec.copy(src, removed, path, changed)
-        else:
-            _check_unchanged(src)
-            with _open_output(path, [s.given for s in documents.inputs]) as out:
-                if annotations is not None:
-                    counts = spec.copy(src, removed, out,
-                                       annotations=annotations.of_input(index))
-                elif changed:
-                    counts = spec.copy(src, removed, out, changed, text_field)
-                else:
-                    counts = spec.copy(src, removed, out)
-        outputs.append({"input": src.display, "output": target, "format": src.fmt,
-                        "written": counts[0], "removed": len(removed),
-                        "not_copied": counts[1]})
-    return {
-        "written": sum(o["written"] for o in outputs),
-        "removed": sum(o["removed"] for o in outputs),
-        "outputs": outputs,
-    }
-
-
-class _RecordSet(AbstractSet):
-    """The removed records of one input (record numbers, >= 0), as the writers test
-    them (``record in removed``, ``len``, iteration in order): a byte a record up to the
-    last one removed, instead of a Python int and a set slot each (a copy of 10M
-    documents); a test costs about what a set's does."""
-
-    def __init__(self, records: np.ndarray):
-        records = np.asarray(records, dtype=np.int64)
-        mask = np.zeros(int(records.max()) + 1 if records.size else 0, dtype=np.uint8)
-        mask[records] = 1
-        self._mask = mask.tobytes()
-        self._count = int(np.count_nonzero(mask))
-
-    def __contains__(self, record) -> bool:
-        try:
-            return self._mask[record] == 1
-        except IndexError:  # past the last record removed
-            return False
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __iter__(self):
-        return iter(np.flatnonzero(np.frombuffer(self._mask, dtype=np.uint8)).tolist())
-
-
-class LazyEdits(Mapping):
-    """``edits`` for :func:`write_deduplicated` that make each text when it is asked for
-    (a copy under a memory limit): document -> new text, and ``documents``, the
-    documents it holds (int64, sorted)."""
-
-    @property
-    def documents(self) -> np.ndarray:
-        raise NotImplementedError
-
-    def __iter__(self):
-        return iter(self.documents.tolist())
-
-    def __len__(self) -> int:
-        return int(self.documents.size)
-
-
-class _RecordEdits(Mapping):
-    """Lazy ``edits`` of one input, by record: the writers look each record up as they
-    copy it (records of an input are read in order, so they are sorted)."""
-
-    def __init__(self, edits: LazyEdits, record: np.ndarray, source: np.ndarray, index: int):
-        docs = np.flatnonzero(source == index)
-        self.edits, self.lo = edits, int(docs[0]) if docs.size else 0
-        self.records = record[self.lo:self.lo + docs.size]
-        if np.any(np.diff(self.records) <= 0):
-            raise AssertionError("records of an input are not in reading order")
-        mine = edits.documents
-        self.mine = mine[(mine >= self.lo) & (mine < self.lo + docs.size)]
-
-    def _document(self, record) -> int:
-        """The document of ``record`` if it is edited, else -1."""
-        k = int(np.searchsorted(self.records, record))
-        found = k < self.records.size and self.records[k] == record
-        return self.lo + k if found and self.lo + k in self.edits else -1
-
-    def __getitem__(self, record) -> str:
-        d = self._document(record)
-        if d < 0:
-            raise KeyError(record)
-        return self.edits[d]
-
-    def __contains__(self, record) -> bool:
-        return self._document(record) >= 0
-
-    def __iter__(self):
-        return iter(self.records[self.mine - self.lo].tolist())
-
-    def __len__(self) -> int:
-        return int(self.mine.size)
-
-
-def _refuse_overwriting_input(src: InputSource, target: str) -> None:
-    """A file input's copy is a file (onto or into an input: see refuse_touching_inputs)."""
-    if src.given == STDIN:
-        return
-    if not format_named(src.fmt).directory and os.path.isdir(target):
-        raise ValueError(f"{target} is a directory; the dedup copy of {src.given} is a file")
-
-
-def _check_unchanged(src: InputSource) -> None:
-    if src.stat is None:
-        return
-    if remote.is_url(src.given):
-        if remote.stat_token(src.given) != src.stat:
-            raise RuntimeError(f"{src.display} changed since it was read; read it again")
-        return
-    st = os.stat(src.given)
-    if (st.st_size, st.st_mtime_ns) != src.stat:
-        raise RuntimeError(f"{src.given} changed since it was read; read it again")

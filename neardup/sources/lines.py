@@ -120,35 +120,6 @@ def annotated_line(raw: bytes, fields: str, encoding: str) -> bytes:
     return inside + fields.encode(encoding, "surrogateescape") + b"}" + raw[len(body):]
 
 
-def _write_annotated_lines(src: InputSource, removed: set[int], out,
-                           annotations) -> tuple[int, int]:
-    """:func:`_write_lines` of a JSON Lines input with ``annotations``' fields added to
-    each document kept; every other line copied byte for byte."""
-    written, display = 0, src.display
-    with _open_binary(src) as f:
-        record = 0
-        while raw := f.readline(COPY_PIECE_BYTES):
-            whole = raw.endswith(b"\n")
-            fields = annotations.json_fields(record) if record not in removed else ""
-            if (record in removed or fields) and not whole:  # a document: read whole
-                raw += f.readline()
-            content = bool(raw.strip())
-            if fields:
-                annotations.check_json(raw, display, record)
-                raw = annotated_line(raw, fields, src.encoding)
-            elif not whole and record not in removed:  # a record a bound skipped is long
-                out.write(raw)
-                while (raw := f.readline(COPY_PIECE_BYTES)) and not raw.endswith(b"\n"):
-                    out.write(raw)
-                    content = content or bool(raw.strip())
-                content = content or bool(raw.strip())
-            if record not in removed:
-                out.write(raw)
-                written += content
-            record += 1
-    return written, int(src.damaged is not None)
-
-
 def decode_line(raw: bytes, record: int, encoding: str) -> str:
     text = raw.decode(encoding)
     return text.removeprefix("\ufeff") if record == 0 else text  # byte-order mark
@@ -166,27 +137,57 @@ def _write_lines(src: InputSource, removed: set[int], out, edits: dict[int, str]
     ``text_field`` set to it, written again by ``json.dumps(ensure_ascii=False)`` (keys
     in their order; the other records stay byte for byte)."""
     if annotations is not None:
-        return _write_annotated_lines(src, removed, out, annotations)
+        display = src.display
+
+        def rewriter(record: int):
+            fields = annotations.json_fields(record)
+            if not fields:  # not a document: copied as it is
+                return None
+
+            def annotate(raw: bytes) -> bytes:
+                annotations.check_json(raw, display, record)
+                return annotated_line(raw, fields, src.encoding)
+            return annotate
+    elif edits:
+        def rewriter(record: int):
+            if record not in edits:
+                return None
+            return lambda raw: edited_line(raw, record, edits[record], text_field, src.fmt,
+                                           src.encoding)
+    else:
+        rewriter = None
+    return _copy_lines(src, removed, out, rewriter)
+
+
+def _copy_lines(src: InputSource, removed: set[int], out, rewriter) -> tuple[int, int]:
+    """The one loop of :func:`_write_lines`: every line not removed written, byte for
+    byte unless ``rewriter(record)`` gives a function of the whole line that makes what is
+    written in its place (``rewriter`` None, or its answer None: the line as it is).
+
+    A line that is removed or rewritten is a document, which was read whole: it is read
+    whole here too. Any other line is copied ``COPY_PIECE_BYTES`` at a time, so a record a
+    bound skipped for its length is never held whole. Returns (records written, 1 if the
+    input was damaged else 0); a blank JSON Lines line is no record."""
     written = 0
-    edits = edits or {}
     with _open_binary(src) as f:
         record = 0
         while raw := f.readline(COPY_PIECE_BYTES):
             whole = raw.endswith(b"\n")
-            if record in removed or record in edits:  # a document: it was read whole
+            dropped = record in removed
+            rewrite = None if dropped or rewriter is None else rewriter(record)
+            if dropped or rewrite is not None:  # a document: it was read whole
                 if not whole:
                     raw += f.readline()
-                if record in edits:
-                    raw = edited_line(raw, record, edits[record], text_field, src.fmt,
-                                      src.encoding)
+                if rewrite is not None:
+                    raw = rewrite(raw)
             content = bool(raw.strip())  # jsonl: a blank line is no record
-            if not whole and record not in removed and record not in edits:
+            if not whole and not dropped and rewrite is None:
                 out.write(raw)  # copied a piece at a time: a record a bound skipped is long
                 while (raw := f.readline(COPY_PIECE_BYTES)) and not raw.endswith(b"\n"):
                     out.write(raw)
                     content = content or bool(raw.strip())
                 content = content or bool(raw.strip())
-            if record not in removed:
+            if not dropped:
                 out.write(raw)
                 if src.fmt == "lines" or content:
                     written += 1

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 
+from .._core import remote
 from .._core.choices import not_one_of
 from . import arrow, delimited, directory, jsonfile, jsonl, lines, parquet
+from .documents import STDIN
 from .format import Format
 
 FORMATS: tuple[Format, ...] = (
@@ -54,3 +56,21 @@ def guess_format(path: str) -> Format:
 
     stem = os.path.splitext(path)[0] if compression_of(path) else path
     return BY_SUFFIX.get(os.path.splitext(stem)[1].lower(), FALLBACK)
+
+
+def resolve_format(path: str, fmt: str) -> str:
+    """The name of the format ``path`` is read as: ``fmt``, or with "auto" the one its
+    suffix names (:func:`guess_format`; a folder: a directory,
+    standard input: lines); ValueError where a folder is given a file format, or a file
+    (or standard input) the directory format."""
+    if path == STDIN:
+        if fmt == DIRECTORY.name:
+            raise ValueError("standard input ('-') cannot be read as a directory")
+        return FALLBACK.name if fmt == AUTO else fmt
+    is_dir = os.path.isdir(path)
+    if fmt == AUTO:
+        return DIRECTORY.name if is_dir else guess_format(remote.shown(path)).name
+    if is_dir != (fmt == DIRECTORY.name):
+        kind = "a directory" if is_dir else "not a directory"
+        raise ValueError(f"{path} is {kind}; it cannot be read as fmt={fmt!r}")
+    return fmt

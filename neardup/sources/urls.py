@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._core import remote
-from . import resolve_format
-from .registry import DIRECTORY, FALLBACK, FORMATS
+from .registry import DIRECTORY, FALLBACK, FORMATS, resolve_format
 
 
 def expand_inputs(paths: Sequence[str], fmt: str = "auto") -> list[str]:

@@ -20,7 +20,7 @@ written where the input was read:
   removed); several inputs get a subfolder each, named as the local copies are.
 - **Inputs read on the driver** (directories, line files, compressed files, standard
   input): their documents went through the driver already, so the keep flags are
-  collected and the local writer (:func:`neardup.sources.write_deduplicated`) writes
+  collected and the local writer (:func:`neardup.sources.copies.write_deduplicated`) writes
   the local engine's copy, in its layout.
 
 What stays follows ``keep`` as locally (:class:`neardup.pipeline.dedup.DedupOutputs`):
@@ -53,6 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..sources.annotations import ANNOTATION_COLUMNS, ANNOTATION_FIELDS
+from ..sources.copies import write_deduplicated
 from .read import _ranked, positioned, read_lines
 from .write import TableOrder, in_parts, key_bucket, part_runs
 
@@ -163,10 +164,10 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
             annotations = None if not annotate else pa.table(
                 [flags.column(field).cast(ANNOTATION_SCHEMA.field(field).type)
                  for field in fields], names=list(ANNOTATION_COLUMNS))
-            return sources.write_deduplicated(read.local_documents, keep, read.paths, out,
-                                              annotate=annotations)
+            return write_deduplicated(read.local_documents, keep, read.paths, out,
+                                      annotate=annotations)
         changed = edits.orderBy("doc").toArrow()
-        return sources.write_deduplicated(
+        return write_deduplicated(
             read.local_documents, keep, read.paths, out, text_field=text_field,
             edits=dict(zip(changed.column("doc").to_pylist(),
                            changed.column("text").to_pylist(), strict=True)))

@@ -2,7 +2,7 @@
 (:func:`dedup_units`) or list them (:func:`repeats_of`, :func:`repeats_table`).
 
 The copy is the input's format with the units removed in place
-(:func:`neardup.sources.write_deduplicated` with ``edits``); a document that units were
+(:func:`neardup.sources.copies.write_deduplicated` with ``edits``); a document that units were
 removed from and that is left with fewer than ``min_chars`` characters is removed
 whole (a document nothing was removed from stays as it was, however short). Every
 record read is accounted for: ``records_seen`` = ``documents_kept`` +
@@ -26,7 +26,8 @@ import pyarrow.compute as pc
 
 from .._core import counts as counting
 from .._core.jit import njit
-from ..sources import read_documents, write_deduplicated
+from ..sources import read_documents
+from ..sources.copies import write_deduplicated
 from . import UnitAnalysis, UnitOptions, characters_left, find_repeated_units, remaining_texts
 from .hashing import gather
 

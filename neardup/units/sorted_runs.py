@@ -61,7 +61,8 @@ import pyarrow as pa
 
 from .._core import counts as counting
 from .._core.jit import njit
-from ..sources import Documents, LazyEdits, read_document_chunks
+from ..sources import Documents, read_document_chunks
+from ..sources.copies import LazyEdits
 from . import (
     RemovalRanges,
     Repeats,

@@ -16,7 +16,8 @@ import pytest
 import neardup
 from neardup.cli import main
 from neardup.pipeline.outofcore import survey_inputs
-from neardup.sources import read_documents, resolve_format, write_deduplicated
+from neardup.sources import read_documents, resolve_format
+from neardup.sources.copies import write_deduplicated
 
 CLI = ["-t", "0.8", "--shingle", "word", "--ngram", "1", "--min-shingles", "1", "-q"]
 FAMILY = "the quick brown fox jumps over the lazy dog near the river bank today"

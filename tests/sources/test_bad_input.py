@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neardup.cli import main
-from neardup.sources import DEDUP_MARKER, read_documents, write_deduplicated
+from neardup.sources import DEDUP_MARKER, read_documents
+from neardup.sources.copies import write_deduplicated
 
 FOX = "the quick brown fox jumps over the lazy dog near the river bank"
 

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 from neardup.cli import main
-from neardup.sources import read_documents, write_deduplicated
+from neardup.sources import read_documents
 from neardup.sources.compression import _open_output
+from neardup.sources.copies import write_deduplicated
 
 CLI = ["-t", "0.8", "--shingle", "word", "--ngram", "1", "--min-shingles", "1", "-q"]
 

@@ -24,7 +24,8 @@ import pytest
 
 import neardup
 from neardup.cli import main
-from neardup.sources import IGNORED, VCS_FOLDER, read_documents, write_deduplicated
+from neardup.sources import IGNORED, VCS_FOLDER, read_documents
+from neardup.sources.copies import write_deduplicated
 from neardup.synthetic import planted_corpus
 
 OPTIONS = dict(threshold=0.8, shingle_kind="word", shingle_size=1)

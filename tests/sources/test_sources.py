@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from neardup.sources import DEDUP_MARKER, FORMATS, ReadReport, read_documents, write_deduplicated
+from neardup.sources import DEDUP_MARKER, FORMATS, ReadReport, read_documents
+from neardup.sources.copies import write_deduplicated
 
 
 def alternate(n: int) -> np.ndarray:
