@@ -33,7 +33,8 @@ __version__ = VERSION
 _MODULES = {"allpairs": "allpairs", "code": "code", "lsh": "lsh", "minhash": "minhash",
             "pairs": "pairs", "synthetic": "synthetic", "verify": "verify",
             "cleaning": "text.cleaning"}
-_NAMES = {"build_index": "api", "contamination": "api", "dedup": "api", "find": "api", "repeats": "api", "tune": "api",
+_NAMES = {"build_index": "api", "contamination": "api", "dedup": "api", "find": "api",
+          "repeats": "api", "tune": "api",
           "Index": "index",
           "BandPlan": "lsh", "choose_bands": "lsh", "s_curve": "lsh",
           "Signatures": "minhash", "load_signatures": "minhash",
@@ -59,7 +60,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BandPlan", "FindConfig", "FindResult", "Index", "ShingleOptions", "ShingleSets", "Signatures",
-    "allpairs", "build_index", "choose_bands", "cleaning", "code", "contamination", "dedup", "exact_jaccard", "find",
+    "allpairs", "build_index", "choose_bands", "cleaning", "code", "contamination", "dedup",
+    "exact_jaccard", "find",
     "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "pairs", "read_results",
     "repeats", "s_curve", "shingle", "synthetic", "tune", "verify",
 ]

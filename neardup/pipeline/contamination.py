@@ -209,7 +209,8 @@ def match_tokens(values: np.ndarray, offsets: np.ndarray, evals: EvalSets) -> Ma
         passed &= required[hits.text % n_fields]
     pair = np.flatnonzero(passed)  # (doc, text) pairs that pass, sorted by (doc, text)
     doc, item = hits.doc[pair], hits.text[pair] // n_fields
-    starts = np.flatnonzero(np.append(True, (doc[1:] != doc[:-1]) | (item[1:] != item[:-1])))
+    starts = np.flatnonzero(np.append(doc.size > 0,
+                                      (doc[1:] != doc[:-1]) | (item[1:] != item[:-1])))
     counts = np.diff(np.append(starts, doc.size))
     segment = np.repeat(np.arange(starts.size), counts)
     pair_share = share[pair]
