@@ -633,7 +633,8 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
 
     Writes ``report`` (JSON: per benchmark items, contaminated items, share, training
     documents, rule and parameters; the training counts), ``matches`` (a table by its
-    suffix, .csv by default: benchmark, item_id, training_id, rule, overlap, ngram),
+    suffix, .csv by default, "-": CSV to standard output: benchmark, item_id,
+    training_id, rule, overlap, ngram),
     ``clean`` (the training files minus the documents that hold an item, in their
     format; ``clean_spans``: minus the matching spans only) and ``flag_eval`` (a folder:
     each evaluation file with a ``neardup_contaminated`` field). ``engine="spark"``:
@@ -688,8 +689,12 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                                             else eval)]
     if not specs:
         raise ValueError("contamination needs at least one evaluation set (--eval)")
+    if matches == STDOUT:
+        standard_output("the matches")  # closed (`>&-`): said before any reading
     refuse_touching_inputs(paths + [p for _, p in specs if not frames.is_in_memory(p)],
-                           {"--report": report, "--matches": matches, "--clean": clean,
+                           {"--report": report,
+                            "--matches": None if matches == STDOUT else matches,
+                            "--clean": clean,
                             "--flag-eval": flag_eval})
     if clean is not None:
         check_copy_target(paths, clean, groups.source.fmt)
@@ -705,8 +710,11 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                                      clean=clean, clean_spans=clean_spans)
     if report is not None:
         sinks.write_json(result.as_dict(), report)
-    if matches is not None:
-        sinks.write_tables([result.matches], matches, None, schema=result.matches.schema)
+    if matches == STDOUT:
+        sinks.write_table_to(standard_output("the matches"), result.matches, "csv")
+    elif matches is not None:
+        sinks.write_tables([result.matches], matches, None, schema=result.matches.schema,
+                           escape_formulas=True)
     if flag_eval is not None:
         _flag_eval(evals, result, flag_eval)
     return result

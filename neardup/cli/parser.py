@@ -621,7 +621,8 @@ def _contamination_parser(commands) -> None:
                         "documents, rule and parameters; the training counts")
     g.add_argument("--matches", metavar="FILE",
                    help="one row per item and training document that match (.csv, .jsonl, "
-                        ".parquet): benchmark, item_id, training_id, rule, overlap, ngram")
+                        ".parquet; - : CSV to standard output, the table to standard "
+                        "error): benchmark, item_id, training_id, rule, overlap, ngram")
     g.add_argument("--clean", dest="clean_out", metavar="OUT",
                    help="the training corpus minus the documents that hold an item, in its "
                         "format, every other record byte for byte")

@@ -82,15 +82,14 @@ class ContaminationResult:
                 if any_report["require"] else ""))
             lines.append(f"rule: {rule} ({detail})")
         c = self.counts
-        line = (f"training: {c['records_seen']:,} records read, {c['documents']:,} "
-                f"documents ({c['skipped']:,} skipped, {c['failed']:,} failed); "
-                f"{c['documents_matched']:,} hold an evaluation item")
-        lines.append(line)
+        lines.append(f"training: {c['records_seen']:,} records read: {c['documents']:,} "
+                     f"documents, {c['skipped']:,} skipped, {c['failed']:,} failed; "
+                     f"documents holding an evaluation item: {c['documents_matched']:,}")
         if "clean" in c:
-            cut = (f", {c['documents_changed']:,} documents cut ({c['bytes_removed']:,} "
+            cut = (f"; documents cut: {c['documents_changed']:,} ({c['bytes_removed']:,} "
                    f"bytes)" if "documents_changed" in c else "")
-            lines.append(f"clean copy: {c['clean']['written']:,} records written, "
-                         f"{c['documents_removed']:,} documents removed{cut}")
+            lines.append(f"clean copy: {c['clean']['written']:,} records written; documents "
+                         f"removed: {c['documents_removed']:,}{cut}")
         return "\n".join(lines)
 
 
