@@ -637,7 +637,8 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
     training_id, rule, overlap, ngram),
     ``clean`` (the training files minus the documents that hold an item, in their
     format; ``clean_spans``: minus the matching spans only) and ``flag_eval`` (a folder:
-    each evaluation file with a ``neardup_contaminated`` field). ``engine="spark"``:
+    each evaluation file, named after its benchmark with its suffixes, with a
+    ``neardup_contaminated`` field). ``engine="spark"``:
     the same report and matches from Spark (:mod:`neardup.spark.contamination`);
     ``memory_limit``: the local engine reads the training corpus a chunk at a time.
     Returns a :class:`~neardup.pipeline.contamination_run.ContaminationResult`.
@@ -759,7 +760,9 @@ def _flag_eval(evals, result, folder) -> None:
         if not s.documents.inputs:
             continue  # data in memory: the matches say which rows
         flags = pa.table({"contaminated": [(s.name, i) in contaminated for i in s.ids]})
-        target = os.path.join(folder, s.documents.inputs[0].name)
+        base = s.documents.inputs[0].name
+        target = os.path.join(folder, s.name + base[base.index("."):] if "." in base
+                              else s.name)
         write_deduplicated(s.documents, np.ones(len(s.ids), dtype=bool), [s.path], target,
                            annotate=flags)
 

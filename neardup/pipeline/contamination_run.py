@@ -195,9 +195,9 @@ def _chunks(inputs, source: dict, quiet: bool, memory_limit: int | None):
         documents, report = read_documents(inputs, progress=not quiet, **source)
         return iter([documents]), report, documents.inputs
     chunk_chars = max(memory_limit // BYTES_PER_CHAR, MIN_CHUNK_CHARS)
+    # a record longer than a chunk is read whole, a chunk of its own: never skipped
     chunks, report, read_inputs = read_document_chunks(
-        inputs, chunk_chars=chunk_chars, max_record_bytes=chunk_chars,
-        progress=not quiet, **source)
+        inputs, chunk_chars=chunk_chars, progress=not quiet, **source)
     return chunks, report, read_inputs
 
 

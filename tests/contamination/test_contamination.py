@@ -180,10 +180,11 @@ def test_flag_eval_marks_each_item(planted, tmp_path):
 
 
 def test_memory_limit_gives_the_in_memory_outputs(planted, tmp_path, monkeypatch):
-    """Chunks of the smallest size and batches of 7 documents: the same matches, report
-    and clean copy as one batch."""
+    """Chunks of the smallest size (300 characters: most documents are longer, each then
+    a chunk of its own, never skipped) and batches of 7 documents: the same matches,
+    report and clean copy as one batch."""
     whole = _run(planted, clean=str(tmp_path / "a.jsonl"), clean_spans=True)
-    monkeypatch.setattr(contamination_run, "MIN_CHUNK_CHARS", 2_000)
+    monkeypatch.setattr(contamination_run, "MIN_CHUNK_CHARS", 300)
     monkeypatch.setattr(contamination_run, "BATCH_DOCUMENTS", 7)
     bounded = _run(planted, clean=str(tmp_path / "b.jsonl"), clean_spans=True,
                    memory_limit=contamination_run.memory_floor())
