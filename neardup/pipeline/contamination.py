@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from .._core import counts as counting
 from ..overlap import GramLookup, Hits, match_batch
 from ..shingling import ShingleOptions, hash_tokens, token_hashes, word_tokens
 from ..sources import read_documents
@@ -285,11 +286,8 @@ def benchmark_report(evals: EvalSets, item: np.ndarray, training_doc: np.ndarray
     report = {}
     for b, s in enumerate(evals.sets):
         mine = bench == b
-        items = len(s.ids)
-        contaminated = int(np.unique(item[mine]).size)
-        report[s.name] = {
-            "path": s.path, "items": items, "contaminated_items": contaminated,
-            "share": round(contaminated / items, 6) if items else 0.0,
-            "training_documents": int(np.unique(training_doc[mine]).size),
-            **evals.settings.parameters}
+        report[s.name] = counting.benchmark_counts(
+            path=s.path, items=len(s.ids), contaminated_items=np.unique(item[mine]).size,
+            training_documents=np.unique(training_doc[mine]).size,
+            parameters=evals.settings.parameters)
     return report

@@ -264,3 +264,31 @@ def test_match_batch_keeps_no_python_loop_per_document():
     assert hits.doc.tolist() == [0, 2]
     assert hits.shared.tolist() == [2, 1]  # ab, bc; cd
     assert np.array_equal(lookup.grams, [3])
+
+
+def test_matches_to_standard_output(planted, tmp_path, capsys):
+    """--matches -: the CSV on standard output, the table on standard error; the bytes
+    of --matches FILE.csv."""
+    base = ["contamination", str(planted["train"]), "--eval", f"qa={planted['qa']}",
+            "--eval-fields", "question,answer", "--id-field", "id", "--eval-id", "id", "-q"]
+    assert main([*base, "--matches", str(tmp_path / "m.csv")]) == 0
+    capsys.readouterr()
+    assert main([*base, "--matches", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert out.encode() == (tmp_path / "m.csv").read_bytes()
+    assert err.startswith("benchmark  items  contaminated")
+
+
+def test_flagged_files_are_named_after_their_benchmark(planted, tmp_path):
+    """Two evaluation files of one name, in two folders: one flagged copy each."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "test.jsonl").write_bytes(planted["qa"].read_bytes())
+    neardup.contamination([str(planted["train"])],
+                          [f"one={tmp_path / 'a' / 'test.jsonl'}",
+                           f"two={tmp_path / 'b' / 'test.jsonl'}"],
+                          fields="question,answer", eval_id="id", id="id",
+                          flag_eval=str(tmp_path / "flags"))
+    assert sorted(p.name for p in (tmp_path / "flags").iterdir()) == ["one.jsonl", "two.jsonl"]
+    assert (tmp_path / "flags" / "one.jsonl").read_bytes() == \
+        (tmp_path / "flags" / "two.jsonl").read_bytes()
