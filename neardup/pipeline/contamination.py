@@ -148,6 +148,7 @@ class EvalSets:
     lookup: GramLookup = field(init=False)
     item_start: np.ndarray = field(init=False)  # int64[B + 1]
     tokens: list[list[str]] = field(init=False)
+    item_ids: pa.Array = field(init=False)  # every item's id, items numbered as above
 
     def __post_init__(self) -> None:
         names = [s.name for s in self.sets]
@@ -160,8 +161,13 @@ class EvalSets:
         texts = [s.texts[f][i] for s in self.sets for i in range(len(s.ids))
                  for f in range(len(self.settings.fields))]
         self.tokens = self.settings.tokens(texts)
+        self.item_ids = pa.array([i for s in self.sets for i in s.ids], pa.string())
         values, offsets = hash_tokens(self.tokens, SEED)
         self.lookup = GramLookup.build(values, offsets, self.settings.ngram, SEED)
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.sets]
 
     @property
     def n_items(self) -> int:
@@ -253,20 +259,22 @@ def sample_text(evals: EvalSets, text: int, position: int) -> str:
 
 def matches_table(evals: EvalSets, matches: Matches, training_ids: Sequence[str]
                   ) -> pa.Table:
-    """The matches table (:data:`MATCH_COLUMNS`) of one batch, rows in (doc, item) order."""
+    """The matches table (:data:`MATCH_COLUMNS`) of one batch, rows in (doc, item) order:
+    Arrow takes each column with one gather (each distinct sample made once)."""
+    n = int(matches.item.size)
     bench = evals.benchmark_of(matches.item)
-    names = [evals.sets[b].name for b in bench.tolist()]
-    item_ids = [evals.sets[b].ids[i - int(evals.item_start[b])]
-                for b, i in zip(bench.tolist(), matches.item.tolist())]
-    samples = [sample_text(evals, t, p) for t, p in zip(matches.text.tolist(),
-                                                         matches.position.tolist())]
+    key = matches.text * (int(matches.position.max(initial=0)) + 1) + matches.position
+    _, first, where = np.unique(key, return_index=True, return_inverse=True)
+    samples = pa.array([sample_text(evals, int(matches.text[i]), int(matches.position[i]))
+                        for i in first.tolist()], pa.string())
     return pa.table({
-        "benchmark": pa.array(names, pa.string()),
-        "item_id": pa.array(item_ids, pa.string()),
-        "training_id": pa.array([training_ids[d] for d in matches.doc.tolist()], pa.string()),
-        "rule": pa.array([evals.settings.rule] * len(names), pa.string()),
+        "benchmark": pa.array(evals.names, pa.string()).take(pa.array(bench)),
+        "item_id": evals.item_ids.take(pa.array(matches.item)),
+        "training_id": pa.array(training_ids, pa.string()).take(pa.array(matches.doc))
+        if n else pa.array([], pa.string()),
+        "rule": pa.array([evals.settings.rule] * n, pa.string()),
         "overlap": pa.array(np.round(matches.overlap, 6), pa.float64()),
-        "ngram": pa.array(samples, pa.string()),
+        "ngram": samples.take(pa.array(where.reshape(-1).astype(np.int64))),
         "item": pa.array(matches.item, pa.int64()),
     })
 
