@@ -655,8 +655,6 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                          "eval_text= (--eval-text), not both")
     fields = _names(fields) if fields is not None else (eval_text or "text",)
     required = _names(require) if require else ()
-    if engine == "local" and isinstance(ngram, bool):
-        raise ValueError(f"ngram (-n) must be a whole number >= 1, got {ngram!r}")
     groups = split_options(column_names(options, text, id))
     if groups.items or groups.prepare.code is not None:
         raise ValueError("contamination compares word n-grams of prose: no --code or item "

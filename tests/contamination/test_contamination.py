@@ -252,8 +252,9 @@ def test_options_are_checked_at_the_door(planted):
         _run(planted, memory_limit=1000)
 
 
-def test_match_batch_keeps_no_python_loop_per_document():
-    """The stage's arrays: a document holding an item's gram twice counts it once."""
+def test_match_batch_counts_each_gram_once():
+    """The stage alone: a document holding a text's gram twice counts it once; a
+    document shorter than a gram has none."""
     from neardup.overlap import GramLookup, match_batch
     from neardup.shingling import hash_tokens
 
