@@ -615,7 +615,7 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                   clean=None, clean_spans: bool = False, flag_eval=None,
                   engine: str = "local", memory_limit=None, quiet: bool = True,
                   text: str | Sequence[str] | None = None, id: str | None = None,
-                  **options) -> ContaminationResult:
+                  clean_preset: str | None = None, **options) -> ContaminationResult:
     """Which items of the evaluation sets ``eval`` the training corpus ``inputs``
     contains, per benchmark (see :mod:`neardup.pipeline.contamination` for the rules).
 
@@ -625,7 +625,8 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
     names its texts, or ``eval_text`` its one text field (default "text"); ``eval_id``
     its id field (default: the record number). ``inputs``: anything :func:`find` reads
     (paths, directories, data in memory); ``text``, ``id`` and ``options`` (source and
-    cleaning options) as :func:`find`'s.
+    cleaning options) as :func:`find`'s, but for the cleaning preset, ``clean_preset``
+    here (``clean`` is the clean copy, as on the command line).
 
     ``rule``: "ngram" (one shared word ``ngram``-gram) or "containment" (the share of
     the field's n-grams found in one training document >= ``containment``);
@@ -655,6 +656,8 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                          "eval_text= (--eval-text), not both")
     fields = _names(fields) if fields is not None else (eval_text or "text",)
     required = _names(require) if require else ()
+    if clean_preset is not None:
+        options["clean"] = clean_preset
     groups = split_options(column_names(options, text, id))
     if groups.items or groups.prepare.code is not None:
         raise ValueError("contamination compares word n-grams of prose: no --code or item "

@@ -643,8 +643,12 @@ def _contamination_parser(commands) -> None:
 
 
 def contamination_options(args) -> dict:
-    """The keyword options of ``neardup contamination`` (source and text options)."""
-    return _source_and_text_options(args)
+    """The keyword options of ``neardup contamination`` (source and text options; the
+    cleaning preset as ``clean_preset``: ``clean`` is the clean copy)."""
+    options = _source_and_text_options(args)
+    if "clean" in options:
+        options["clean_preset"] = options.pop("clean")
+    return options
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):

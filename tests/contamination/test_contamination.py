@@ -70,6 +70,21 @@ def test_every_rule_finds_what_brute_force_finds(planted, rule, c, ngram, requir
     assert report["rule"] == rule and report["ngram"] == ngram
 
 
+@pytest.mark.parametrize("cleaning", [{"clean": "text"}, {"stopwords": True},
+                                      {"clean": "web", "digits": False}])
+def test_the_run_cleaning_applies_to_both_sides(planted, cleaning):
+    """A cleaning preset or step (the preset as clean_preset=: clean= is the copy):
+    brute force over the same cleaned words."""
+    from neardup.text.prepare import PrepareOptions
+
+    keywords = {("clean_preset" if k == "clean" else k): v for k, v in cleaning.items()}
+    result = _run(planted, ngram=8, **keywords)
+    want = brute_force(train_texts(planted["train"]), _items(planted), 8, "ngram", 0.8,
+                       False, PrepareOptions(**cleaning).normalize)
+    assert _found(result) == _rounded(want)
+    assert want
+
+
 def test_the_planted_cases_are_told_apart(planted):
     """By the default rule: a whole, split, cased or answer-only paste is found; with
     --require question,answer an answer-only paste is not."""
@@ -237,6 +252,19 @@ def test_bad_eval_file_is_a_clear_error(planted, tmp_path, capsys, content, expe
         return
     assert code == 2, err
     assert expected in err
+
+
+def test_the_cli_cleaning_preset_is_clean_preset(planted, tmp_path):
+    """--clean-preset text: the matches of clean_preset="text"; --clean stays the copy."""
+    matches = tmp_path / "m.csv"
+    assert main(["contamination", str(planted["train"]), "--eval", f"qa={planted['qa']}",
+                 "--eval-fields", "question,answer", "--id-field", "id", "--eval-id", "id",
+                 "--clean-preset", "text", "-n", "8", "--matches", str(matches), "-q"]) == 0
+    rows = list(csv.DictReader(open(matches, newline="")))
+    api = _run(planted, clean_preset="text", ngram=8)
+    assert [(r["item_id"], r["training_id"]) for r in rows] == \
+        [(r["item_id"], r["training_id"]) for r in api.matches.to_pylist()]
+    assert all(not any(ch.isdigit() for ch in r["ngram"]) for r in rows)  # digits cleaned
 
 
 def test_options_are_checked_at_the_door(planted):
