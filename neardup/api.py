@@ -34,6 +34,7 @@ from .sources import check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
 from .sources.urls import expand_inputs
 from .text import prepare
+from .text.cleaning import PRESETS
 from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
 from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
 
@@ -656,6 +657,9 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                          "eval_text= (--eval-text), not both")
     fields = _names(fields) if fields is not None else (eval_text or "text",)
     required = _names(require) if require else ()
+    if isinstance(clean, str) and clean in PRESETS:
+        raise ValueError(f"clean={clean!r} (--clean) is the path of the clean copy; for the "
+                         f"cleaning preset give clean_preset={clean!r} (--clean-preset)")
     if clean_preset is not None:
         options["clean"] = clean_preset
     groups = split_options(column_names(options, text, id))

@@ -276,6 +276,8 @@ def test_options_are_checked_at_the_door(planted):
         _run(planted, clean_spans=True)
     with pytest.raises(ValueError, match="containment must lie"):
         _run(planted, rule="containment", containment=1.5)
+    with pytest.raises(ValueError, match="for the cleaning preset give clean_preset='web'"):
+        _run(planted, clean="web")
     with pytest.raises(ValueError, match="below what a contamination run needs"):
         _run(planted, memory_limit=1000)
 
