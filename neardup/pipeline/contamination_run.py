@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._core import counts as counting
-from ..shingling import WORD_PATTERN, fold_light, hash_tokens, normalize_light, word_tokens
+from ..shingling import WORD_PATTERN, fold_light, normalize_light, word_tokens
 from ..sources import frames, read_document_chunks, read_documents, write_deduplicated
 from ..sources.documents import Documents
 from ..units.ranges import RemovalRanges
@@ -255,8 +255,6 @@ def word_bytes(text: str, normalize) -> tuple[np.ndarray, np.ndarray] | None:
         cleaned = [t for m in runs for t in word_tokens(
             normalize(m.group()) if normalize is not None else m.group())]
     if len(cleaned) != len(runs) or cleaned != expected:
-        return None
-    if hash_tokens([cleaned])[0].size != len(runs):
         return None
     widths = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
     widths = 1 + (widths >= 0x80) + (widths >= 0x800) + (widths >= 0x10000)

@@ -323,3 +323,21 @@ def test_flagged_files_are_named_after_their_benchmark(planted, tmp_path):
     assert sorted(p.name for p in (tmp_path / "flags").iterdir()) == ["one.jsonl", "two.jsonl"]
     assert (tmp_path / "flags" / "one.jsonl").read_bytes() == \
         (tmp_path / "flags" / "two.jsonl").read_bytes()
+
+
+def test_clean_spans_removes_whole_a_document_whose_words_cannot_be_placed(tmp_path):
+    """"½" is one word in the original text and two once cleaned (NFKC: 1⁄2): that
+    document goes whole, counted; the other one is cut, its other bytes kept."""
+    question = " ".join(f"word{i}" for i in range(15))
+    train = tmp_path / "train.jsonl"
+    train.write_text(json.dumps({"id": "half", "text": f"Take ½ of it. {question} end"})
+                     + "\n" + json.dumps({"id": "plain", "text": f"Start. {question} end"})
+                     + "\n")
+    evals = tmp_path / "qa.jsonl"
+    evals.write_text(json.dumps({"question": question}) + "\n")
+    out = tmp_path / "clean.jsonl"
+    result = neardup.contamination(str(train), {"qa": str(evals)}, eval_text="question",
+                                   id="id", clean=str(out), clean_spans=True)
+    assert result.counts["documents_removed"] == 1
+    assert result.counts["documents_changed"] == 1
+    assert out.read_text() == json.dumps({"id": "plain", "text": "Start.  end"}) + "\n"
