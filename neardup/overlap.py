@@ -53,7 +53,7 @@ class GramTable:
 
     @classmethod
     def of(cls, length: int, keys, offsets, text, position) -> GramTable:
-        bits = int(np.clip(np.ceil(np.log2(max(keys.size, 1) * FILTER_BITS_PER_KEY)), 10, 28))
+        bits = int(np.clip(np.ceil(np.log2(max(keys.size, 1) * FILTER_BITS_PER_KEY)), 10, 26))
         present = np.zeros(1 << bits, dtype=bool)
         present[keys >> np.uint64(64 - bits)] = True
         return cls(length, keys, offsets, text, position, bits, present)
