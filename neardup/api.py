@@ -14,7 +14,6 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
-import numpy as np
 import pyarrow as pa
 
 from . import cluster, lsh, sinks
@@ -641,7 +640,7 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
     Returns a :class:`~neardup.pipeline.contamination_run.ContaminationResult`.
     """
     from .pipeline import contamination as contam
-    from .pipeline.contamination_run import contamination_local, memory_floor
+    from .pipeline.contamination_run import contamination_local, flag_eval_sets, memory_floor
 
     if engine not in ENGINES:
         raise not_one_of("engine", engine, ENGINES)
@@ -699,7 +698,8 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                             "--flag-eval": flag_eval})
     if clean is not None:
         check_copy_target(paths, clean, groups.source.fmt)
-    sets = [_read_eval(name, data, settings, eval_id) for name, data in specs]
+    sets = [contam.read_eval(name, data, settings, id_field=eval_id)
+            for name, data in specs]
     evals = contam.EvalSets(sets, settings)
     if engine == "spark":
         from .spark.contamination import contamination_sources
@@ -717,7 +717,7 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
         sinks.write_tables([result.matches], matches, None, schema=result.matches.schema,
                            escape_formulas=True)
     if flag_eval is not None:
-        _flag_eval(evals, result, flag_eval)
+        flag_eval_sets(evals, result, flag_eval)
     return result
 
 
@@ -733,38 +733,6 @@ def _names(value) -> tuple[str, ...]:
         raise ValueError(f"field names must not be empty, got {value!r}")
     return names
 
-
-def _read_eval(name: str, data, settings, eval_id):
-    """One benchmark from a path or data in memory."""
-    from .pipeline import contamination as contam
-
-    if frames.is_in_memory(data):
-        documents, report, found = frames.read_frame(
-            data, text_fields=settings.fields, id_field=eval_id,
-            extra_fields=settings.fields if len(settings.fields) > 1 else ())
-        texts = ([list(documents.texts)] if len(settings.fields) == 1 else
-                 [["" if v is None else str(v) for v in found[f]] for f in settings.fields])
-        return contam.EvalSet(name, f"<{frames.kind_of(data)}>", list(documents.ids),
-                              texts, documents, report.as_dict())
-    return contam.read_eval(name, data, settings, id_field=eval_id)
-
-
-def _flag_eval(evals, result, folder) -> None:
-    """Each evaluation file copied into ``folder`` with ``neardup_contaminated`` per item."""
-    from .sources import write_deduplicated
-
-    os.makedirs(folder, exist_ok=True)
-    contaminated = set(zip(result.matches.column("benchmark").to_pylist(),
-                           result.matches.column("item_id").to_pylist()))
-    for s in evals.sets:
-        if not s.documents.inputs:
-            continue  # data in memory: the matches say which rows
-        flags = pa.table({"contaminated": [(s.name, i) in contaminated for i in s.ids]})
-        base = s.documents.inputs[0].name
-        target = os.path.join(folder, s.name + base[base.index("."):] if "." in base
-                              else s.name)
-        write_deduplicated(s.documents, np.ones(len(s.ids), dtype=bool), [s.path], target,
-                           annotate=flags)
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,

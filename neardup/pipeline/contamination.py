@@ -29,7 +29,7 @@ import pyarrow as pa
 from .._core import counts as counting
 from ..overlap import GramLookup, Hits, match_batch
 from ..shingling import ShingleOptions, hash_tokens, token_hashes, word_tokens
-from ..sources import read_documents
+from ..sources import frames, read_documents
 from ..sources.documents import Documents, as_text
 
 RULES = ("ngram", "containment")
@@ -115,7 +115,16 @@ def read_eval(name: str, path, settings: Settings, *, id_field: str | None = Non
               fmt: str = "auto") -> EvalSet:
     """The benchmark ``name`` read from ``path`` (JSON Lines, CSV, Parquet, ...): each
     record an item, its ``settings.fields``; ValueError naming the benchmark and the file
-    for one that cannot be read or holds no item."""
+    for one that cannot be read or holds no item. ``path`` may be data in memory (a
+    DataFrame, an Arrow table, ...)."""
+    if frames.is_in_memory(path):
+        documents, report, found = frames.read_frame(
+            path, text_fields=settings.fields, id_field=id_field,
+            extra_fields=settings.fields if len(settings.fields) > 1 else ())
+        texts = ([list(documents.texts)] if len(settings.fields) == 1 else
+                 [["" if v is None else str(v) for v in found[f]] for f in settings.fields])
+        return EvalSet(name, f"<{frames.kind_of(path)}>", list(documents.ids), texts,
+                       documents, report.as_dict())
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"--eval {name}={path}: no such file")

@@ -16,6 +16,7 @@ and counted so.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,8 @@ import pyarrow as pa
 
 from .._core import counts as counting
 from ..shingling import WORD_PATTERN, fold_light, normalize_light, word_tokens
-from ..sources import frames, read_document_chunks, read_documents, write_deduplicated
+from ..sources import frames, read_document_chunks, read_documents
+from ..sources.copies import write_deduplicated
 from ..sources.documents import Documents
 from ..units.ranges import RemovalRanges
 from .contamination import (
@@ -263,3 +265,20 @@ def word_bytes(text: str, normalize) -> tuple[np.ndarray, np.ndarray] | None:
     starts = at[np.fromiter((m.start() for m in runs), np.int64, len(runs))]
     ends = at[np.fromiter((m.end() for m in runs), np.int64, len(runs))]
     return starts, ends
+
+
+
+def flag_eval_sets(evals: EvalSets, result: ContaminationResult, folder) -> None:
+    """Each evaluation file copied into ``folder`` with ``neardup_contaminated`` per item."""
+    os.makedirs(folder, exist_ok=True)
+    contaminated = set(zip(result.matches.column("benchmark").to_pylist(),
+                           result.matches.column("item_id").to_pylist()))
+    for s in evals.sets:
+        if not s.documents.inputs:
+            continue  # data in memory: the matches say which rows
+        flags = pa.table({"contaminated": [(s.name, i) in contaminated for i in s.ids]})
+        base = s.documents.inputs[0].name
+        target = os.path.join(folder, s.name + base[base.index("."):] if "." in base
+                              else s.name)
+        write_deduplicated(s.documents, np.ones(len(s.ids), dtype=bool), [s.path], target,
+                           annotate=flags)
