@@ -638,6 +638,10 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
         result = spark.evaluate_sources(as_paths(inputs), **_spark_keywords(groups))
     else:
         config = groups.config()
+        if config.embeddings is not None:
+            return _evaluate_vectors(inputs, groups, config, quiet=quiet, plot=plot,
+                                     json_path=json_path, sweep=sweep, curve_from=curve_from,
+                                     compare_sketches=compare_sketches)
         documents, report = read_documents(as_paths(inputs), progress=not quiet,
                                            **groups.source.given())
         prepared = prepare.shingle_documents(documents.texts, documents.ids,
@@ -647,6 +651,33 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
                                           curve_from=curve_from, truth=truth,
                                           compare_sketches=compare_sketches)
         result.read_report = report.as_dict()
+    if plot is not None:
+        evaluation.plot_curve(result, plot)
+    if json_path is not None:
+        sinks.write_json(result.as_dict(), json_path)
+    return result
+
+
+def _evaluate_vectors(inputs, groups: OptionGroups, config: FindConfig, *, quiet: bool,
+                      plot, json_path, sweep, curve_from, compare_sketches) -> Evaluation:
+    """:func:`evaluate` of a run on embeddings: the vectors of ``inputs`` read as
+    :func:`find` reads them, cosine LSH against all pairs
+    (:func:`neardup.evaluate.evaluate_vectors`)."""
+    from . import evaluate as evaluation
+    from .sources import vectors
+
+    if sweep or compare_sketches:
+        raise ValueError("sweep and compare_sketches try MinHash and SimHash shapes; with "
+                         "embeddings, give --bands/--rows or --hyperplanes to another run")
+    paths = as_paths(inputs)
+    field = vectors.read_with_records(config.embeddings, paths, groups.source.fmt)
+    documents, report = read_documents(paths, progress=not quiet,
+                                       extra_fields=[field] if field else [],
+                                       **groups.source.given())
+    found, why, _ = vectors.of_documents(config.embeddings, documents, report.records_seen,
+                                         fields=documents.fields)
+    result = evaluation.evaluate_vectors(found, why, config, curve_from=curve_from)
+    result.read_report = report.as_dict()
     if plot is not None:
         evaluation.plot_curve(result, plot)
     if json_path is not None:
