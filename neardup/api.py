@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 import pyarrow as pa
 
-from . import cluster, lsh, sinks
+from . import cluster, cosine, lsh, sinks
 from ._core import counts as counting
 from ._core import remote
 from ._core.choices import not_one_of
 from ._core.progress import StageTimer
-from .config import FindConfig, check_num_perm
+from .config import FindConfig, check_hyperplanes, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore, refusals
 from .pipeline.dedup import DedupOutputs
@@ -686,9 +686,16 @@ def _evaluate_vectors(inputs, groups: OptionGroups, config: FindConfig, *, quiet
 
 
 def tune(threshold: float, num_perm: int = 128, *, bands: int | None = None,
-         rows: int | None = None, weights=lsh.DEFAULT_WEIGHTS) -> lsh.BandPlan:
+         rows: int | None = None, weights=lsh.DEFAULT_WEIGHTS,
+         hyperplanes: int | None = None) -> lsh.BandPlan:
     """The b × r for ``threshold`` and K, with its S-curve (see :mod:`neardup.lsh`); K is
-    checked as :func:`find` checks it."""
+    checked as :func:`find` checks it. ``hyperplanes``: the plan of a run on embeddings
+    instead, ``threshold`` a cosine, over that many sign bits (see :mod:`neardup.cosine`:
+    the plan's threshold is the per-bit agreement p(t))."""
+    if hyperplanes is not None:
+        check_hyperplanes(hyperplanes)
+        return cosine.band_plan(threshold, hyperplanes, weights=weights, bands=bands,
+                                rows=rows)
     check_num_perm(num_perm)
     return lsh.choose_bands(threshold, num_perm, weights=weights, bands=bands, rows=rows)
 

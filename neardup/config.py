@@ -28,6 +28,14 @@ def check_num_perm(num_perm) -> None:
         raise ValueError(f"num_perm must be an integer in 1..{MAX_NUM_PERM}, got {num_perm!r}")
 
 
+def check_hyperplanes(hyperplanes) -> None:
+    """K of a run on embeddings, as find and tune take it: 1..MAX_HYPERPLANES sign bits."""
+    if isinstance(hyperplanes, bool) or not isinstance(hyperplanes, int) or \
+            not 1 <= hyperplanes <= cosine.MAX_HYPERPLANES:
+        raise ValueError(f"hyperplanes must be an integer in 1..{cosine.MAX_HYPERPLANES}, "
+                         f"got {hyperplanes!r}")
+
+
 @dataclass(frozen=True)
 class FindConfig:
     """Every option of a run, checked once here.
@@ -182,11 +190,8 @@ class FindConfig:
             return
         if isinstance(self.embeddings, str) and not self.embeddings:
             raise ValueError("embeddings must name a column or a .npy file")
-        if self.hyperplanes is not None and (
-                isinstance(self.hyperplanes, bool) or not isinstance(self.hyperplanes, int)
-                or not 1 <= self.hyperplanes <= cosine.MAX_HYPERPLANES):
-            raise ValueError(f"hyperplanes must be an integer in 1..{cosine.MAX_HYPERPLANES}, "
-                             f"got {self.hyperplanes!r}")
+        if self.hyperplanes is not None:
+            check_hyperplanes(self.hyperplanes)
         if self.also_jaccard is not None and (
                 isinstance(self.also_jaccard, bool)
                 or not isinstance(self.also_jaccard, (int, float))

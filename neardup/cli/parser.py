@@ -557,6 +557,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="K, minima per signature (default: 128)")
     p.add_argument("--bands", type=int, help="force b (see what it gives at t)")
     p.add_argument("--rows", type=int, help="force r")
+    p.add_argument("--hyperplanes", type=int, metavar="K",
+                   help="plan a run on embeddings instead: -t is a cosine, b x r cut K "
+                        "random-hyperplane bits")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     completion.add_parser(commands, _Formatter)
@@ -641,4 +644,5 @@ TUNE_EXAMPLES = """examples:
   neardup tune -t 0.8
   neardup tune -t 0.5 --num-perm 64 --json
   neardup tune -t 0.8 --bands 20 --rows 5
+  neardup tune -t 0.9 --hyperplanes 1024
 """
