@@ -127,9 +127,10 @@ def normalise(vectors: np.ndarray, reasons: np.ndarray | None = None
 
 
 def hyperplanes(dimensions: int, count: int, seed: int) -> np.ndarray:
-    """(d, K) float32: K Gaussian normals, from ``seed`` alone (numpy's PCG64)."""
+    """(d, K) float32: K Gaussian normals, from ``seed`` alone (numpy's PCG64), drawn one
+    normal after another, so the first k of K are the k drawn alone."""
     rng = np.random.default_rng([seed, 0x436F73])  # "Cos": apart from other seeds
-    return rng.standard_normal((dimensions, count)).astype(np.float32)
+    return np.ascontiguousarray(rng.standard_normal((count, dimensions)).astype(np.float32).T)
 
 
 def signature_bits(unit: np.ndarray, planes: np.ndarray) -> np.ndarray:
@@ -160,13 +161,20 @@ def sign(unit: np.ndarray, count: int, seed: int) -> Signatures:
 
 
 def band_keys(unit: np.ndarray, plan: lsh.BandPlan, seed: int) -> np.ndarray:
-    """(n, b) uint64: :func:`neardup.lsh.band_keys` of each row's bits, SIGN_BATCH rows
-    signed at a time so the (n, K) bits are never held."""
-    planes = hyperplanes(unit.shape[1], plan.num_perm, seed)
+    """(n, b) uint64: :func:`neardup.lsh.band_keys` of each row's bits, each band's r
+    bits packed to bytes, SIGN_BATCH rows signed at a time so the (n, K) bits are never
+    held. Only the b·r bits the bands use are drawn: the first b·r hyperplanes of
+    :func:`hyperplanes` (K - b·r are left unused, as MinHash leaves its spare minima)."""
+    planes = hyperplanes(unit.shape[1], plan.bands * plan.rows, seed)
     keys = np.empty((unit.shape[0], plan.bands), dtype=np.uint64)
+    per_band = (plan.rows + 7) // 8
     for lo in range(0, unit.shape[0], SIGN_BATCH):
         bits = signature_bits(unit[lo:lo + SIGN_BATCH], planes)
-        keys[lo:lo + bits.shape[0]] = lsh.band_keys(bits, plan.bands, plan.rows)
+        # each band's r bits packed into ceil(r/8) bytes: equal bytes iff equal bits, and
+        # the kernel mixes a few bytes a band instead of r bits
+        packed = np.packbits(bits.reshape(bits.shape[0], plan.bands, plan.rows), axis=2)
+        keys[lo:lo + bits.shape[0]] = lsh.band_keys(
+            packed.reshape(bits.shape[0], plan.bands * per_band), plan.bands, per_band)
     return keys
 
 
