@@ -70,27 +70,29 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
         usable_mask = has_vector
     usable = np.flatnonzero(usable_mask)
     rows = np.flatnonzero(has_vector & usable_mask)  # the cosine side's documents
+    side = unit if rows.size == n else unit[rows]  # no copy when every vector is usable
     plan = config.cosine_plan(rows.size)
 
     method, method_choice = config.method, {"method": config.method,
                                             "reason": "chosen by the user"}
     if method == "auto":
         with timer.stage("plan"):
-            choice = planner.choose_cosine_method(unit[rows], config.threshold, plan,
+            choice = planner.choose_cosine_method(side, config.threshold, plan,
                                                   seed=config.seed)
         method, method_choice = choice.method, choice.as_dict()
 
     stats = lsh.CandidateStats()
     with timer.stage("cosine " + method, f"{rows.size:,} vectors"):
         if method == "exact":
-            ci, cj, _ = cosine.all_pairs(unit[rows], config.threshold)
+            ci, cj, _ = cosine.all_pairs(side, config.threshold)
             candidates = ci.size
         else:
-            ci, cj, stats = cosine.candidate_pairs(unit[rows], plan, config.seed,
+            ci, cj, stats = cosine.candidate_pairs(side, plan, config.seed,
                                                    max_bucket=config.max_bucket,
                                                    policy=config.bucket_policy)
             candidates = ci.size
         doc_i, doc_j = rows[ci], rows[cj]
+        del side
     if config.either:
         with timer.stage("jaccard " + method):
             ji, jj, found = _jaccard_candidates(sets, np.flatnonzero(shingled & usable_mask),

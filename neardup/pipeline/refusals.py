@@ -133,7 +133,7 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(MEMORY_LIMIT, _FILES, "embeddings", "--embeddings",
             "the vectors are held whole (4 bytes a dimension); drop --memory-limit"),
     # ---- the local engine against an index, or building one
-    Refusal(INDEX, ("find", "dedup", "index build"), "embeddings", "--embeddings",
+    Refusal(INDEX, ("find", "dedup", "index build", "index add"), "embeddings", "--embeddings",
             "an index holds MinHash signatures of shingle sets; run find or dedup on the "
             "vectors without --against"),
 )
