@@ -119,6 +119,7 @@ def describe_pairs(c: dict, config) -> str:
             rule += (" or " if config.either else " and ") + \
                 f"exact Jaccard >= {config.also_jaccard}"
         which = rule if config.verify else "every candidate, any cosine"
+        return f"pairs {c['pairs']:,} document pairs ({which})"
     with_index = c.get("index", {}).get("identical_pairs_with_index", 0)
     identical = (f"{c['identical_pairs']:,} of identical sets (J = 1; {with_index:,} of them a "
                  f"new document and an indexed copy)" if with_index else
