@@ -412,7 +412,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
         inputs = as_paths(inputs)
         refuse_touching_inputs(inputs, {"--out": out, "--work-dir": work_dir})
         check_copy_target(inputs, out, groups.source.fmt)  # before reading
-    outputs.check(inputs, out, groups.source.fmt)
+    outputs.check(inputs, out, groups.source.fmt,
+                  cosine=groups.similarity.get("embeddings") is not None)
     result, documents = _find_for_copy(inputs, groups, quiet=quiet,
                                        representative_field=representative_field,
                                        memory_limit=limit, work_dir=work_dir)

@@ -214,11 +214,17 @@ class FindResult:
         of its cluster's representative, the document kept in its place; null for a
         representative), ``jaccard`` (their exact Jaccard, rounded to 6 digits as in
         the pairs table; null where the run verified no pair between them) and
-        ``written`` (the copy holds it: ``kept``, or every document under "all")."""
+        ``written`` (the copy holds it: ``kept``, or every document under "all"); a run on
+        embeddings adds ``cosine`` after ``jaccard`` (exact, null where not measured)."""
         p = self.pair_set
         size, kept, duplicate_of, similarity = cluster.dedup_outcomes(
             self.labels, self.representative, p.head, p.set_i, p.set_j, p.jaccard, keep)
         ids = self.id_array
+        by_cosine = {}
+        if self.cosine is not None:  # a run on embeddings: the pair's cosine too
+            by_cosine["cosine"] = pa.array(np.round(cluster.dedup_outcomes(
+                self.labels, self.representative, p.head, p.set_i, p.set_j, self.cosine,
+                keep)[3], 6), type=pa.float64(), from_pandas=True)
         return pa.table({
             "doc": np.arange(self.n, dtype=np.int64),
             "id": _contiguous(ids),
@@ -228,6 +234,7 @@ class FindResult:
             "duplicate_of": _contiguous(ids.take(_nullable_numbers(duplicate_of))),
             "jaccard": pa.array(np.round(similarity, 6), type=pa.float64(),
                                 from_pandas=True),
+            **by_cosine,
             "written": kept | (keep == "all"),
         })
 
@@ -245,6 +252,8 @@ class FindResult:
             "matched_id": removed.column("duplicate_of"),
             "matched_source": pa.array([SOURCE_NEW] * removed.num_rows, pa.string()),
             "jaccard": removed.column("jaccard"),
+            **({"cosine": removed.column("cosine")} if "cosine" in table.column_names
+               else {}),
             "cluster": removed.column("cluster"),
         })
 

@@ -117,6 +117,15 @@ def test_dedup_removes_the_cosine_duplicates(vectors, expected, tmp_path):
     copy = pq.read_table(out)
     assert copy.num_rows == N - int(result.counts["removable"])
     assert "neardup_duplicate_of" in copy.column_names
+    every = tmp_path / "every.parquet"
+    neardup.dedup(str(path), str(every), embeddings="vec", threshold=T, method="exact",
+                  annotate=True, keep="all")
+    rows = pq.read_table(every).to_pandas()
+    removed = rows[~rows.neardup_kept]
+    assert len(removed) == result.counts["removable"]
+    assert (removed.neardup_cosine >= T).all()  # star clusters: each within t of its kept one
+    assert rows[rows.neardup_kept].neardup_cosine.isna().all()
+    assert rows.neardup_jaccard.isna().all()
     data = pd.DataFrame({"text": texts(), "vec": list(vectors)})
     kept = neardup.dedup(data, embeddings="vec", threshold=T, method="exact")
     assert kept["text"].tolist() == copy.column("text").to_pylist()
