@@ -45,6 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import lsh
+from ._core.jit import prange
+from ._core.kernels import sized_kernel
 
 DEFAULT_HYPERPLANES = 256
 MAX_HYPERPLANES = 4096
@@ -207,12 +209,12 @@ def verify(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The candidates (i, j) with exact cosine ≥ ``threshold``: (i, j, cosine), in the
     candidates' order; a float32 screen first (see the module docstring)."""
-    i = np.asarray(i, dtype=np.int64)
-    j = np.asarray(j, dtype=np.int64)
-    near = np.zeros(i.size, dtype=bool)
-    for lo in range(0, i.size, PAIR_BATCH):
-        dot = np.einsum("ij,ij->i", unit[i[lo:lo + PAIR_BATCH]], unit[j[lo:lo + PAIR_BATCH]])
-        near[lo:lo + PAIR_BATCH] = dot >= threshold - SCREEN_MARGIN
+    i = np.ascontiguousarray(i, dtype=np.int64)
+    j = np.ascontiguousarray(j, dtype=np.int64)
+    dot = np.empty(i.size, dtype=np.float32)
+    _pair_dots(np.ascontiguousarray(unit), i, j, dot)  # no (P, d) gathers
+    near = dot >= threshold - SCREEN_MARGIN
+    del dot
     i, j = i[near], j[near]
     cosine = exact_cosine(unit, i, j)
     keep = cosine >= threshold
@@ -269,3 +271,15 @@ def describe(plan: lsh.BandPlan, threshold: float) -> str:
 def threshold_of_agreement(p: float) -> float:
     """The cosine whose per-bit agreement is ``p`` (the inverse of :func:`bit_agreement`)."""
     return math.cos(math.pi * (1.0 - p))
+
+
+@sized_kernel(work=lambda unit, i, j, out: i.size * unit.shape[1])
+def _pair_dots(unit, i, j, out):
+    """out[p] = the float32 dot product of rows i[p] and j[p] of ``unit``."""
+    d = unit.shape[1]
+    for p in prange(i.size):
+        a, b = unit[i[p]], unit[j[p]]
+        total = np.float32(0.0)
+        for k in range(d):
+            total += a[k] * b[k]
+        out[p] = total
