@@ -205,18 +205,28 @@ def exact_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     return out
 
 
-def verify(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The candidates (i, j) with exact cosine ≥ ``threshold``: (i, j, cosine), in the
-    candidates' order; a float32 screen first (see the module docstring)."""
+def screened_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float
+                    ) -> np.ndarray:
+    """float64[P]: the cosine of each pair, exact (:func:`exact_cosine`) where its float32
+    dot product is ≥ ``threshold`` - SCREEN_MARGIN, else that float32 value (a pair that
+    far below t cannot reach it: see the module docstring)."""
     i = np.ascontiguousarray(i, dtype=np.int64)
     j = np.ascontiguousarray(j, dtype=np.int64)
     dot = np.empty(i.size, dtype=np.float32)
     _pair_dots(np.ascontiguousarray(unit), i, j, dot)  # no (P, d) gathers
-    near = dot >= threshold - SCREEN_MARGIN
-    del dot
-    i, j = i[near], j[near]
-    cosine = exact_cosine(unit, i, j)
+    value = dot.astype(np.float64)
+    near = np.flatnonzero(dot >= threshold - SCREEN_MARGIN)
+    value[near] = exact_cosine(unit, i[near], j[near])
+    return value
+
+
+def verify(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates (i, j) with exact cosine ≥ ``threshold``: (i, j, cosine), in the
+    candidates' order (:func:`screened_cosine`)."""
+    i = np.asarray(i, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    cosine = screened_cosine(unit, i, j, threshold)
     keep = cosine >= threshold
     return i[keep], j[keep], cosine[keep]
 

@@ -21,7 +21,10 @@ reason first, else "too few shingles").
 
 What is exact: the ``cosine`` of a pair is exact (:func:`neardup.cosine.exact_cosine`)
 and so is its ``jaccard`` (from the shingle sets); every reported pair meets the rule
-on the numbers reported. ``cosine`` is null for a pair whose document has no usable
+on the numbers reported. (A candidate whose float32 cosine is below t - 0.001 keeps
+that float32 value in the candidates table: it cannot reach t, see
+:func:`neardup.cosine.screened_cosine`; one that ``either`` keeps by its Jaccard gets
+its exact cosine.) ``cosine`` is null for a pair whose document has no usable
 vector (``either``), ``jaccard`` is null in a run on embeddings alone (not computed)
 and for a pair whose document has too few shingles (``either``). With method "lsh"
 which pairs are found is probabilistic (:mod:`neardup.cosine`: P(t) ≥ 0.995 at the
@@ -104,12 +107,15 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
     with timer.stage("verify", f"{doc_i.size:,} candidates"):
         cos = np.full(doc_i.size, np.nan)
         both = has_vector[doc_i] & has_vector[doc_j]
-        cos[both] = cosine.exact_cosine(unit, doc_i[both], doc_j[both])
+        cos[both] = cosine.screened_cosine(unit, doc_i[both], doc_j[both], config.threshold)
         jac = np.full(doc_i.size, np.nan)
         if jaccard_side:
             counted = shingled[doc_i] & shingled[doc_j]
             jac[counted] = verify.exact_jaccard(sets, doc_i[counted], doc_j[counted])
         keep = keep_rule(cos, jac, config)
+        if config.either:  # kept by Jaccard, below t by far: its cosine exact all the same
+            again = np.flatnonzero(keep & both & (cos < config.threshold))
+            cos[again] = cosine.exact_cosine(unit, doc_i[again], doc_j[again])
         candidate_arrays = {"i": doc_i, "j": doc_j, "jaccard": jac,
                             "estimate": np.full(doc_i.size, np.nan), "cosine": cos,
                             "verified": keep}

@@ -56,15 +56,20 @@ def cosine_truth(x: np.ndarray, threshold: float, usable: np.ndarray) -> dict:
     a float64 matrix product of the rows normalised as neardup does (float64 division,
     stored as float32)."""
     rows = np.flatnonzero(usable)
-    v = x[rows].astype(np.float64)
-    unit = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32).astype(np.float64)
-    norms = np.linalg.norm(unit, axis=1)
-    c = (unit @ unit.T) / np.outer(norms, norms)
-    c = np.clip(c, -1.0, 1.0)
-    same = (unit[:, None, :] == unit[None, :, :]).all(axis=2)
-    c[same] = 1.0
+    c = cosine_matrix(x[rows])
     a, b = np.nonzero(np.triu(c >= threshold, k=1))
     return {(int(rows[i]), int(rows[j])): float(c[i, j]) for i, j in zip(a, b)}
+
+
+def cosine_matrix(x: np.ndarray) -> np.ndarray:
+    """(n, n) float64: the cosine of every two rows, normalised as neardup does (float64
+    division, stored as float32), then a float64 matrix product; equal rows 1."""
+    v = x.astype(np.float64)
+    unit = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32).astype(np.float64)
+    norms = np.linalg.norm(unit, axis=1)
+    c = np.clip((unit @ unit.T) / np.outer(norms, norms), -1.0, 1.0)
+    c[(unit[:, None, :] == unit[None, :, :]).all(axis=2)] = 1.0
+    return c
 
 
 def jaccard_truth(texts: list[str]) -> dict:

@@ -11,7 +11,14 @@ import pytest
 import neardup
 from neardup import cosine, lsh
 
-from .corpus import cosine_truth, jaccard_truth, planted_texts, planted_vectors, spoil
+from .corpus import (
+    cosine_matrix,
+    cosine_truth,
+    jaccard_truth,
+    planted_texts,
+    planted_vectors,
+    spoil,
+)
 
 WORDS = {"shingle_kind": "word", "shingle_size": 1, "hash_bits": 64, "min_shingles": 1}
 
@@ -105,9 +112,12 @@ def test_also_jaccard_is_the_intersection_and_either_the_union(method):
     assert set(pairs) and set(union) - set(pairs)  # the planted corpus tells them apart
     table = either.pairs_table().to_pandas()
     assert table.columns[:5].tolist() == ["id_a", "id_b", "jaccard", "cosine", "estimate"]
-    for row in table.itertuples():
+    every = cosine_matrix(x)
+    for row in table.itertuples():  # both exact, also for a pair kept by one of them
         assert row.jaccard == pytest.approx(round(jac[(row.doc_a, row.doc_b)], 6))
+        assert row.cosine == pytest.approx(round(every[row.doc_a, row.doc_b], 6), abs=1e-12)
         assert row.cosine >= t or row.jaccard >= t2
+    assert (table.cosine < t - 0.01).any()  # some kept by their Jaccard alone
 
 
 def test_either_pairs_a_record_without_a_vector_by_its_text():
