@@ -61,6 +61,10 @@ def test_lsh_pairs_are_exact_and_nearly_all_of_brute_force(seed, d, t):
     assert all(c < t + 0.05 for c in missed)
     assert result.plan.p_at_threshold >= lsh.MIN_P_AT_THRESHOLD
     assert not any(row in pair for pair in pairs for row in bad)
+    p = result.pair_set  # unrounded, each the float64 cosine of brute force
+    np.testing.assert_allclose(result.cosine, [truth[(int(a), int(b))] for a, b in
+                                               zip(p.set_i, p.set_j)], rtol=0, atol=1e-12)
+    assert (result.cosine >= t).all()
 
 
 @pytest.mark.parametrize(("seed", "d", "t"), [(1, 16, 0.8), (2, 100, 0.9), (3, 33, 1.0)])
@@ -118,6 +122,8 @@ def test_also_jaccard_is_the_intersection_and_either_the_union(method):
         assert row.cosine == pytest.approx(round(every[row.doc_a, row.doc_b], 6), abs=1e-12)
         assert row.cosine >= t or row.jaccard >= t2
     assert (table.cosine < t - 0.01).any()  # some kept by their Jaccard alone
+    p = either.pair_set  # unrounded: each pair's cosine is the float64 one
+    np.testing.assert_allclose(either.cosine, every[p.set_i, p.set_j], rtol=0, atol=1e-12)
 
 
 def test_either_pairs_a_record_without_a_vector_by_its_text():
