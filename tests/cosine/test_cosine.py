@@ -213,3 +213,10 @@ def test_options_that_need_embeddings_are_refused_without_them():
         neardup.FindConfig(embeddings="vec", hyperplanes=0)
     with pytest.raises(ValueError, match="measure 'containment' does not apply"):
         neardup.FindConfig(embeddings="vec", measure="containment")
+
+
+def test_the_shingle_pipeline_refuses_a_config_with_embeddings():
+    from neardup.pipeline import find_texts
+
+    with pytest.raises(ValueError, match="embeddings compare the records' vectors"):
+        find_texts(["some text of a record"], embeddings="vec")
