@@ -30,7 +30,8 @@ __version__ = VERSION
 # Each name is imported on first use, so that ``import neardup`` stays quick (numpy,
 # pyarrow and the stages load with the first name that needs them; numba with the
 # first kernel that runs). ``neardup.code`` needs Pygments, the code extra.
-_MODULES = {"allpairs": "allpairs", "code": "code", "lsh": "lsh", "minhash": "minhash",
+_MODULES = {"allpairs": "allpairs", "code": "code", "cosine": "cosine", "lsh": "lsh",
+            "minhash": "minhash",
             "pairs": "pairs", "synthetic": "synthetic", "verify": "verify",
             "cleaning": "text.cleaning"}
 _NAMES = {"build_index": "api", "contamination": "api", "dedup": "api", "find": "api",

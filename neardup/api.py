@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 import pyarrow as pa
 
-from . import cluster, lsh, sinks
+from . import cluster, cosine, lsh, sinks
 from ._core import counts as counting
 from ._core import remote
 from ._core.choices import not_one_of
 from ._core.progress import StageTimer
-from .config import FindConfig, check_num_perm
+from .config import FindConfig, check_hyperplanes, check_num_perm
 from .options import EvaluateOptions, FindOptions, OptionGroups, column_names, split_options
 from .pipeline import outofcore, refusals
 from .pipeline.dedup import DedupOutputs
@@ -410,7 +410,8 @@ def dedup(inputs, out=None, *, quiet: bool = True, representative_field: str | N
     check_dedup_out(inputs, out, groups.source.fmt, also_written={"--work-dir": work_dir})
     if not in_memory:
         inputs = as_paths(inputs)
-    outputs.check(inputs, out, groups.source.fmt)
+    outputs.check(inputs, out, groups.source.fmt,
+                  cosine=groups.similarity.get("embeddings") is not None)
     result, documents = _find_for_copy(inputs, groups, quiet=quiet,
                                        representative_field=representative_field,
                                        memory_limit=limit, work_dir=work_dir)
@@ -768,6 +769,10 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
         result = spark.evaluate_sources(as_paths(inputs), **_spark_keywords(groups))
     else:
         config = groups.config()
+        if config.embeddings is not None:
+            return _evaluate_vectors(inputs, groups, config, quiet=quiet, plot=plot,
+                                     json_path=json_path, sweep=sweep, curve_from=curve_from,
+                                     compare_sketches=compare_sketches)
         documents, report = read_documents(as_paths(inputs), progress=not quiet,
                                            **groups.source.given())
         prepared = prepare.shingle_documents(documents.texts, documents.ids,
@@ -784,10 +789,44 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
     return result
 
 
+def _evaluate_vectors(inputs, groups: OptionGroups, config: FindConfig, *, quiet: bool,
+                      plot, json_path, sweep, curve_from, compare_sketches) -> Evaluation:
+    """:func:`evaluate` of a run on embeddings: the vectors of ``inputs`` read as
+    :func:`find` reads them, cosine LSH against all pairs
+    (:func:`neardup.evaluate.evaluate_vectors`)."""
+    from . import evaluate as evaluation
+    from .sources import vectors
+
+    if sweep or compare_sketches:
+        raise ValueError("sweep and compare_sketches try MinHash and SimHash shapes; with "
+                         "embeddings, give --bands/--rows or --hyperplanes to another run")
+    paths = as_paths(inputs)
+    field = vectors.read_with_records(config.embeddings, paths, groups.source.fmt)
+    documents, report = read_documents(paths, progress=not quiet,
+                                       extra_fields=[field] if field else [],
+                                       **groups.source.given())
+    found, why, _ = vectors.of_documents(config.embeddings, documents, report.records_seen,
+                                         fields=documents.fields)
+    result = evaluation.evaluate_vectors(found, why, config, curve_from=curve_from)
+    result.read_report = report.as_dict()
+    if plot is not None:
+        evaluation.plot_curve(result, plot)
+    if json_path is not None:
+        sinks.write_json(result.as_dict(), json_path)
+    return result
+
+
 def tune(threshold: float, num_perm: int = 128, *, bands: int | None = None,
-         rows: int | None = None, weights=lsh.DEFAULT_WEIGHTS) -> lsh.BandPlan:
+         rows: int | None = None, weights=lsh.DEFAULT_WEIGHTS,
+         hyperplanes: int | None = None) -> lsh.BandPlan:
     """The b × r for ``threshold`` and K, with its S-curve (see :mod:`neardup.lsh`); K is
-    checked as :func:`find` checks it."""
+    checked as :func:`find` checks it. ``hyperplanes``: the plan of a run on embeddings
+    instead, ``threshold`` a cosine, over that many sign bits (see :mod:`neardup.cosine`:
+    the plan's threshold is the per-bit agreement p(t))."""
+    if hyperplanes is not None:
+        check_hyperplanes(hyperplanes)
+        return cosine.band_plan(threshold, hyperplanes, weights=weights, bands=bands,
+                                rows=rows)
     check_num_perm(num_perm)
     return lsh.choose_bands(threshold, num_perm, weights=weights, bands=bands, rows=rows)
 
@@ -846,6 +885,7 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
         raise not_one_of("engine", engine, ENGINES)
     remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
     if engine == "local":
+        refusals.check(refusals.INDEX, "index build", {"embeddings": options.get("embeddings")})
         if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
             inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
         return Index.build(inputs, path, quiet=quiet, text=text, id=id,
@@ -889,7 +929,7 @@ def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
     in :data:`neardup.pipeline.refusals.REFUSALS` before any work: ``given`` are the entry
     point's keywords, then the similarity options as given, their defaults and the text
     options (the config is built later, once)."""
-    refusals.check(refusals.engine_of(engine, memory_limit), command,
+    refusals.check(refusals.engine_of(engine, memory_limit, given.get("against")), command,
                    {"remote": None, **given, "memory_limit": memory_limit, **groups.similarity},
                    FindConfig, groups.prepare)
 

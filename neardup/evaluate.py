@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import allpairs, lsh, minhash, simhash
+from . import allpairs, cosine, lsh, minhash, simhash
 from ._core.jit import njit, prange
 from .config import SKETCHES, FindConfig
 from .pipeline import identical_groups
@@ -61,7 +61,7 @@ class Evaluation:
     sweep: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was not computed, and why
     read_report: dict | None = None  # how the input was read (ReadReport.as_dict())
-    sketch: str = "minhash"  # whose candidates: "minhash" (LSH b x r) or "simhash"
+    sketch: str = "minhash"  # whose candidates: "minhash" (LSH b x r), "simhash", "cosine"
     distance: int | None = None  # simhash: the Hamming distance k searched
     sketches: list[dict] = field(default_factory=list)  # compare_sketches: a row each
 
@@ -84,12 +84,16 @@ class Evaluation:
                  else "exact join over distinct sets")
         search = (f"SimHash, Hamming distance <= {self.distance}" if self.sketch == "simhash"
                   else f"LSH {self.bands} x {self.rows}")
+        measure, unit = "J", "distinct sets"
+        if self.sketch == "cosine":
+            truth, measure, unit = "every pair of vectors compared", "cosine", "vectors"
+            search = f"cosine LSH {self.bands} x {self.rows} hyperplane bits"
         candidates, steps = (("SimHash", "fingerprints, search") if self.sketch == "simhash"
                              else ("LSH", "signatures, bands"))
         lines = [
             f"t = {self.threshold}, {search}: {m['documents']:,} documents "
             f"({m['sets']:,} distinct sets), {m['all_pairs']:,} document pairs in all",
-            f"true pairs (J >= {self.threshold}, {truth}): {m['true_pairs']:,} in "
+            f"true pairs ({measure} >= {self.threshold}, {truth}): {m['true_pairs']:,} in "
             f"{m['truth_seconds']:.2f} s ({m['identical_pairs']:,} inside identical groups)",
             f"{candidates}: {m['candidates']:,} candidate pairs in {m['lsh_seconds']:.2f} s "
             f"({m['candidate_share']:.4%} of all pairs; {steps}, verification); "
@@ -104,7 +108,7 @@ class Evaluation:
             f"candidates, recall {m['set_recall']:.4f}",
         ]
         if self.curve or not self.notes:  # the Spark engine computes no curve: notes say so
-            lines += ["empirical S-curve over distinct sets (share of pairs that became "
+            lines += [f"empirical S-curve over {unit} (share of pairs that became "
                       "candidates):", "   s from  s to   pairs   found   P(s)"]
             lines += [f"   {c['bin_low']:.2f}   {c['bin_high']:.2f}  {c['pairs']:6d}  "
                       f"{c['found_share']:.3f}  {c['predicted']:.3f}" for c in self.curve]
@@ -256,6 +260,48 @@ def evaluate_sets(sets: ShingleSets, config: FindConfig, *, curve_from: float | 
                       sketch=config.sketch,
                       distance=config.hamming_distance() if config.sketch == "simhash" else None,
                       sketches=sketches)
+
+
+def evaluate_vectors(vectors: np.ndarray, reasons: np.ndarray | None, config: FindConfig, *,
+                     curve_from: float | None = None, bin_width: float = 0.05
+                     ) -> Evaluation:
+    """Cosine LSH against the truth on vectors (``config.embeddings`` runs): the
+    candidates of :func:`neardup.cosine.candidate_pairs` against every pair with cosine
+    ≥ t (:func:`neardup.cosine.all_pairs`, which compares all pairs: the truth), in
+    document pairs over the usable vectors (``reasons``: the reader's, see
+    :func:`neardup.cosine.normalise`). No identical grouping: each vector is its own set,
+    so the set-level figures are the document-level ones. The curve bins by cosine, its
+    P(c) the cosine S-curve (:func:`neardup.cosine.cosine_curve`)."""
+    t = config.threshold
+    unit, reasons = cosine.normalise(vectors, reasons)
+    rows = np.flatnonzero(reasons == "")
+    unit = unit[rows]
+    n = rows.size
+    plan = config.cosine_plan(n)
+    start = time.perf_counter()
+    ci, cj, _ = cosine.candidate_pairs(unit, plan, config.seed, max_bucket=config.max_bucket,
+                                       policy=config.bucket_policy)
+    candidate_cos = cosine.exact_cosine(unit, ci, cj)
+    lsh_seconds = time.perf_counter() - start
+    candidate_codes = np.sort(ci * n + cj)
+    start = time.perf_counter()
+    ti, tj, _ = cosine.all_pairs(unit, t)
+    truth_seconds = time.perf_counter() - start
+    true_codes = ti * n + tj
+    found = int(_contains(candidate_codes, true_codes).sum())
+    metrics = document_pair_metrics(
+        truth="exact", documents=int(n), sets=int(n), identical_pairs=0,
+        true_pairs=int(ti.size), candidates=int(ci.size), found=found,
+        set_true_pairs=int(ti.size), set_candidates=int(ci.size), set_found=found,
+        set_false_positives=int((candidate_cos < t).sum()), lsh_seconds=lsh_seconds,
+        truth_seconds=truth_seconds)
+    low = max(0.05, t - 0.3) if curve_from is None else min(curve_from, t)
+    li, lj, low_cos = cosine.all_pairs(unit, low)
+    low_found = _contains(candidate_codes, li * n + lj)
+    curve = _empirical_curve(low_cos, low_found,
+                             lambda c: cosine.cosine_curve(c, plan.bands, plan.rows), low,
+                             bin_width)
+    return Evaluation(t, plan.bands, plan.rows, metrics, curve, sketch="cosine")
 
 
 def _sketch_candidates(distinct: ShingleSets, config: FindConfig, plan: lsh.BandPlan):

@@ -14,7 +14,7 @@ import sys
 import warnings
 from contextlib import contextmanager
 
-from .. import api
+from .. import api, cosine
 from .._core import interrupt, progress
 from .._core.interrupt import Terminated
 from . import completion
@@ -114,8 +114,11 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     try:
         if args.command == "tune":
-            plan = api.tune(args.threshold, args.num_perm, bands=args.bands, rows=args.rows)
-            print(json.dumps(plan.as_dict(), indent=2) if args.json else plan.describe())
+            plan = api.tune(args.threshold, args.num_perm, bands=args.bands, rows=args.rows,
+                            hyperplanes=args.hyperplanes)
+            shown = (plan.describe() if args.hyperplanes is None
+                     else cosine.describe(plan, args.threshold))
+            print(json.dumps(plan.as_dict(), indent=2) if args.json else shown)
         elif args.command == "find" and args.explain is not None:
             options = keyword_options(args)
             for key in ("items", "items_field", "transpose"):

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import lsh
 from ..options import column_names
-from ..pipeline import FindConfig
+from ..pipeline import FindConfig, refusals
 from ..shingling import ShingleSets
 from ..sinks.staging import StagedDirectory
 from ..sources.options import SourceOptions
@@ -283,6 +283,7 @@ class Index(BandedIndex):
         """Add the documents of ``inputs`` as a new segment (shingled with the index's
         options; source options are this input's). Returns what was added.
         ``memory_limit``, ``work_dir``: as :meth:`build`'s (the same segment)."""
+        refusals.check(refusals.INDEX, "index add", {"embeddings": options.get("embeddings")})
         options = column_names(options, text, id)
         source = {k: options.pop(k) for k in SOURCE_OPTIONS if k in options}
         options.pop("threshold", None)  # a query's; adding does not verify anything

@@ -153,6 +153,10 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
     instead of computed, so only the plumbing differs and the result is the same.
     Method "auto" is then "lsh" (the planner and the exact join hold every set in memory).
     """
+    if config.embeddings is not None:  # vectors are read with the records, not from sets
+        raise ValueError("embeddings compare the records' vectors: run neardup.find or "
+                         "neardup.dedup on the records (or pipeline.embedded.find_vectors "
+                         "with the vectors)")
     timer = timer or StageTimer(quiet=True)
     n = sets.n
     plan = config.band_plan()

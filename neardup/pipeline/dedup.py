@@ -24,7 +24,7 @@ from ..result import FindResult
 from ..sinks import OUTPUT_FORMATS, write_table
 from ..sinks.staging import refuse_inside_replaced, refuse_touching_inputs
 from ..sources import Documents, check_annotation_target, frames, resolve_format
-from ..sources.annotations import ANNOTATION_COLUMNS, ANNOTATION_FIELDS, annotated_rows
+from ..sources.annotations import PREFIX, annotated_rows, annotation_columns
 from ..sources.copies import write_deduplicated
 
 DEFAULT_KEEP = KEEP_POLICIES[0]
@@ -48,9 +48,10 @@ class DedupOutputs:
     annotate: bool = False
     explain: str | os.PathLike | None = None
 
-    def check(self, inputs, out, fmt: str = "auto") -> None:
+    def check(self, inputs, out, fmt: str = "auto", cosine: bool = False) -> None:
         """ValueError, before any read, where these outputs cannot be written for
-        ``inputs`` (a list of paths, or data in memory) and ``out``."""
+        ``inputs`` (a list of paths, or data in memory) and ``out``; ``cosine``: a run on
+        embeddings, which annotates the cosine too."""
         if self.keep not in KEEP_POLICIES:
             raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {self.keep!r}")
         if self.keep == "all" and not self.annotate:
@@ -69,7 +70,7 @@ class DedupOutputs:
                 refuse_inside_replaced("--out", out, {"--explain": self.explain})
         if self.annotate and not in_memory:
             check_annotation_target(paths, [resolve_format(p, fmt) for p in paths],
-                                    ANNOTATION_FIELDS)
+                                    [PREFIX + name for name in annotation_columns(cosine)])
 
     def check_against(self) -> None:
         """Against an index the kept documents are the anchored cover's, unannotated."""
@@ -83,7 +84,8 @@ class DedupOutputs:
         and the explain file, from the run's ``result`` over ``documents``."""
         outcomes = result.outcomes_table(self.keep)
         kept = outcomes.column("written").to_numpy(zero_copy_only=False).astype(bool)
-        annotations = outcomes.select(list(ANNOTATION_COLUMNS)) if self.annotate else None
+        names = annotation_columns("cosine" in outcomes.column_names)
+        annotations = outcomes.select(list(names)) if self.annotate else None
         if frames.is_in_memory(inputs):
             rows = result.read_report["records_seen"]
             keep_row = frames.kept_row_mask(documents, kept, rows)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from .. import cosine, lsh
 from ..sinks import OUTPUT_FORMATS, read_results, read_table
 from ..sources.registry import DIRECTORY
 
@@ -57,6 +58,25 @@ class ReportData:
     def bands_rows(self) -> tuple[int, int]:
         plan = self.summary.get("plan") or {}
         return int(plan.get("bands", 1)), int(plan.get("rows", 1))
+
+    @property
+    def measure(self) -> str:
+        """What the similarities are: "cosine" for a run on embeddings, else "Jaccard"."""
+        return "cosine" if self.config.get("embeddings") is not None else "Jaccard"
+
+    def s_curve(self, s):
+        """P(candidate) at similarity s under the run's b × r (the cosine S-curve for a
+        run on embeddings, :func:`neardup.cosine.cosine_curve`)."""
+        bands, rows = self.bands_rows
+        if self.measure == "cosine":
+            return cosine.cosine_curve(s, bands, rows)
+        return lsh.s_curve(s, bands, rows)
+
+    @property
+    def steep_point(self) -> float:
+        """Where the S-curve rises fastest, in the run's similarity."""
+        point = lsh.steep_point(*self.bands_rows)
+        return cosine.threshold_of_agreement(point) if self.measure == "cosine" else point
 
 
 def load(result_or_dir) -> ReportData:
@@ -123,6 +143,12 @@ def _from_tables(tables: dict, summary: dict, timings: dict, origin: str) -> Rep
             cols[k] = cols[k].astype(np.int64)
         cols["jaccard"] = cols["jaccard"].astype(np.float64)
     candidates["verified"] = candidates["verified"].astype(bool)
+    for cols, name in ((pairs, "set_pairs"), (candidates, "candidates")):
+        table = tables.get(name, tables.get("pairs"))
+        if table is not None and "cosine" in table.column_names:  # a run on embeddings
+            value = table.column("cosine").to_numpy(zero_copy_only=False).astype(np.float64)
+            # a pair without a cosine (either: no vector) is drawn at its Jaccard
+            cols["jaccard"] = np.where(np.isnan(value), np.nan_to_num(cols["jaccard"]), value)
     head = np.arange(d["id"].size, dtype=np.int64)
     identical = _columns(tables.get("identical"), ("doc", "head_doc"))
     head[identical["doc"].astype(np.int64)] = identical["head_doc"].astype(np.int64)

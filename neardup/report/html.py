@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 
-from .. import lsh
 from .data import ReportData, text_lookup
 from .svg import chord_svg, esc, histogram_svg, s_curve_svg, shorten
 
@@ -55,9 +54,9 @@ def summary_html(data: ReportData, drawn: dict) -> str:
     row("MinHash", f"K = {cfg.get('num_perm', '?')} minima, seed {cfg.get('seed', '?')}"
                    + (f", {cfg['bits']}-bit" if cfg.get("bits") else ""))
     row("LSH", f"b × r = {bands} × {rows} ({plan.get('chosen', '?')}), steep point "
-               f"{lsh.steep_point(bands, rows):.3f}, P(t) = "
-               f"{float(lsh.s_curve(data.threshold, bands, rows)):.3f}")
-    row("threshold", f"exact Jaccard ≥ {data.threshold:g}"
+               f"{data.steep_point:.3f}, P(t) = "
+               f"{float(data.s_curve(data.threshold)):.3f}")
+    row("threshold", f"exact {data.measure} ≥ {data.threshold:g}"
                      + ("" if cfg.get("verify", True) else " (not verified: every candidate)"))
     row("documents", f"{counts.get('documents', data.n):,}: {counts.get('shingled', 0):,} "
                      f"shingled, {counts.get('too_few_shingles', 0):,} set aside, "
@@ -296,7 +295,7 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
         '<h2>Candidates and the S-curve</h2><div class="plots"><figure>' + curve
         + f'<figcaption>The probability that a pair of similarity s becomes a candidate, '
           f'for {data.bands_rows[0]} bands of {data.bands_rows[1]} rows. Each dot on y = 1 is '
-          f'a candidate pair at its exact Jaccard'
+          f'a candidate pair at its exact {data.measure}'
         + (f"; the {curve_drawn['missed']:,} dots on y = 0 are true pairs LSH missed."
            if data.missed is not None else
            "; true pairs that were never candidates are not known for this run "
@@ -306,7 +305,8 @@ def render(data: ReportData, *, texts=None, root=None, max_bytes: int = MAX_BYTE
           'before LSH and are not candidates.</figcaption></figure></div>'
         + '<h2>Chord circle</h2><figure>' + chords
         + '<figcaption>Every document is a point on the circle, in id (path) order from the '
-          'top, clockwise; a chord joins each candidate pair, coloured by its exact Jaccard. '
+          'top, clockwise; a chord joins each candidate pair, coloured by its exact '
+        + data.measure + '. '
           'Short chords at the edge are families in one directory, long ones copies across '
           'the tree. Click a chord to name its pair.</figcaption>'
           '<div id="chord-info" aria-live="polite"></div></figure>'

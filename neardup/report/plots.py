@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import lsh
 from .data import ReportData
 from .html import MAX_CHORDS
 from .svg import (
@@ -49,10 +48,10 @@ def write_plots(data: ReportData, directory, *, max_chords: int = MAX_CHORDS,
 
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     s = np.linspace(0, 1, 201)
-    ax.plot(s, lsh.s_curve(s, bands, rows), color="#1f4e9c", lw=2,
+    ax.plot(s, data.s_curve(s), color="#1f4e9c", lw=2,
             label=f"P(s) = 1 - (1 - s^{rows})^{bands}")
-    steep = lsh.steep_point(bands, rows)
-    ax.plot([steep], [lsh.s_curve(steep, bands, rows)], "o", color="#d1495b",
+    steep = data.steep_point
+    ax.plot([steep], [data.s_curve(steep)], "o", color="#d1495b",
             label=f"steep point {steep:.3f}")
     ax.axvline(data.threshold, color="#888", ls="--", lw=1)
     jitter = np.random.default_rng(seed + 1).uniform(-0.025, 0.025, keep.size)
@@ -61,7 +60,7 @@ def write_plots(data: ReportData, directory, *, max_chords: int = MAX_CHORDS,
     if data.missed is not None and data.missed["doc_a"].size:
         ax.scatter(data.missed["jaccard"], np.zeros(data.missed["jaccard"].size), s=6,
                    color="#c0392b", label="missed true pairs")
-    ax.set(xlabel="similarity s (exact Jaccard)", ylabel="P(candidate)", xlim=(0, 1),
+    ax.set(xlabel=f"similarity s (exact {data.measure})", ylabel="P(candidate)", xlim=(0, 1),
            ylim=(-0.06, 1.06))
     ax.legend(loc="center right", fontsize=8)
     fig.tight_layout()
@@ -74,7 +73,7 @@ def write_plots(data: ReportData, directory, *, max_chords: int = MAX_CHORDS,
     ax.bar(edges[:-1], above, width=width * 0.9, align="edge", bottom=below, color="#1f4e9c",
            label="≥ t")
     ax.axvline(data.threshold, color="#888", ls="--", lw=1)
-    ax.set(xlabel="exact Jaccard of candidate pairs", ylabel="pairs", xlim=(0, 1))
+    ax.set(xlabel=f"exact {data.measure} of candidate pairs", ylabel="pairs", xlim=(0, 1))
     ax.legend(fontsize=8)
     fig.tight_layout()
     save(fig, "histogram")
@@ -104,7 +103,7 @@ def write_plots(data: ReportData, directory, *, max_chords: int = MAX_CHORDS,
     cmap = LinearSegmentedColormap.from_list("neardup", SCALE / 255)
     sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(lo, hi))
     bar = fig.colorbar(sm, ax=ax, orientation="horizontal", fraction=0.04, pad=0.02)
-    bar.set_label("exact Jaccard of the pair", color="#c9ced8")
+    bar.set_label(f"exact {data.measure} of the pair", color="#c9ced8")
     bar.ax.tick_params(colors="#c9ced8")
     title = f"{keep.size:,} chords" + (f" (sample of {c['doc_a'].size:,})"
                                        if keep.size < c["doc_a"].size else "")

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import lsh
 from .data import ReportData
 
 MAX_POINTS = 20_000  # documents drawn as dots on the circle; above, the ring alone
@@ -101,7 +100,7 @@ def chord_svg(data: ReportData, limit: int, seed: int, size: int = 760) -> tuple
         parts.append(f'<path data-k="{k}" stroke="{colours[k]}" d="M{x[a[k]]:.1f} '
                      f'{y[a[k]]:.1f}Q{qx[k]:.1f} {qy[k]:.1f} {x[b[k]]:.1f} {y[b[k]]:.1f}"/>')
     parts.append("</g>")
-    parts.append(_legend(lo, hi, 20, size + 12, size - 220, "exact Jaccard of the pair"))
+    parts.append(_legend(lo, hi, 20, size + 12, size - 220, f"exact {data.measure} of the pair"))
     parts.append("</svg>")
     involved = np.unique(np.concatenate([a, b])) if keep.size else np.empty(0, np.int64)
     where = {int(d): i for i, d in enumerate(involved)}
@@ -160,11 +159,11 @@ def s_curve_svg(data: ReportData, limit: int, seed: int) -> tuple[str, dict]:
         return top + ph * (1 - np.asarray(p))
 
     grid = np.linspace(0, 1, 201)
-    curve = lsh.s_curve(grid, bands, rows)
+    curve = data.s_curve(grid)
     d = "M" + "L".join(f"{sx(s):.1f} {sy(p):.1f}" for s, p in zip(grid, curve))
-    steep = lsh.steep_point(bands, rows)
-    p_steep = float(lsh.s_curve(steep, bands, rows))
-    p_t = float(lsh.s_curve(t, bands, rows))
+    steep = data.steep_point
+    p_steep = float(data.s_curve(steep))
+    p_t = float(data.s_curve(t))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="s-curve" viewBox="0 0 {w} {h}" '
              f'width="{w}" height="{h}" role="img" aria-label="S-curve">',
              f'<rect width="{w}" height="{h}" fill="#fff"/>', _axes(left, top, pw, ph)]
@@ -206,7 +205,7 @@ def s_curve_svg(data: ReportData, limit: int, seed: int) -> tuple[str, dict]:
                      f'<text x="{lx + 9}" y="{ly + 18 * k}">{label}</text>')
     parts.append("</g>")
     parts.append(f'<text x="{left + pw / 2}" y="{h - 8}" text-anchor="middle" font-size="12">'
-                 f'similarity s (exact Jaccard)</text><text transform="translate(14 '
+                 f'similarity s (exact {data.measure})</text><text transform="translate(14 '
                  f'{top + ph / 2}) rotate(-90)" text-anchor="middle" font-size="12">'
                  f'P(candidate)</text></svg>')
     return "".join(parts), {"dots": int(keep.size), "missed": missed_count}
@@ -269,7 +268,7 @@ def histogram_svg(data: ReportData) -> str:
     tx = left + pw * data.threshold
     parts.append(f'<line x1="{tx:.1f}" y1="{top}" x2="{tx:.1f}" y2="{top + ph}" stroke="#888" '
                  f'stroke-dasharray="4 3"/><text x="{left + pw / 2}" y="{h - 8}" '
-                 f'text-anchor="middle" font-size="12">exact Jaccard of candidate pairs '
+                 f'text-anchor="middle" font-size="12">exact {data.measure} of candidate pairs '
                  f'(blue: ≥ t = {data.threshold:g}, orange: below)</text></svg>')
     return "".join(parts)
 

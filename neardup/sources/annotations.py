@@ -2,7 +2,8 @@
 
 What is added is a table with one row per document (a run's
 :meth:`~neardup.result.FindResult.outcomes_table`: cluster, cluster_size, kept,
-duplicate_of, jaccard); each column becomes the field or column :data:`PREFIX` + its
+duplicate_of, jaccard, and cosine for a run on embeddings); each column becomes the
+field or column :data:`PREFIX` + its
 name (``neardup_cluster``, ...), so that it cannot be mistaken for the input's own. An
 input that already has one of those names is refused before anything is written
 (:func:`check_annotation_target`, then again by each writer).
@@ -40,6 +41,14 @@ PREFIX = "neardup_"
 # its doc, id and written)
 ANNOTATION_COLUMNS = ("cluster", "cluster_size", "kept", "duplicate_of", "jaccard")
 ANNOTATION_FIELDS = tuple(PREFIX + name for name in ANNOTATION_COLUMNS)
+# a run on embeddings adds the cosine of each record to the one it duplicates
+COSINE_COLUMN = "cosine"
+
+
+def annotation_columns(cosine: bool = False) -> tuple[str, ...]:
+    """The columns a dedup adds: :data:`ANNOTATION_COLUMNS`, and with ``cosine`` (a run
+    on embeddings) :data:`COSINE_COLUMN` after them."""
+    return ANNOTATION_COLUMNS + ((COSINE_COLUMN,) if cosine else ())
 _JSON_KEY = PREFIX.encode()  # a JSON Lines line without these bytes names no such field
 SCAN_BYTES = 1 << 20  # a JSON Lines file is searched for PREFIX a block at a time
 
