@@ -56,6 +56,30 @@ def run_cli():
     return run
 
 
+@pytest.fixture(scope="module")
+def s3_server():
+    """A real S3 API on 127.0.0.1 (moto's server mode; skipped without moto and s3fs); the
+    environment points s3fs at it with test credentials, as a user's AWS_ENDPOINT_URL and
+    keys would. Yields the variables it set (a Spark test gives them to its executors)."""
+    import logging
+
+    moto_server = pytest.importorskip("moto.server")
+    s3fs = pytest.importorskip("s3fs")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": f"http://{host}:{port}"}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        s3fs.S3FileSystem.clear_instance_cache()
+        yield env
+    s3fs.S3FileSystem.clear_instance_cache()
+    server.stop()
+
+
 def java_works() -> bool:
     """True when a Java runtime answers ``java -version`` (Spark needs one)."""
     java = shutil.which("java") or (os.environ.get("JAVA_HOME") and
