@@ -270,6 +270,7 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
     spec = format_named(fmt)
     spark, frame_kind = gone.sparkSession, spec.spark.frame
     if frame_kind == "text":
+        read.check_unchanged(source)
         frame = read_lines(spark, path, read.splits[source])  # split as the first read
         with open_bytes(path) as f:  # a last line without "\n" is copied without one
             size = f.seek(0, os.SEEK_END)

@@ -135,6 +135,16 @@ class _Read:
     # source -> the byte ranges a JSON Lines input was read in (:func:`line_splits`), so
     # that a second read (:func:`read_lines`) splits it the same way
     splits: dict = field(default_factory=dict)
+    # source -> a remote input's size and version (ETag) when it was read
+    versions: dict = field(default_factory=dict)
+
+    def check_unchanged(self, source: int) -> None:
+        """RuntimeError where the remote input ``source`` changed since it was read (its
+        size and ETag), before a second read (the dedup copy) splits it as the first."""
+        path = self.paths[source]
+        if source in self.versions and remote.stat_token(path) != self.versions[source]:
+            raise RuntimeError(f"{remote.shown(path)} changed since it was read; read it "
+                               f"again")
 
     def report(self) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs); a
@@ -281,6 +291,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         if spec.spark.frame == "text":
             body = parser(index, encoding, not_decodable, text_fields, id_field, prefix,
                           text_strings)
+            if remote.is_url(path):
+                read.versions[index] = remote.stat_token(path)
             read.splits[index] = splits = line_splits(spark, path)
             parts.append(_in_splits(spark, path, splits, _numbering(body, signer),
                                     record_schema))

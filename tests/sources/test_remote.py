@@ -292,35 +292,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture()
-def hub(tmp_path):
-    """hf:// served from a local folder laid out as the Hub lays out a dataset."""
-    from fsspec.implementations.dirfs import DirFileSystem
-    from fsspec.implementations.local import LocalFileSystem
-
-    root = tmp_path / "hub"
-    data = root / "datasets" / "org" / "name" / "data"
-    data.mkdir(parents=True)
-    (data.parent / "README.md").write_text("---\nlicense: mit\n---\n# a dataset\n")
-    (data.parent / ".gitattributes").write_text("*.parquet filter=lfs\n")
-    _parquet(_records(5), data / "train-00000-of-00002.parquet")
-    _parquet(_records(6), data / "train-00001-of-00002.parquet")
-    _parquet(_records(7), data / "test-00000-of-00001.parquet")
-
-    class FakeHub(DirFileSystem):
-        protocol = "hf"
-        cachable = False
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(path=str(root), fs=LocalFileSystem())
-
-    fsspec.register_implementation("hf", FakeHub, clobber=True)
-    yield data
-    from fsspec.registry import _registry
-
-    _registry.pop("hf", None)
-
-
 def test_a_hub_dataset_is_read_by_name_as_its_split_files(hub):
     files = sorted(str(p) for p in hub.iterdir())  # test-..., train-..., train-...
     remote = api.find("hf://datasets/org/name", threshold=THRESHOLD)

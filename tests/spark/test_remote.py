@@ -144,3 +144,30 @@ def test_a_missing_bucket_is_named_in_one_line(s3, capsys):
         assert main([*argv, "--engine", "spark", "-q"]) == 2
         err = capsys.readouterr().err
         assert said in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_an_input_changed_before_its_copy_is_refused(s3, monkeypatch):
+    fs, bucket, _ = s3
+    from neardup.spark import dedup
+
+    write_copies = dedup.write_copies
+
+    def then_changed(*args, **keywords):
+        fs.pipe(f"{bucket}/corpus/a.jsonl", jsonl(records(9) + records(8)))  # a new version
+        return write_copies(*args, **keywords)
+
+    monkeypatch.setattr(dedup, "write_copies", then_changed)
+    with pytest.raises(RuntimeError, match="a.jsonl changed since it was read"):
+        api.dedup(f"s3://{bucket}/corpus/a.jsonl", f"s3://{bucket}/copy/", engine="spark",
+                  threshold=THRESHOLD)
+    assert not fs.exists(f"{bucket}/copy")
+
+
+def test_a_hub_dataset_gives_the_local_pairs(spark, hub):
+    """A Hub dataset by name: its split files (Parquet, read on the driver through the
+    fake Hub, which only this process has)."""
+    files = sorted(str(p) for p in hub.iterdir())
+    result = api.find("hf://datasets/org/name", engine="spark", threshold=THRESHOLD)
+    on_disk = api.find(files, threshold=THRESHOLD)
+    assert _pairs(result.pairs.collect()) == _pairs(on_disk.pairs_table().to_pylist())
+    assert len(_pairs(on_disk.pairs_table().to_pylist())) == 60
