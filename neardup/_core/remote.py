@@ -13,7 +13,9 @@ What a run does with a URL:
   finished. A file is one upload (S3, GCS and the Hub show an object only once it is
   complete); a folder's files go up one by one, and its manifest (a results folder's
   ``manifest.json``, a dedup folder's marker) goes last, so a reader that starts from
-  the manifest never meets a part that is not whole.
+  the manifest never meets a part that is not whole. Parts written by tasks on other
+  machines (Spark's executors) are uploaded beside the output's name and copied into
+  place by the store when the run has finished, the manifest last (:class:`StoreFolder`).
 * **What needs a local disk stays local**: ``--work-dir`` (spill files) is refused as a
   URL; an index is read from a URL (downloaded for the run), and never written to one,
   since no object store here offers the atomic folder swap the index's writer relies on.

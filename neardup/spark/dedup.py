@@ -34,6 +34,10 @@ input's (null for a row that is not a document), and the local writer adds them 
 copy made on the driver. The explain file is written on the driver, from the same
 outcomes (:meth:`~neardup.spark.found.Found.explain_table`).
 
+``out`` a URL: the executors upload their parts beside it and the driver publishes the
+folder, its manifest last (:class:`neardup._core.remote.StoreFolder`); a copy made on
+the driver is staged locally and uploaded whole.
+
 CSV/TSV files are read by Spark's CSV parser, which keeps no row's bytes: their copy is
 refused before any reading (the local engine copies them; a compressed one is read and
 copied on the driver, as above).

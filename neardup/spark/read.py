@@ -21,8 +21,10 @@ aggregations over those rows. Given a signer (``find --engine spark``), the same
 shingles and signs each partition's processed records (:func:`_numbering`), so texts
 cross from Python to the JVM and back only once, and are not kept. When an input is
 anything else (a directory, a line or JSON file, standard input, a compressed or
-non-regular file), the local reader reads them all on the driver (its report) and hands
-the documents to Spark.
+non-regular file, or a URL to anything but JSON Lines), the local reader reads them all
+on the driver (its report) and hands the documents to Spark. A JSON Lines file at a URL
+(``s3://``, ``gs://``, ``hf://``, ``http(s)://``) is read as a local one, each worker
+opening its byte range through fsspec with its own credentials (:func:`open_bytes`).
 
 Executors import this module to run the record bodies: :mod:`neardup.sources` is
 imported inside the functions that need it.
