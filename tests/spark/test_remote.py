@@ -171,3 +171,14 @@ def test_a_hub_dataset_gives_the_local_pairs(spark, hub):
     on_disk = api.find(files, threshold=THRESHOLD)
     assert _pairs(result.pairs.collect()) == _pairs(on_disk.pairs_table().to_pylist())
     assert len(_pairs(on_disk.pairs_table().to_pylist())) == 60
+
+
+def test_repeats_and_an_index_build_read_s3_on_spark(s3, tmp_path):
+    fs, bucket, local = s3
+    api.repeats_run(f"s3://{bucket}/corpus/", f"s3://{bucket}/repeats.csv", unit="line",
+                    engine="spark")
+    api.repeats_run(str(local / "a.jsonl"), str(tmp_path / "repeats.csv"), unit="line")
+    assert fs.cat(f"{bucket}/repeats.csv") == (tmp_path / "repeats.csv").read_bytes()
+    built = api.build_index(f"s3://{bucket}/corpus/*.jsonl", str(tmp_path / "index"),
+                            engine="spark", threshold=THRESHOLD)
+    assert built.info()["documents"] == 80
