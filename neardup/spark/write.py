@@ -15,7 +15,9 @@ what it wrote and returns one small row a part (part, rows, bytes, SHA-256), the
 thing the driver collects (:func:`_written_parts`). The tables' jobs run at once
 (:class:`_ConcurrentParts`), each into a hidden folder beside the results, its parts
 renamed into place. The folder must be on a file system the driver and every executor
-see at the same path (local mode: any folder; a cluster: a shared mount).
+see at the same path (local mode: any folder; a cluster: a shared mount), or be a URL
+(``s3://``, ``gs://``, ``hf://``): each task then uploads its part through fsspec
+beside it (:func:`task_folder`) and the driver publishes the folder once whole.
 
 ``single``: the local engine's folder, byte for byte (timings aside), for small runs:
 :func:`write_result` hands :func:`neardup.sinks.write_folder` the tables the local engine
