@@ -437,8 +437,7 @@ def find_sources(inputs, *, out=None, output_format: str = "csv", spark=None,
     """``neardup find --engine spark``: read ``inputs`` with Spark, find, write to ``out``.
 
     ``layout`` (:data:`neardup.sinks.LAYOUTS`): ``auto``/``parts`` has the executors write
-    each table as part files (``out`` on a file system they all see, or a URL they upload
-    to through fsspec); ``single`` collects
+    each table as part files (``out`` on a file system they all see); ``single`` collects
     the tables to the driver and writes the local engine's files (small runs).
     Without ``spark``, the session of :func:`~neardup.spark.session._session`, which says
     what it sized on standard error unless ``quiet``.
