@@ -554,7 +554,7 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
     """
     if engine not in ENGINES:
         raise not_one_of("engine", engine, ENGINES)
-    refusals.check(engine, "repeats", {"memory_limit": memory_limit, "remote": None})
+    refusals.check(engine, "repeats", {"memory_limit": memory_limit})
     units = UnitOptions(unit, min_tokens=min_tokens, min_unit_chars=min_unit_chars,
                         min_unit_words=min_unit_words)
     if units.kind == "document":
@@ -884,10 +884,10 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     if engine not in ENGINES:
         raise not_one_of("engine", engine, ENGINES)
     remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
+    if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
+        inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
     if engine == "local":
         refusals.check(refusals.INDEX, "index build", {"embeddings": options.get("embeddings")})
-        if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
-            inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
         return Index.build(inputs, path, quiet=quiet, text=text, id=id,
                            memory_limit=memory_limit, work_dir=work_dir, **options)
     bloom, capacity = options.pop("bloom", False), options.pop("capacity", None)
@@ -895,9 +895,7 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
     groups = split_options(column_names(options, text, id))
     in_memory = frames.is_in_memory(inputs)
     _refuse(engine, "index build", groups, memory_limit=memory_limit, in_memory=in_memory,
-            items=bool(groups.items),
-            remote=None if in_memory else next(
-                (p for p in as_paths(inputs) if remote.is_url(p)), None))
+            items=bool(groups.items))
     refuse_touching_inputs(as_paths(inputs), {"--out": path})
     keywords = _spark_keywords(groups)
     from . import spark
@@ -930,7 +928,7 @@ def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
     point's keywords, then the similarity options as given, their defaults and the text
     options (the config is built later, once)."""
     refusals.check(refusals.engine_of(engine, memory_limit, given.get("against")), command,
-                   {"remote": None, **given, "memory_limit": memory_limit, **groups.similarity},
+                   {**given, "memory_limit": memory_limit, **groups.similarity},
                    FindConfig, groups.prepare)
 
 

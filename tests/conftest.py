@@ -56,6 +56,67 @@ def run_cli():
     return run
 
 
+@pytest.fixture(scope="module")
+def s3_server():
+    """A real S3 API on 127.0.0.1 (moto's server mode; skipped without moto and s3fs); the
+    environment points s3fs at it with test credentials, as a user's AWS_ENDPOINT_URL and
+    keys would. Yields the variables it set (a Spark test gives them to its executors)."""
+    import logging
+
+    moto_server = pytest.importorskip("moto.server")
+    s3fs = pytest.importorskip("s3fs")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": f"http://{host}:{port}"}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        s3fs.S3FileSystem.clear_instance_cache()
+        yield env
+    s3fs.S3FileSystem.clear_instance_cache()
+    server.stop()
+
+
+@pytest.fixture()
+def hub(tmp_path):
+    """hf:// served from a local folder laid out as the Hub lays out a dataset
+    (``datasets/org/name/data/<split>-*.parquet`` beside a README and .gitattributes),
+    in this process only: fsspec's local file system registered under ``hf://``. Yields
+    the data folder."""
+    fsspec = pytest.importorskip("fsspec")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from fsspec.implementations.dirfs import DirFileSystem
+    from fsspec.implementations.local import LocalFileSystem
+
+    from .stores import records
+
+    root = tmp_path / "hub"
+    data = root / "datasets" / "org" / "name" / "data"
+    data.mkdir(parents=True)
+    (data.parent / "README.md").write_text("---\nlicense: mit\n---\n# a dataset\n")
+    (data.parent / ".gitattributes").write_text("*.parquet filter=lfs\n")
+    for seed, name in ((5, "train-00000-of-00002"), (6, "train-00001-of-00002"),
+                       (7, "test-00000-of-00001")):
+        pq.write_table(pa.Table.from_pylist(records(seed)), data / f"{name}.parquet")
+
+    class FakeHub(DirFileSystem):
+        protocol = "hf"
+        cachable = False
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(path=str(root), fs=LocalFileSystem())
+
+    fsspec.register_implementation("hf", FakeHub, clobber=True)
+    yield data
+    from fsspec.registry import _registry
+
+    _registry.pop("hf", None)
+
+
 def java_works() -> bool:
     """True when a Java runtime answers ``java -version`` (Spark needs one)."""
     java = shutil.which("java") or (os.environ.get("JAVA_HOME") and

@@ -13,7 +13,9 @@ What a run does with a URL:
   finished. A file is one upload (S3, GCS and the Hub show an object only once it is
   complete); a folder's files go up one by one, and its manifest (a results folder's
   ``manifest.json``, a dedup folder's marker) goes last, so a reader that starts from
-  the manifest never meets a part that is not whole.
+  the manifest never meets a part that is not whole. Parts written by tasks on other
+  machines (Spark's executors) are uploaded beside the output's name and copied into
+  place by the store when the run has finished, the manifest last (:class:`StoreFolder`).
 * **What needs a local disk stays local**: ``--work-dir`` (spill files) is refused as a
   URL; an index is read from a URL (downloaded for the run), and never written to one,
   since no object store here offers the atomic folder swap the index's writer relies on.
@@ -31,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -250,16 +253,7 @@ class Staging:
         if path is None or not is_url(path):
             return local_path(path)
         url = os.fspath(path)
-        scheme = protocol(url)
-        if scheme in READ_ONLY:
-            raise ValueError(f"{option} {shown(url)}: {scheme}:// is read only; write the "
-                             f"output to a local path or to s3://, gs:// or hf://")
-        fs, remote = filesystem(url)
-        if _family(scheme) in ("s3", "gs"):
-            bucket = remote.split("/", 1)[0]
-            with _named(url, "write it"):
-                if not fs.exists(bucket):
-                    raise FileNotFoundError("NoSuchBucket")
+        check_writable(option, url)
         local = self._local(url)
         self.outputs.append((option, url, local))
         return local
@@ -299,24 +293,120 @@ class Staging:
                     fs.put_file(local, remote)
 
 
-def _upload_folder(local: str, url: str, last: Sequence[str]) -> None:
-    """``local``'s files under ``url``: the parts first, then the names in ``last`` (the
-    manifest), then the keys of an earlier run that this one did not write removed."""
+def check_writable(option: str, url: str) -> None:
+    """ValueError or FileNotFoundError, before any reading, where the output ``url``
+    cannot be written: a read-only protocol, a missing bucket."""
+    scheme = protocol(url)
+    if scheme in READ_ONLY:
+        raise ValueError(f"{option} {shown(url)}: {scheme}:// is read only; write the "
+                         f"output to a local path or to s3://, gs:// or hf://")
+    fs, remote = filesystem(url)
+    if _family(scheme) in ("s3", "gs"):
+        bucket = remote.split("/", 1)[0]
+        with _named(url, "write it"):
+            if not fs.exists(bucket):
+                raise FileNotFoundError("NoSuchBucket")
+
+
+def upload(local: str, url: str) -> None:
+    """The local file ``local`` put at ``url`` whole (a store shows the object only once
+    its upload is complete)."""
+    fs, remote = filesystem(url)
+    with _named(url, "write it"):
+        fs.put_file(local, remote)
+
+
+class StoreFolder:
+    """A folder of files written for ``url`` by the driver and by tasks on other machines
+    (Spark's executors), shown under ``url`` only once the run has succeeded.
+
+    The driver writes its files into ``local`` (a local folder; ``local_out`` is where
+    the folder itself goes in it); tasks upload their parts under ``side`` (a URL: a
+    hidden sibling of ``url`` on the same store) and the driver names each with
+    :meth:`add_part`. Leaving the ``with`` block without an error publishes the folder
+    (:meth:`publish`); either way ``side`` and ``local`` are removed after, so a failed
+    run leaves nothing under ``url``. ``owned``: the names a folder an earlier run wrote
+    holds (its manifest), checked before any work, as the last uploaded.
+    """
+
+    def __init__(self, url: str, owned: Sequence[str], option: str = "--out"):
+        check_writable(option, url)
+        check_replaceable(url, owned)
+        fs, path = filesystem(url)
+        path = path.rstrip("/")
+        parent, _, name = path.rpartition("/")
+        if not parent:
+            raise ValueError(f"{option} {shown(url)}: give a folder inside the bucket, "
+                             f"not the bucket itself")
+        self.url, self.owned = url.rstrip("/"), tuple(owned)
+        self.side = (f"{protocol(url)}://{parent}/.{name}.neardup-{os.getpid()}-"
+                     f"{secrets.token_hex(4)}")
+        self.local = tempfile.mkdtemp(prefix="neardup-remote-")
+        self.local_out = os.path.join(self.local, name)
+        self.parts: dict[str, str] = {}  # name in the folder -> where a task put it
+
+    def add_part(self, name: str, at: str) -> None:
+        """The part a task uploaded to the URL ``at``, published as ``name`` (a path
+        relative to the folder)."""
+        self.parts[name] = at
+
+    def __enter__(self) -> StoreFolder:
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        try:
+            if exc_type is None:
+                self.publish()
+        finally:
+            shutil.rmtree(self.local, ignore_errors=True)
+            fs, side = filesystem(self.side)
+            with contextlib.suppress(Exception):
+                fs.rm(side, recursive=True)
+
+    def publish(self) -> None:
+        """The driver's files and the tasks' parts under ``url``, the manifest last
+        (:func:`_upload_folder`)."""
+        _upload_folder(self.local_out, self.url, self.owned, self.parts)
+
+    def shown(self, value):
+        """``value`` (a run's counts) with the local folder's paths named by the URL."""
+        if isinstance(value, dict):
+            return {k: self.shown(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.shown(v) for v in value]
+        if isinstance(value, str) and (value == self.local_out
+                                       or value.startswith(self.local_out + os.sep)):
+            return shown(self.url) + value[len(self.local_out):].replace(os.sep, "/")
+        return value
+
+
+def _upload_folder(local: str, url: str, last: Sequence[str],
+                   parts: dict[str, str] | None = None) -> None:
+    """``local``'s files under ``url``: the parts first (``parts``: name -> the URL a task
+    uploaded it to on the same store, copied there by the store itself), then the names
+    in ``last`` (the manifest), then the keys of an earlier run that this one did not
+    write removed."""
     fs, remote = filesystem(url)
     remote = remote.rstrip("/")
+    parts = parts or {}
     files = sorted(os.path.relpath(os.path.join(root, name), local)
                    for root, _, names in os.walk(local) for name in names)
-    ordered = ([f for f in files if f not in last] + [f for f in last if f in files])
     with _named(url, "write it"):
+        fs.invalidate_cache(remote)  # the store's listing now (tasks wrote meanwhile)
         before = set(fs.find(remote)) if fs.exists(remote) else set()
     top = {path[len(remote) + 1:] for path in before}
     if before and not top & set(last):
         raise ValueError(f"{shown(url)} holds files that no neardup run wrote (no "
                          f"{' or '.join(last)}); give an empty or new folder")
+    written = {name.replace(os.sep, "/") for name in files} | set(parts)
     with _named(url, "write it"):
-        for name in ordered:
+        for name in [f for f in files if f not in last]:
             fs.put_file(os.path.join(local, name), f"{remote}/{name.replace(os.sep, '/')}")
-        stale = before - {f"{remote}/{name.replace(os.sep, '/')}" for name in files}
+        for name, at in sorted(parts.items()):
+            fs.copy(filesystem(at)[1], f"{remote}/{name}")
+        for name in [f for f in last if f in files]:
+            fs.put_file(os.path.join(local, name), f"{remote}/{name}")
+        stale = before - {f"{remote}/{name}" for name in written}
         if stale:
             fs.rm(sorted(stale))
 

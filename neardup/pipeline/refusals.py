@@ -104,11 +104,6 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, ("dedup", "dedup --unit"), "out", "--out",
             "dedup --engine spark copies files into out= (a folder of part files); "
             "standard output is the local engine's", refused=("-",)),
-    Refusal(SPARK, (*_FILES, "repeats", "index build"), "remote",
-            "a remote path (s3://, gs://, hf://, http(s)://)",
-            "Spark reads files with its own Hadoop file system, whose s3a:// and gs:// "
-            "connectors are JARs neardup does not install; use the local engine, which "
-            "reads and writes them through fsspec"),
     Refusal(SPARK, ("find", "dedup", "evaluate", "index build"), "embeddings",
             "--embeddings", _VECTORS),
     Refusal(SPARK, ("evaluate",), "sweep", "--sweep", _LOCAL_S_CURVE),

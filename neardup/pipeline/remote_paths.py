@@ -5,10 +5,11 @@ A remote input is read where it is (a folder or a glob: its data files,
 :func:`neardup.sources.urls.expand_inputs`). Each remote output (``out``, ``summary``,
 ``report``, ``explain``) is written to a local stand-in and uploaded under its name once
 the run has succeeded (:class:`neardup._core.remote.Staging`: a folder's manifest last),
-and the run's counts name the URLs, not the stand-ins. An index ``against`` is
-downloaded for the run, never written back. The Spark engine refuses URLs (a row of
-:mod:`neardup.pipeline.refusals`), ``work_dir`` must be local. A run on local paths only
-goes straight through.
+and the run's counts name the URLs, not the stand-ins; on the Spark engine ``find`` and
+``dedup`` get their ``out`` URL itself, which the executors write
+(:mod:`neardup.spark.write`). An index ``against`` is downloaded for the run, never
+written back; ``work_dir`` must be local. A run on local paths only goes straight
+through.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from .._core import remote
 from ..sources import DEDUP_MARKER, frames
 from ..sources.options import as_paths
 from ..sources.urls import expand_inputs
-from . import refusals
 
 P = ParamSpec("P")
 R = TypeVar("R")
+# the commands whose --out the Spark engine writes to a URL itself: its executors
+# upload their parts, the driver publishes the folder (neardup._core.remote.StoreFolder)
+SPARK_WRITES = ("find", "dedup")
 # an output option and its keyword, besides out
 OUTPUTS = (("--summary", "summary"), ("--report", "report"), ("--explain", "explain"))
 
@@ -51,10 +54,6 @@ def with_remote_paths(command: str, check_summary: Callable[..., None]
 def _run(run, command: str, check_summary, inputs, paths: list, outputs: dict,
          keywords: dict):
     engine, against = keywords.get("engine", "local"), keywords.get("against")
-    url = next((p for p in [*paths, *outputs.values(), against] if remote.is_url(p)), None)
-    if url is not None:
-        refusals.check(refusals.engine_of(engine, None), command, {"remote": url},
-                       partial=True)
     remote.refuse_local_only("--work-dir", keywords.get("work_dir"),
                              "spill files are written and memory-mapped on a local disk: "
                              "give a local folder")
@@ -64,7 +63,11 @@ def _run(run, command: str, check_summary, inputs, paths: list, outputs: dict,
         inputs = expand_inputs(paths, keywords.get("fmt", "auto"))
         _refuse_outputs_on_inputs(outputs, inputs)
     with remote.Staging(last=(sinks.MANIFEST, DEDUP_MARKER)) as staging:
-        out = staging.output("--out", outputs["--out"])
+        if engine == "spark" and command in SPARK_WRITES and remote.is_url(outputs["--out"]):
+            out = outputs["--out"]  # its executors write there (neardup.spark.write)
+            remote.check_writable("--out", out)
+        else:
+            out = staging.output("--out", outputs["--out"])
         if command == "find" and remote.is_url(outputs["--out"]):
             remote.check_replaceable(outputs["--out"], (sinks.MANIFEST,))
         summary = staging.output("--summary", keywords.pop("summary", None))

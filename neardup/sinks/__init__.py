@@ -153,11 +153,14 @@ class PartsTable:
     """A table of the parts layout, for :func:`write_folder`: ``write(folder)`` writes its
     parts into the table's folder (each with :func:`write_part`) and returns their
     entries in row order; ``schema`` writes the one empty part of a table with no rows;
-    ``expected``: the rows counted for it, or None."""
+    ``expected``: the rows counted for it, or None; ``local``: False where the parts
+    are not in the folder but on a store, published beside it by the caller
+    (:class:`neardup._core.remote.StoreFolder`), so they are not looked for here."""
 
     write: Callable[[Path], list[dict]]
     schema: pa.Schema
     expected: int | None = None
+    local: bool = True
 
 
 def part_name(index: int, fmt: str) -> str:
@@ -375,7 +378,7 @@ def _write_parts(stage: Path, name: str, fmt: str, spec: PartsTable,
     for path in folder.iterdir():
         if path.name not in reported:
             path.unlink()
-    for entry in parts:
+    for entry in parts if spec.local else []:
         path = folder / entry["name"]
         seen = path.stat().st_size if path.is_file() else None
         if seen != entry["bytes"]:

@@ -34,6 +34,10 @@ input's (null for a row that is not a document), and the local writer adds them 
 copy made on the driver. The explain file is written on the driver, from the same
 outcomes (:meth:`~neardup.spark.found.Found.explain_table`).
 
+``out`` a URL: the executors upload their parts beside it and the driver publishes the
+folder, its manifest last (:class:`neardup._core.remote.StoreFolder`); a copy made on
+the driver is staged locally and uploaded whole.
+
 CSV/TSV files are read by Spark's CSV parser, which keeps no row's bytes: their copy is
 refused before any reading (the local engine copies them; a compressed one is read and
 copied on the driver, as above).
@@ -41,6 +45,7 @@ copied on the driver, as above).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -52,10 +57,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core import remote
 from ..sources.annotations import ANNOTATION_COLUMNS, ANNOTATION_FIELDS
 from ..sources.copies import write_deduplicated
-from .read import _ranked, positioned, read_lines
-from .write import TableOrder, in_parts, key_bucket, part_runs
+from .read import _ranked, open_bytes, positioned, read_lines
+from .write import TableOrder, in_parts, key_bucket, part_runs, task_folder
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame
@@ -158,21 +164,12 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
 
     fields = list(ANNOTATION_FIELDS) if annotate else []
     if read.records is None:  # read on the driver: the local writer, the local layout
-        flags = documents.select("doc", written, *fields).orderBy("doc").toArrow()
-        keep = np.asarray(flags.column(written).to_numpy(zero_copy_only=False), dtype=bool)
-        if edits is None:
-            annotations = None if not annotate else pa.table(
-                [flags.column(field).cast(ANNOTATION_SCHEMA.field(field).type)
-                 for field in fields], names=list(ANNOTATION_COLUMNS))
-            return write_deduplicated(read.local_documents, keep, read.paths, out,
-                                      annotate=annotations)
-        changed = edits.orderBy("doc").toArrow()
-        return write_deduplicated(
-            read.local_documents, keep, read.paths, out, text_field=text_field,
-            edits=dict(zip(changed.column("doc").to_pylist(),
-                           changed.column("text").to_pylist(), strict=True)))
-    from ..sinks.staging import StagedDirectory
-
+        # a URL: written locally and uploaded whole once written
+        with remote.Staging(last=(sources.DEDUP_MARKER,)) as staging:
+            written_here = _driver_copy(read, documents, staging.output("--out", out),
+                                        edits, text_field, written, fields)
+            staging.publish()
+        return staging.show(written_here)
     processed = read.records.where(F.col("outcome") == "processed")
     removed = (processed.join(documents.where(~F.col(written)).select("doc"), "doc")
                .select("source", "record").persist())
@@ -187,12 +184,14 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
     several = len(read.paths) > 1
     names = [entry["name"] for entry in read.inputs]
     owned = set(names) if several else None
-    with StagedDirectory(out, lambda name: name == MANIFEST or (
-            name in owned if several else name.startswith("part-")), option="--out") as stage:
+    with _staged(out, lambda name: name == MANIFEST or (
+            name in owned if several else name.startswith("part-"))) as (stage, store):
         outputs, files = [], []
         for source, (path, fmt) in enumerate(zip(read.paths, read.formats)):
             folder = stage / names[source] if several else stage
             folder.mkdir(exist_ok=True)
+            if store is not None:  # the executors write beside the URL
+                folder = f"{store.side}/{names[source]}" if several else store.side
             gone = removed.where(F.col("source") == source).select("record")
             lines = read.records.where(F.col("source") == source)
             total, records = lines.count(), lines.where(F.col("outcome") != "blank").count()
@@ -210,6 +209,8 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
                                    f"changed or was split differently: run again")
             prefix = f"{names[source]}/" if several else ""
             files += [{**part, "name": prefix + part["name"]} for part in parts]
+            for part in parts if store is not None else []:
+                store.add_part(prefix + part["name"], f"{folder}/{part['name']}")
             outputs.append({"input": sources.printable(path),
                             "output": os.path.join(os.fspath(out), prefix),
                             "format": fmt, "written": records - n_removed,
@@ -225,6 +226,42 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
     return written
 
 
+def _driver_copy(read, documents: DataFrame, out, edits: DataFrame | None, text_field: str,
+                 written: str, fields: list[str]) -> dict:
+    """The local writer's copy of inputs read on the driver (:func:`write_copies`)."""
+
+    flags = documents.select("doc", written, *fields).orderBy("doc").toArrow()
+    keep = np.asarray(flags.column(written).to_numpy(zero_copy_only=False), dtype=bool)
+    if edits is None:
+        annotations = None if not fields else pa.table(
+            [flags.column(field).cast(ANNOTATION_SCHEMA.field(field).type)
+             for field in fields], names=list(ANNOTATION_COLUMNS))
+        return write_deduplicated(read.local_documents, keep, read.paths, out,
+                                          annotate=annotations)
+    changed = edits.orderBy("doc").toArrow()
+    return write_deduplicated(
+        read.local_documents, keep, read.paths, out, text_field=text_field,
+        edits=dict(zip(changed.column("doc").to_pylist(),
+                       changed.column("text").to_pylist(), strict=True)))
+
+
+@contextlib.contextmanager
+def _staged(out, owned) -> Iterator[tuple[Path, object]]:
+    """(the local folder the driver writes the copy's folder in, the store or None): a
+    local ``out`` staged and swapped in whole (:class:`~neardup.sinks.staging.StagedDirectory`),
+    a URL published whole, its manifest last (:class:`~neardup._core.remote.StoreFolder`:
+    the executors upload their parts beside it)."""
+    from ..sinks.staging import StagedDirectory
+
+    if not remote.is_url(out):
+        with StagedDirectory(out, owned, option="--out") as stage:
+            yield stage, None
+        return
+    with remote.StoreFolder(os.fspath(out), (MANIFEST,)) as store:
+        os.makedirs(store.local_out)
+        yield Path(store.local_out), store
+
+
 def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
           total: int, changed: DataFrame | None = None, text_field: str = "text",
           encoding: str = "utf-8", notes: DataFrame | None = None) -> list[dict]:
@@ -237,8 +274,9 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
     spec = format_named(fmt)
     spark, frame_kind = gone.sparkSession, spec.spark.frame
     if frame_kind == "text":
+        read.check_unchanged(source)
         frame = read_lines(spark, path, read.splits[source])  # split as the first read
-        with open(path, "rb") as f:  # a last line without "\n" is copied without one
+        with open_bytes(path) as f:  # a last line without "\n" is copied without one
             size = f.seek(0, os.SEEK_END)
             f.seek(max(0, size - 1))
             open_end = size > 0 and f.read(1) != b"\n"
@@ -286,9 +324,10 @@ def _line_parts(folder: str, last_record: int | None,
 
         attempt = TaskContext.get().taskAttemptId()
         for part, tables in part_runs(batches):
-            entry = _line_part(folder, part, attempt, (batch for table in tables
-                                                       for batch in table.to_batches()),
-                               last_record, edited, suffix, annotated)
+            with task_folder(folder) as local:
+                entry = _line_part(local, part, attempt, (batch for table in tables
+                                                          for batch in table.to_batches()),
+                                   last_record, edited, suffix, annotated)
             if entry is not None:
                 yield pa.RecordBatch.from_pylist([entry])
     return write
@@ -399,8 +438,9 @@ def _parquet_parts(folder: str, schema: pa.Schema):
 
         attempt = f"task{TaskContext.get().taskAttemptId()}"
         for part, tables in part_runs(batches, schema):
-            entry = sinks.write_part(tables, folder, part, "parquet", schema=schema,
-                                     attempt=attempt)
+            with task_folder(folder) as local:
+                entry = sinks.write_part(tables, local, part, "parquet", schema=schema,
+                                         attempt=attempt)
             if entry is not None:
                 yield pa.RecordBatch.from_pylist([{"partition": part, **entry}])
     return write

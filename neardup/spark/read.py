@@ -21,8 +21,10 @@ aggregations over those rows. Given a signer (``find --engine spark``), the same
 shingles and signs each partition's processed records (:func:`_numbering`), so texts
 cross from Python to the JVM and back only once, and are not kept. When an input is
 anything else (a directory, a line or JSON file, standard input, a compressed or
-non-regular file), the local reader reads them all on the driver (its report) and hands
-the documents to Spark.
+non-regular file, or a URL to anything but JSON Lines), the local reader reads them all
+on the driver (its report) and hands the documents to Spark. A JSON Lines file at a URL
+(``s3://``, ``gs://``, ``hf://``, ``http(s)://``) is read as a local one, each worker
+opening its byte range through fsspec with its own credentials (:func:`open_bytes`).
 
 Executors import this module to run the record bodies: :mod:`neardup.sources` is
 imported inside the functions that need it.
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from .._core import remote
 from .session import _require_spark
 from .stages import _SIGNED_COLUMNS, _SIGNED_NAMES
 
@@ -134,6 +137,16 @@ class _Read:
     # source -> the byte ranges a JSON Lines input was read in (:func:`line_splits`), so
     # that a second read (:func:`read_lines`) splits it the same way
     splits: dict = field(default_factory=dict)
+    # source -> a remote input's size and version (ETag) when it was read
+    versions: dict = field(default_factory=dict)
+
+    def check_unchanged(self, source: int) -> None:
+        """RuntimeError where the remote input ``source`` changed since it was read (its
+        size and ETag), before a second read (the dedup copy) splits it as the first."""
+        path = self.paths[source]
+        if source in self.versions and remote.stat_token(path) != self.versions[source]:
+            raise RuntimeError(f"{remote.shown(path)} changed since it was read; read it "
+                               f"again")
 
     def report(self) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs); a
@@ -242,10 +255,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     # as the caller named them: summary.json is shared, no absolute path of this machine
     described = [{"path": p, "format": f, "name": n, "prefixed": several}
                  for p, f, n in zip(paths, formats, names)]
-    if not all(sources.format_named(f).spark is not None and p != sources.STDIN
-               and os.path.isfile(p) and not sources.compression_of(p)
-               for p, f in zip(paths, formats)):
-        # directories, line files, stdin and compressed files: read here, handed to Spark
+    if not all(_read_by_spark(p, f) for p, f in zip(paths, formats)):
+        # directories, line files, stdin, compressed files and remote files but JSON
+        # Lines: read here, handed to Spark
         documents, report = sources.read_documents(
             paths, fmt=fmt, text_fields=text_fields, id_field=id_field, include=include,
             exclude=exclude, delimiter=delimiter, encoding=encoding, max_problems=max_problems,
@@ -281,6 +293,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         if spec.spark.frame == "text":
             body = parser(index, encoding, not_decodable, text_fields, id_field, prefix,
                           text_strings)
+            if remote.is_url(path):
+                read.versions[index] = remote.stat_token(path)
             read.splits[index] = splits = line_splits(spark, path)
             parts.append(_in_splits(spark, path, splits, _numbering(body, signer),
                                     record_schema))
@@ -337,6 +351,36 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     return read
 
 
+def _read_by_spark(path: str, fmt: str) -> bool:
+    """Whether Spark reads ``path`` itself (else the driver does): a regular local file
+    of a format with a ``spark`` reader, uncompressed, or a remote one whose records are
+    lines (JSON Lines), which the Python workers read through fsspec; Spark's own
+    Parquet and CSV readers take no URL it has no Hadoop connector for."""
+    from .. import sources
+
+    spark = sources.format_named(fmt).spark
+    if spark is None or path == sources.STDIN or sources.compression_of(path):
+        return False
+    if remote.is_url(path):
+        return spark.frame == "text"
+    return os.path.isfile(path)
+
+
+def open_bytes(path: str):
+    """The bytes of ``path``, a local file or a URL (through fsspec, with the worker's
+    own credentials: its environment and the backend's configuration), seekable."""
+    if remote.is_url(path):
+        return remote.open_input(path)
+    return open(path, "rb")
+
+
+def file_size(path: str) -> int:
+    """The size in bytes of ``path``, a local file or a URL."""
+    if remote.is_url(path):
+        return int(remote.stat_token(path)[0])
+    return os.path.getsize(path)
+
+
 def spark_parser(spec):
     """The ``mapInArrow`` body a format's :class:`~neardup.sources.format.SparkReader`
     names (``module:function``), imported here: a body for each of its ``frame`` s
@@ -362,7 +406,7 @@ def line_splits(spark: SparkSession, path: str) -> list[tuple[int, int]]:
     Spark's own file reader would cut (a core's share of the file, at least
     ``spark.sql.files.openCostInBytes``); past one range, a multiple of the cores, so the
     last wave of tasks is not one core's."""
-    size = os.path.getsize(path)
+    size = file_size(path)
     cores = max(1, spark.sparkContext.defaultParallelism)
     conf = spark.sparkContext.getConf()
     most = _bytes(spark.conf.get("spark.sql.files.maxPartitionBytes", "128m"))
@@ -425,7 +469,7 @@ def _split_lines(path: str, splits: list[tuple[int, int]], batch_rows: int, body
 def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int
               ) -> Iterator[pa.RecordBatch]:
     """The batches of :func:`_split_lines` for the split [start, end) of ``path``."""
-    with open(path, "rb") as f:
+    with open_bytes(path) as f:
         if start > 0:
             f.seek(start - 1)
             f.readline()  # the line under way at start belongs to the split before

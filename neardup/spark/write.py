@@ -15,7 +15,9 @@ what it wrote and returns one small row a part (part, rows, bytes, SHA-256), the
 thing the driver collects (:func:`_written_parts`). The tables' jobs run at once
 (:class:`_ConcurrentParts`), each into a hidden folder beside the results, its parts
 renamed into place. The folder must be on a file system the driver and every executor
-see at the same path (local mode: any folder; a cluster: a shared mount).
+see at the same path (local mode: any folder; a cluster: a shared mount), or be a URL
+(``s3://``, ``gs://``, ``hf://``): each task then uploads its part through fsspec
+beside it (:func:`task_folder`) and the driver publishes the folder once whole.
 
 ``single``: the local engine's folder, byte for byte (timings aside), for small runs:
 :func:`write_result` hands :func:`neardup.sinks.write_folder` the tables the local engine
@@ -28,8 +30,11 @@ its column chunks end. Everything passes through the driver: its memory bounds t
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from .._core import remote
 from ..pairs import too_many_pairs
 from ..sinks import PART_ROWS as _LOCAL_PART_ROWS
 
@@ -152,7 +158,25 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
     ``pairs="all"``: above ``max_pairs`` nothing is written (the local message); else the
     pairs' rows are checked against ``counts["pairs"]``. ``pairs="groups"``: set_pairs
     instead. Then identical, clusters, documents, candidates.
+
+    ``out_dir`` a URL (``s3://``, ``gs://``, ...): the executors upload their parts
+    through fsspec beside it, the driver writes the rest, and the folder appears under
+    the URL only when whole, its manifest last (:class:`neardup._core.remote.StoreFolder`).
     """
+    from .. import sinks
+
+    if remote.is_url(out_dir):
+        with remote.StoreFolder(os.fspath(out_dir), (sinks.MANIFEST,)) as store:
+            written = _write_result(result, store.local_out, fmt, escape_formulas, layout,
+                                    store)
+        return {name: store.shown(os.fspath(path)) for name, path in written.items()}
+    return _write_result(result, out_dir, fmt, escape_formulas, layout)
+
+
+def _write_result(result: SparkFindResult, out_dir, fmt: str, escape_formulas: bool,
+                  layout: str, store=None) -> dict[str, Path]:
+    """:func:`write_result` into the local folder ``out_dir``; with ``store``
+    (:class:`~neardup._core.remote.StoreFolder`), the executors' parts go to the store."""
     from .. import sinks
 
     layout = sinks.resolve_layout(layout, "spark")
@@ -179,11 +203,12 @@ def write_result(result: SparkFindResult, out_dir: str | os.PathLike, fmt: str =
                          if not isinstance(held.get(name), pa.Table)}
         documents = result.counts.get("documents", 0)
         with _ConcurrentParts(out_dir, spark_written, fmt, escape_formulas,
-                              dict.fromkeys(ranged, documents)) as parts:
+                              dict.fromkeys(ranged, documents), store) as parts:
             tables = {name: sinks.PartsTable(
                 _driver_parts(held[name].cast(schema), fmt, escape_formulas)
                 if isinstance(held.get(name), pa.Table) else parts.writer(name),
-                schema, expected) for name, (schema, expected) in frames.items()}
+                schema, expected, local=store is None or isinstance(held.get(name), pa.Table))
+                for name, (schema, expected) in frames.items()}
             return sinks.write_folder(out_dir, fmt, tables, result.summary(),
                                       result.seconds, escape_formulas=escape_formulas)
     tables = {}
@@ -214,22 +239,29 @@ class _ConcurrentParts:
     :class:`neardup.sinks.PartsTable` writer (:meth:`writer`) waits for its job and moves
     the parts it reported into the table's folder (a rename: the bytes and SHA-256 the
     executors computed hold). Used as a context manager: on leaving, every job is waited
-    for and the side folders removed, whatever happened."""
+    for and the side folders removed, whatever happened. With ``store``
+    (:class:`~neardup._core.remote.StoreFolder`), the executors upload the parts to the
+    store's side folder instead, and the writer names them to the store, which publishes
+    them (and removes its side folder)."""
 
     def __init__(self, out_dir, frames: dict, fmt: str, escape_formulas: bool,
-                 ranges: dict | None = None):
-        import tempfile
+                 ranges: dict | None = None, store=None):
         from concurrent.futures import ThreadPoolExecutor
 
-        out = Path(os.path.abspath(out_dir))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.root = Path(tempfile.mkdtemp(prefix=f".{out.name}.parts-", dir=out.parent))
+        self.store = store
+        if store is None:
+            out = Path(os.path.abspath(out_dir))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            self.root = Path(tempfile.mkdtemp(prefix=f".{out.name}.parts-", dir=out.parent))
         self.pool = ThreadPoolExecutor(max_workers=max(1, len(frames)),
                                        thread_name_prefix="neardup-write")
         self.jobs = {}
         for name, (table, order, schema) in frames.items():
-            folder = self.root / name
-            folder.mkdir()
+            if store is None:
+                folder = self.root / name
+                folder.mkdir()
+            else:
+                folder = f"{store.side}/{name}"
             if name in (ranges or {}):  # cut by document ranges: no counting job
                 job = self.pool.submit(_written_ranges, table, ranges[name], str(folder),
                                        schema, fmt, escape_formulas)
@@ -243,7 +275,11 @@ class _ConcurrentParts:
             written, job = self.jobs[name]
             entries = job.result()
             for entry in entries:
-                os.replace(written / entry["name"], Path(folder) / entry["name"])
+                if self.store is not None:
+                    self.store.add_part(f"{name}/{entry['name']}",
+                                        f"{written}/{entry['name']}")
+                else:
+                    os.replace(written / entry["name"], Path(folder) / entry["name"])
             return entries
 
         return write
@@ -252,10 +288,9 @@ class _ConcurrentParts:
         return self
 
     def __exit__(self, *exc) -> None:
-        import shutil
-
         self.pool.shutdown(wait=True)
-        shutil.rmtree(self.root, ignore_errors=True)
+        if self.store is None:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _driver_parts(table: pa.Table, fmt: str, escape_formulas: bool):
@@ -312,8 +347,9 @@ def _parts_written(framed: DataFrame, folder: str, schema: pa.Schema, fmt: str,
 
         attempt = f"task{TaskContext.get().taskAttemptId()}"
         for part, tables in part_runs(batches, schema):
-            entry = sinks.write_part(tables, folder, part, fmt, schema=schema,
-                                     escape_formulas=escape_formulas, attempt=attempt)
+            with task_folder(folder) as local:
+                entry = sinks.write_part(tables, local, part, fmt, schema=schema,
+                                         escape_formulas=escape_formulas, attempt=attempt)
             if entry is not None:
                 yield pa.RecordBatch.from_pylist([{"partition": part, **entry}],
                                                  schema=_PART_ROW)
@@ -322,6 +358,25 @@ def _parts_written(framed: DataFrame, folder: str, schema: pa.Schema, fmt: str,
                                     "bytes long, sha256 string").collect()
     return [{k: row[k] for k in ("name", "rows", "bytes", "sha256")}
             for row in sorted(rows, key=lambda row: row["partition"])]
+
+
+@contextlib.contextmanager
+def task_folder(folder: str) -> Iterator[str]:
+    """Where a task writes its part files for ``folder``: the folder itself, or for a URL
+    a local temporary folder whose files are uploaded under the URL through fsspec (each
+    whole: a store shows an object once its upload is complete), with the executor's
+    own credentials (its environment, the backend's configuration), when the block
+    ends without an error."""
+    if not remote.is_url(folder):
+        yield folder
+        return
+    local = tempfile.mkdtemp(prefix="neardup-part-")
+    try:
+        yield local
+        for name in sorted(os.listdir(local)):
+            remote.upload(os.path.join(local, name), f"{folder}/{name}")
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
 
 
 def _local_schema(df: DataFrame) -> pa.Schema:

@@ -17,9 +17,7 @@ import gzip
 import hashlib
 import http.server
 import json
-import logging
 import os
-import random
 import sys
 import threading
 
@@ -30,52 +28,19 @@ import pytest
 from neardup import api
 from neardup.cli import main
 
+from ..stores import jsonl as _jsonl
+from ..stores import records as _records
+
 moto_server = pytest.importorskip("moto.server")
+
 s3fs = pytest.importorskip("s3fs")
 fsspec = pytest.importorskip("fsspec")
 
 THRESHOLD = 0.8
-_AWS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1"}
-
-
-def _records(seed: int, n: int = 40) -> list[dict]:
-    """``n`` documents: half of them near-duplicates (one word changed) of the other half."""
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(400)]
-    base = [[rng.choice(words) for _ in range(40)] for _ in range(n // 2)]
-    records = []
-    for i in range(n):
-        text = list(base[i % len(base)])
-        if i >= len(base):
-            text[rng.randrange(len(text))] = "changed"
-        records.append({"id": f"s{seed}-{i}", "text": " ".join(text)})
-    return records
-
-
-def _jsonl(records) -> bytes:
-    return "".join(json.dumps(r) + "\n" for r in records).encode()
 
 
 def _parquet(records, path) -> None:
     pq.write_table(pa.Table.from_pylist(records), path)
-
-
-@pytest.fixture(scope="module")
-def s3_server():
-    """A real S3 API on 127.0.0.1 (moto's server mode); the environment points s3fs at it
-    with test credentials, as a user's AWS_ENDPOINT_URL and keys would."""
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in {**_AWS, "AWS_ENDPOINT_URL": f"http://{host}:{port}"}.items():
-            patch.setenv(key, value)
-        s3fs.S3FileSystem.clear_instance_cache()
-        yield f"http://{host}:{port}"
-    s3fs.S3FileSystem.clear_instance_cache()
-    server.stop()
 
 
 @pytest.fixture()
@@ -325,35 +290,6 @@ def test_http_inputs_are_read_like_local_files(tmp_path):
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:
         pass
-
-
-@pytest.fixture()
-def hub(tmp_path):
-    """hf:// served from a local folder laid out as the Hub lays out a dataset."""
-    from fsspec.implementations.dirfs import DirFileSystem
-    from fsspec.implementations.local import LocalFileSystem
-
-    root = tmp_path / "hub"
-    data = root / "datasets" / "org" / "name" / "data"
-    data.mkdir(parents=True)
-    (data.parent / "README.md").write_text("---\nlicense: mit\n---\n# a dataset\n")
-    (data.parent / ".gitattributes").write_text("*.parquet filter=lfs\n")
-    _parquet(_records(5), data / "train-00000-of-00002.parquet")
-    _parquet(_records(6), data / "train-00001-of-00002.parquet")
-    _parquet(_records(7), data / "test-00000-of-00001.parquet")
-
-    class FakeHub(DirFileSystem):
-        protocol = "hf"
-        cachable = False
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(path=str(root), fs=LocalFileSystem())
-
-    fsspec.register_implementation("hf", FakeHub, clobber=True)
-    yield data
-    from fsspec.registry import _registry
-
-    _registry.pop("hf", None)
 
 
 def test_a_hub_dataset_is_read_by_name_as_its_split_files(hub):
