@@ -804,7 +804,7 @@ def _evaluate_vectors(inputs, groups: OptionGroups, config: FindConfig, *, quiet
     field = vectors.read_with_records(config.embeddings, paths, groups.source.fmt)
     documents, report = read_documents(paths, progress=not quiet,
                                        extra_fields=[field] if field else [],
-                                       **groups.source.given())
+                                       text_optional=True, **groups.source.given())
     found, why, _ = vectors.of_documents(config.embeddings, documents, report.records_seen,
                                          fields=documents.fields)
     result = evaluation.evaluate_vectors(found, why, config, curve_from=curve_from)

@@ -5,8 +5,9 @@ one missing from the schema is a ValueError before any row is read. A row's text
 text columns joined by "\\n" (binary columns decoded in the input's encoding), its id the
 ``id_field`` value, else the row number. A null text is skipped ("null text"), a null
 id fails its row; a string value whose bytes are not UTF-8 (Parquet does not check)
-costs its row only. Parquet compresses its own columns: it is never read from, or
-written to, a compressed stream.
+costs its row only. Read ``text_optional`` (a run on embeddings alone), a table with
+none of the text columns gives every row as a document with an empty text. Parquet
+compresses its own columns: it is never read from, or written to, a compressed stream.
 
 The dedup copy (:func:`_write_parquet`) is the input read again as an Arrow table and
 filtered.
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from .._core import remote
-from .documents import InputSource, _ReadContext, as_text, text_not_strings
+from .documents import InputSource, _ReadContext, as_text, has_surrogates, text_not_strings
 from .format import Format, RecordCount, SparkReader
 
 PARQUET_BATCH_ROWS = 8192
@@ -66,7 +67,10 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
     import pyarrow as pa
 
     report, display = ctx.report, ctx.src.display
-    wanted = (ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
+    text_fields = ctx.text_fields
+    if ctx.text_optional and not any(name in schema_names for name in text_fields):
+        text_fields = []  # no text column: each row a document with an empty text
+    wanted = (text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
               + ctx.extra_fields)
     for name in wanted:
         if name not in schema_names:
@@ -84,7 +88,7 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
             raise ValueError(f"{display}: cannot read as {what}: {err}") from err
         if batch is None:
             return
-        text_columns = [column_values(batch.column(name)) for name in ctx.text_fields]
+        text_columns = [column_values(batch.column(name)) for name in text_fields]
         ids = column_values(batch.column(ctx.id_field)) if ctx.id_field is not None else None
         extra_columns = [column_values(batch.column(name)) for name in ctx.extra_fields]
         for row in range(batch.num_rows):
@@ -97,7 +101,7 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
             if any(v is None for v in values):
                 report._skip(display, location, "null text")
                 continue
-            if ctx.text_strings and (wrong := text_not_strings(ctx.text_fields,
+            if ctx.text_strings and (wrong := text_not_strings(text_fields,
                                                                values)) is not None:
                 report._skip(display, location, wrong)
                 continue
@@ -110,8 +114,14 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
             except UnicodeDecodeError:
                 report._skip(display, location, ctx.not_decodable)
                 continue
-            ctx.add_row(record - 1, doc_id, text, location, record,
-                        [column[row] for column in extra_columns])
+            row_values = [column[row] for column in extra_columns]
+            if not text_fields:
+                if has_surrogates(doc_id):
+                    report._skip(display, location, ctx.not_decodable)
+                else:
+                    ctx.add(record - 1, doc_id, "", "row", record, row_values)
+                continue
+            ctx.add_row(record - 1, doc_id, text, location, record, row_values)
 
 
 def column_values(column) -> list:
