@@ -163,12 +163,15 @@ def sign(unit: np.ndarray, count: int, seed: int) -> Signatures:
     return Signatures(packed, count)
 
 
-def band_keys(unit: np.ndarray, plan: lsh.BandPlan, seed: int) -> np.ndarray:
+def band_keys(unit: np.ndarray, plan: lsh.BandPlan, seed: int, planes: np.ndarray | None = None
+              ) -> np.ndarray:
     """(n, b) uint64: :func:`neardup.lsh.band_keys` of each row's bits, each band's r
     bits packed to bytes, SIGN_BATCH rows signed at a time so the (n, K) bits are never
     held. Only the b·r bits the bands use are drawn: the first b·r hyperplanes of
-    :func:`hyperplanes` (K - b·r are left unused, as MinHash leaves its spare minima)."""
-    planes = hyperplanes(unit.shape[1], plan.bands * plan.rows, seed)
+    :func:`hyperplanes` (K - b·r are left unused, as MinHash leaves its spare minima);
+    ``planes``: those hyperplanes drawn already (a caller that bands batch by batch)."""
+    if planes is None:
+        planes = hyperplanes(unit.shape[1], plan.bands * plan.rows, seed)
     keys = np.empty((unit.shape[0], plan.bands), dtype=np.uint64)
     per_band = (plan.rows + 7) // 8
     for lo in range(0, unit.shape[0], SIGN_BATCH):

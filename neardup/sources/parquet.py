@@ -224,11 +224,28 @@ def read_column(src: InputSource, column: str):
     return _read_parquet_table(src, [column]).column(column)
 
 
+def column_batches(src: InputSource, column: str):
+    """``column`` of every row of a Parquet input, PARQUET_BATCH_ROWS rows at a time
+    (Arrow arrays, in row order)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(_parquet_file(src))
+    if column not in parquet.schema_arrow.names:
+        raise ValueError(f"{src.display}: no column {column!r}; the columns are "
+                         f"{parquet.schema_arrow.names}")
+    try:
+        for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[column]):
+            yield batch.column(0)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise ValueError(f"{src.display}: cannot read as Parquet: {err}") from err
+
+
 FORMAT = Format(
     name="parquet", title="Parquet", described="a Parquet file", suffixes=(".parquet", ".pq"),
     read=_read_parquet, copy=_write_parquet, annotates=True,
     check_annotations=check_annotations, self_compressed="Parquet compresses its own columns",
     record_unit="row", count=count_rows,
     spark=SparkReader("parquet", "neardup.spark.read:_parquet_records", copies=True),
-    read_column=read_column,
+    read_column=read_column, column_batches=column_batches,
 )
