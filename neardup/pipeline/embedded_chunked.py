@@ -62,7 +62,7 @@ from ..sources.options import as_paths
 from ..text import prepare
 from . import outofcore
 from .embedded import SpilledVectors, find_unit
-from .run import add_counts, representative_config, texts_needed
+from .run import add_counts, representative_config
 
 PER_DOCUMENT_VECTORS = 32  # int64 length, uint8 reason, int64 row, its reason object, flags
 PER_DIMENSION = {"fields": 96, "columns": 48, "array": 32}  # a chunk's vector, by origin
@@ -79,7 +79,7 @@ def find_chunked_vectors(inputs, groups: OptionGroups, *, quiet: bool,
     :func:`~neardup.pipeline.run.find_documents` returns them, under ``limit`` bytes
     (see the module docstring); the Documents hold ids, inputs and records, mapped."""
     config = representative_config(groups, representative_field)
-    prep, source_options = groups.prepare, groups.source.given()
+    source_options = groups.source.given()
     paths = as_paths(inputs)
     fmt = source_options.get("fmt", "auto")
     embeddings = config.embeddings
@@ -87,32 +87,19 @@ def find_chunked_vectors(inputs, groups: OptionGroups, *, quiet: bool,
     origin = ("array" if vectors.field_name(embeddings) is None else
               "fields" if field is not None else "columns")
     array = _array_of(embeddings, paths) if origin == "array" else None
-    dimensions = _declared_dimensions(embeddings, array, paths, fmt, origin)
-    per_char = outofcore.COSTS.per_char_64 if (config.shingle_kind == "char"
-                                               and config.hash_bits == 64) else None
-    costs = replace(outofcore.COSTS,
-                    per_document=outofcore.COSTS.per_document + PER_DOCUMENT_VECTORS,
-                    per_chunk_document=outofcore.COSTS.per_chunk_document
-                    + (dimensions or ASSUMED_DIMENSIONS) * PER_DIMENSION[origin])
-    chunking = outofcore.ChunkPlan.for_limit(
-        limit, 0, 0, per_char=per_char, survey=outofcore.survey_inputs(paths, fmt),
-        costs=costs)
-    with texts_needed(config, groups.source.text_fields):
-        chunks, report, sources = read_document_chunks(
-            paths, chunk_chars=chunking.chunk_chars, chunk_docs=chunking.chunk_docs,
-            max_record_bytes=chunking.record_bytes, max_stream_bytes=chunking.stream_bytes,
-            progress=not quiet, extra_fields=[field] if field else [],
-            text_optional=config.also_jaccard is None, **source_options)
+    chunking = _chunk_plan(config, limit, paths, fmt, origin,
+                           _declared_dimensions(embeddings, array, paths, fmt, origin))
+    chunks, report, sources = read_document_chunks(  # no --also-jaccard: texts optional
+        paths, chunk_chars=chunking.chunk_chars, chunk_docs=chunking.chunk_docs,
+        max_record_bytes=chunking.record_bytes, max_stream_bytes=chunking.stream_bytes,
+        progress=not quiet, extra_fields=[field] if field else [], text_optional=True,
+        **source_options)
     timer = StageTimer(quiet)
-    chunk_timer = StageTimer(quiet=True)
-    sizes, text_lengths, generated, counts = [], [], [], {}
-    chunks_read = 0
     with outofcore.WorkDirectory(work_dir) as directory:
-        writer = outofcore.SpillWriter(directory, 0, 0)  # ids, inputs and records only
-        store = _VectorFiles(directory)
-        cursors: dict[int, _ColumnCursor] = {}
+        read = _ChunkedRead(directory, config, groups.prepare, origin, field, array,
+                            str(embeddings), sources)
         while True:
-            with chunk_timer.stage("read"):
+            with read.timer.stage("read"):
                 try:
                     chunk = next(chunks, None)
                 except StreamTooLarge as err:
@@ -120,63 +107,103 @@ def find_chunked_vectors(inputs, groups: OptionGroups, *, quiet: bool,
             if chunk is None:
                 break
             chunking.admit(chunk)
-            with chunk_timer.stage("read"):
-                lengths, by_length = _chunk_vectors(chunk, origin, field, array, sources,
-                                                    cursors, str(embeddings))
-            _admit_vectors(chunking, chunk, lengths, origin)
-            with chunk_timer.stage("normalise"):
-                store.append(lengths, by_length)
-            del by_length
-            with chunk_timer.stage("shingle"):
-                prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
-                                                     config.shingle_options(), prep)
-            sizes.append(np.asarray(prepared.sets.sizes, dtype=np.int64))
-            generated.append(prepared.generated)
-            add_counts(counts, prepared.counts)
-            if config.representative in ("longest", "shortest"):
-                text_lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
-                                                count=len(chunk.texts)))
-            writer.append_ids(chunk.ids)
-            writer.append_records(chunk.source, chunk.record)
-            chunks_read += 1
+            read.take(chunk, chunking)
             if not quiet:
                 say(f"[neardup] chunk of {len(chunk):,} vectors read and normalised "
-                    f"({store.documents:,} so far)")
-            del chunk, prepared
-        if not chunks_read:  # no document: the counts of shingling nothing
-            counts = prepare.shingle_documents([], [], config.shingle_options(), prep).counts
-        ids, source, record = writer.finish_documents()
-        for k, src in enumerate(sources):  # every input's lengths, as read whole
-            if origin == "columns":
-                cursors.setdefault(k, _ColumnCursor(src, str(embeddings))).drain()
-        reasons, at, dimensions, shown = _settle(store, source, report.records_seen, origin,
-                                                 embeddings, cursors, len(sources))
+                    f"({read.store.documents:,} so far)")
+            del chunk
+        ids, source, record = read.writer.finish_documents()
+        reasons, at, dimensions, shown = _settle(read, source, report.records_seen,
+                                                 embeddings)
         release_freed_memory()
-        timer.seconds.update(chunk_timer.seconds)
-        unit = store.mapped(dimensions)
-        sizes = np.concatenate(sizes) if sizes else np.empty(0, dtype=np.int64)
-        key = np.concatenate(text_lengths) if text_lengths else None
+        timer.seconds.update(read.timer.seconds)
+        unit = read.store.mapped(dimensions)
+        key = np.concatenate(read.text_lengths) if read.text_lengths else None
         if representative_field == "id":
             key = np.asarray(ids.to_list())
         budget = max(chunking.budget, 1 << 20)
         spilled = SpilledVectors(at, _band_search(unit, directory, config, budget),
                                  pair_batch=_batch(budget, 20 * max(dimensions, 1),
                                                    cosine.PAIR_BATCH))
-        result = find_unit(unit, reasons, sizes, ids, config, source=shown, timer=timer,
-                           representative_key=key, spilled=spilled)
+        result = find_unit(unit, reasons, read.sizes(), ids, config, source=shown,
+                           timer=timer, representative_key=key, spilled=spilled)
         documents = Documents(ids=ids, texts=None, source=source, record=record,
                               inputs=sources)
         del unit, spilled
-    generated = np.concatenate(generated) if generated else np.empty(0, dtype=bool)
-    if prep.generated == "flag":
+    generated = np.concatenate(read.generated) if read.generated else np.empty(0, bool)
+    if groups.prepare.generated == "flag":
         result.status[generated & (result.status == "ok")] = "ok (generated)"
-    result.counts.update(counts)
-    counting.add(result.counts, chunks={**chunking.as_dict(), "chunks_read": chunks_read})
+    result.counts.update(read.counts)
+    counting.add(result.counts, chunks={**chunking.as_dict(), "chunks_read": read.chunks})
     result.read_report = report.as_dict()
     result.read_report["inputs"] = [
         {"path": remote.shown(os.fspath(src.given)), "format": src.fmt, "name": src.name,
          "prefixed": len(sources) > 1} for src in sources]
     return result, documents
+
+
+def _chunk_plan(config, limit: int, paths, fmt: str, origin: str,
+                dimensions: int | None) -> outofcore.ChunkPlan:
+    """The MinHash run's chunk plan with a vector's bytes in each chunk's documents
+    (:data:`PER_DIMENSION`, for ``dimensions`` or :data:`ASSUMED_DIMENSIONS`) and
+    :data:`PER_DOCUMENT_VECTORS` in each document's for the run."""
+    per_char = outofcore.COSTS.per_char_64 if (config.shingle_kind == "char"
+                                               and config.hash_bits == 64) else None
+    costs = replace(outofcore.COSTS,
+                    per_document=outofcore.COSTS.per_document + PER_DOCUMENT_VECTORS,
+                    per_chunk_document=outofcore.COSTS.per_chunk_document
+                    + (dimensions or ASSUMED_DIMENSIONS) * PER_DIMENSION[origin])
+    return outofcore.ChunkPlan.for_limit(limit, 0, 0, per_char=per_char,
+                                         survey=outofcore.survey_inputs(paths, fmt),
+                                         costs=costs)
+
+
+class _ChunkedRead:
+    """What the chunks leave: ids, inputs and records spilled (``writer``), vectors
+    spilled (``store``), each document's shingle count and text length, the shingling
+    counts; each input's column read forward (``cursors``)."""
+
+    def __init__(self, directory: Path, config, prep, origin: str, field: str | None,
+                 array, column: str, sources: list):
+        self.config, self.prep = config, prep
+        self.origin, self.field, self.array, self.column = origin, field, array, column
+        self.sources = sources
+        self.writer = outofcore.SpillWriter(directory, 0, 0)  # ids, inputs, records only
+        self.store = _VectorFiles(directory)
+        self.cursors: dict[int, _ColumnCursor] = {}
+        self.shingles: list[np.ndarray] = []
+        self.text_lengths: list[np.ndarray] = []
+        self.generated: list[np.ndarray] = []
+        self.counts: dict = {}
+        self.chunks = 0
+        self.timer = StageTimer(quiet=True)  # per-chunk stages add up without a line each
+
+    def take(self, chunk, chunking: outofcore.ChunkPlan) -> None:
+        with self.timer.stage("read"):
+            lengths, by_length = _chunk_vectors(chunk, self.origin, self.field, self.array,
+                                                self.sources, self.cursors, self.column)
+        _admit_vectors(chunking, lengths, self.origin)
+        with self.timer.stage("normalise"):
+            self.store.append(lengths, by_length)
+        del by_length
+        with self.timer.stage("shingle"):  # for the counts and sizes, as in memory
+            prepared = prepare.shingle_documents(chunk.texts, chunk.ids,
+                                                 self.config.shingle_options(), self.prep)
+        self.shingles.append(np.asarray(prepared.sets.sizes, dtype=np.int64))
+        self.generated.append(prepared.generated)
+        add_counts(self.counts, prepared.counts)
+        if self.config.representative in ("longest", "shortest"):
+            self.text_lengths.append(np.fromiter(map(len, chunk.texts), dtype=np.int64,
+                                                 count=len(chunk.texts)))
+        self.writer.append_ids(chunk.ids)
+        self.writer.append_records(chunk.source, chunk.record)
+        self.chunks += 1
+
+    def sizes(self) -> np.ndarray:
+        if not self.chunks:  # no document: the counts of shingling nothing
+            self.counts = prepare.shingle_documents([], [], self.config.shingle_options(),
+                                                    self.prep).counts
+        return np.concatenate(self.shingles) if self.shingles else np.empty(0, np.int64)
 
 
 class _VectorFiles:
@@ -316,7 +343,7 @@ def _chunk_vectors(chunk, origin: str, field: str | None, array, sources, cursor
     return vectors.by_length(column)
 
 
-def _admit_vectors(chunking, chunk, lengths: np.ndarray, origin: str) -> None:
+def _admit_vectors(chunking, lengths: np.ndarray, origin: str) -> None:
     """A chunk whose vectors hold more than a chunk's budget ends the run, naming the
     limit it needs (the chunk was sized for the dimensions the input declared)."""
     if lengths.size == 0:
@@ -333,12 +360,15 @@ def _admit_vectors(chunking, chunk, lengths: np.ndarray, origin: str) -> None:
             f"{outofcore.as_option(chunking.limit - chunking.budget + need)} or more")
 
 
-def _settle(store: _VectorFiles, source: np.ndarray, records: int, origin: str, embeddings,
-            cursors: dict, inputs: int):
+def _settle(read: _ChunkedRead, source: np.ndarray, records: int, embeddings):
     """(reasons object[n], at int64[n], d, what the counts name) once every record is
     read: the length the vectors must have, chosen as :mod:`neardup.sources.vectors`
     chooses it, and each document's row of that length's file."""
-    lengths, codes = store.close()
+    origin, cursors, inputs = read.origin, read.cursors, len(read.sources)
+    if origin == "columns":  # every input's lengths, as reading it whole counts them
+        for k, src in enumerate(read.sources):
+            cursors.setdefault(k, _ColumnCursor(src, read.column)).drain()
+    lengths, codes = read.store.close()
     n = lengths.size
     if origin == "array":
         if inputs > 1:

@@ -230,7 +230,9 @@ def column_batches(src: InputSource, column: str):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    parquet = pq.ParquetFile(_parquet_file(src))
+    # pre-buffered, a file's batches stay allocated until the reader is closed: read
+    # without, the column is held a batch at a time
+    parquet = pq.ParquetFile(_parquet_file(src), pre_buffer=False)
     if column not in parquet.schema_arrow.names:
         raise ValueError(f"{src.display}: no column {column!r}; the columns are "
                          f"{parquet.schema_arrow.names}")
