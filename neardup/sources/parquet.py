@@ -50,7 +50,9 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(_parquet_file(ctx.src))
+        # not pre-buffered: pre-buffered, every batch read stays allocated until the
+        # reader is closed, and a read in chunks (a memory limit) would hold the columns
+        parquet = pq.ParquetFile(_parquet_file(ctx.src), pre_buffer=False)
     except Exception as err:
         raise ValueError(f"{ctx.src.display}: cannot read as Parquet: {err}") from err
     yield from read_batches(
