@@ -269,7 +269,7 @@ class _ColumnCursor:
         self.batch = next(self.batches, None)
         if self.batch is None:
             return False
-        lengths, _ = _lengths_only(self.batch)
+        lengths = vectors.lengths_of(self.batch)
         values, times = np.unique(lengths[lengths >= 0], return_counts=True)
         for value, count in zip(values.tolist(), times.tolist()):
             self.histogram[value] = self.histogram.get(value, 0) + count
@@ -299,21 +299,6 @@ class _ColumnCursor:
         if not self.histogram:
             return 0
         return min(self.histogram, key=lambda x: (-self.histogram[x], x))
-
-
-def _lengths_only(column) -> tuple[np.ndarray, None]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    vectors._value_dtype(column.type)
-    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    if pa.types.is_fixed_size_list(column.type):
-        lengths = np.full(len(column), column.type.list_size, dtype=np.int64)
-    else:
-        lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0)
-                             .to_numpy(zero_copy_only=False), dtype=np.int64)
-    lengths[~valid] = -1
-    return lengths, None
 
 
 def _chunk_vectors(chunk, origin: str, field: str | None, array, sources, cursors,
@@ -491,7 +476,7 @@ def _declared_dimensions(embeddings, array, paths, fmt: str, origin: str) -> int
                 return None
             if pa.types.is_fixed_size_list(first.type):
                 return int(first.type.list_size)
-            lengths, _ = _lengths_only(first)
+            lengths = vectors.lengths_of(first)
             return int(lengths.max()) if lengths.size and lengths.max() >= 0 else None
         if origin == "fields" and spec is not None and spec.line_records and \
                 compression_of(path) is None:

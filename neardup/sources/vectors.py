@@ -109,16 +109,9 @@ def by_length(column) -> tuple[np.ndarray, dict[int, np.ndarray]]:
 
     if isinstance(column, pa.ChunkedArray):
         column = (column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
-    kind = column.type
-    dtype = _value_dtype(kind)
-    rows = len(column)
-    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    if pa.types.is_fixed_size_list(kind):
-        lengths = np.full(rows, kind.list_size, dtype=np.int64)
-    else:
-        lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0)
-                             .to_numpy(zero_copy_only=False), dtype=np.int64)
-    lengths[~valid] = -1
+    dtype = _value_dtype(column.type)
+    lengths = lengths_of(column)
+    valid = lengths >= 0
     groups = {}
     for length in np.unique(lengths[valid]).tolist():
         picked = column.filter(pa.array(lengths == length))
@@ -127,6 +120,23 @@ def by_length(column) -> tuple[np.ndarray, dict[int, np.ndarray]]:
         groups[length] = flat.reshape(-1, length) if length else np.zeros((len(picked), 0),
                                                                           dtype=dtype)
     return lengths, groups
+
+
+def lengths_of(column) -> np.ndarray:
+    """int64[rows]: the length of each list of an Arrow column of lists of numbers, -1
+    for a null row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    _value_dtype(column.type)
+    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if pa.types.is_fixed_size_list(column.type):
+        lengths = np.full(len(column), column.type.list_size, dtype=np.int64)
+    else:
+        lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0)
+                             .to_numpy(zero_copy_only=False), dtype=np.int64)
+    lengths[~valid] = -1
+    return lengths
 
 
 def _value_dtype(kind):
