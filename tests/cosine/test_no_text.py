@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import neardup
+from neardup import api
 
 from .corpus import cosine_truth, planted_vectors, spoil
 
@@ -127,3 +128,11 @@ def test_a_text_column_is_still_read(vectors):
     frame = pd.DataFrame({"text": texts, "vec": list(x)})
     result = neardup.find(frame, embeddings="vec", threshold=T)
     assert result.read_report["processed"] == N - 1
+
+
+def test_evaluate_without_text(vectors, truth, tmp_path):
+    x, _ = vectors
+    path = write("parquet", x, tmp_path / "v.parquet")
+    evaluation = api.evaluate(path, embeddings="vec", threshold=T)
+    assert evaluation.metrics["true_pairs"] == len(truth)
+    assert evaluation.metrics["documents"] == N - 3  # the spoilt vectors set aside
