@@ -135,7 +135,9 @@ def find(inputs, *, out=None, output_format: str = "csv", quiet: bool = True,
     under ``work_dir`` (default: the system's temporary directory; removed after the
     run); see :mod:`neardup.pipeline.outofcore`. Same pairs and clusters as without it;
     method "auto" becomes "lsh"; no ``report`` (it needs the texts: run
-    ``neardup report`` on ``out`` instead) and no item sets.
+    ``neardup report`` on ``out`` instead) and no item sets. With ``embeddings``, the
+    vectors are read a chunk at a time and kept in files
+    (:mod:`neardup.pipeline.embedded_chunked`); no ``also_jaccard``.
 
     ``against``: the path of an index (:class:`neardup.Index`): every pair new × indexed
     and new × new, as a batch run over both would find them
@@ -804,7 +806,7 @@ def _evaluate_vectors(inputs, groups: OptionGroups, config: FindConfig, *, quiet
     field = vectors.read_with_records(config.embeddings, paths, groups.source.fmt)
     documents, report = read_documents(paths, progress=not quiet,
                                        extra_fields=[field] if field else [],
-                                       **groups.source.given())
+                                       text_optional=True, **groups.source.given())
     found, why, _ = vectors.of_documents(config.embeddings, documents, report.records_seen,
                                          fields=documents.fields)
     result = evaluation.evaluate_vectors(found, why, config, curve_from=curve_from)

@@ -100,11 +100,12 @@ def cosine_curve(cosine, bands: int, rows: int) -> np.ndarray:
     return lsh.s_curve(bit_agreement(cosine), bands, rows)
 
 
-def normalise(vectors: np.ndarray, reasons: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
+def normalise(vectors: np.ndarray, reasons: np.ndarray | None = None, *,
+              batch: int = SIGN_BATCH) -> tuple[np.ndarray, np.ndarray]:
     """(unit float32 (n, d), reasons object[n]): each row divided by its float64 norm;
     ``reasons`` (the reader's, "" where it found a vector) gain :data:`NOT_FINITE` and
-    :data:`ZERO_NORM`. An unusable row is left as zeros."""
+    :data:`ZERO_NORM`. An unusable row is left as zeros. ``batch`` rows at a time (three
+    float64 copies of a batch; a row's result does not depend on it)."""
     vectors = np.asarray(vectors)
     if vectors.ndim != 2:
         raise ValueError(f"vectors must be a 2-D array (n, d), got shape {vectors.shape}")
@@ -113,18 +114,18 @@ def normalise(vectors: np.ndarray, reasons: np.ndarray | None = None
         reasons = np.full(n, "", dtype=object)
     reasons = np.array(reasons, dtype=object)
     unit = np.zeros(vectors.shape, dtype=np.float32)
-    for lo in range(0, n, SIGN_BATCH):  # bounded float64 copies
-        block = vectors[lo:lo + SIGN_BATCH].astype(np.float64)
-        open_ = reasons[lo:lo + SIGN_BATCH] == ""
+    for lo in range(0, n, batch):  # bounded float64 copies
+        block = vectors[lo:lo + batch].astype(np.float64)
+        open_ = reasons[lo:lo + batch] == ""
         finite = np.isfinite(block).all(axis=1)
         norms = np.sqrt(np.einsum("ij,ij->i", np.where(finite[:, None], block, 0.0),
                                   np.where(finite[:, None], block, 0.0)))
         bad_values = open_ & ~finite
         zero = open_ & finite & ~(norms > 0)
-        reasons[lo:lo + SIGN_BATCH][bad_values] = NOT_FINITE
-        reasons[lo:lo + SIGN_BATCH][zero] = ZERO_NORM
+        reasons[lo:lo + batch][bad_values] = NOT_FINITE
+        reasons[lo:lo + batch][zero] = ZERO_NORM
         good = open_ & finite & (norms > 0)
-        unit[lo:lo + SIGN_BATCH][good] = (block[good] / norms[good, None]).astype(np.float32)
+        unit[lo:lo + batch][good] = (block[good] / norms[good, None]).astype(np.float32)
     return unit, reasons
 
 
@@ -162,12 +163,15 @@ def sign(unit: np.ndarray, count: int, seed: int) -> Signatures:
     return Signatures(packed, count)
 
 
-def band_keys(unit: np.ndarray, plan: lsh.BandPlan, seed: int) -> np.ndarray:
+def band_keys(unit: np.ndarray, plan: lsh.BandPlan, seed: int, planes: np.ndarray | None = None
+              ) -> np.ndarray:
     """(n, b) uint64: :func:`neardup.lsh.band_keys` of each row's bits, each band's r
     bits packed to bytes, SIGN_BATCH rows signed at a time so the (n, K) bits are never
     held. Only the b·r bits the bands use are drawn: the first b·r hyperplanes of
-    :func:`hyperplanes` (K - b·r are left unused, as MinHash leaves its spare minima)."""
-    planes = hyperplanes(unit.shape[1], plan.bands * plan.rows, seed)
+    :func:`hyperplanes` (K - b·r are left unused, as MinHash leaves its spare minima);
+    ``planes``: those hyperplanes drawn already (a caller that bands batch by batch)."""
+    if planes is None:
+        planes = hyperplanes(unit.shape[1], plan.bands * plan.rows, seed)
     keys = np.empty((unit.shape[0], plan.bands), dtype=np.uint64)
     per_band = (plan.rows + 7) // 8
     for lo in range(0, unit.shape[0], SIGN_BATCH):
@@ -187,26 +191,28 @@ def candidate_pairs(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
                                policy=policy)
 
 
-def exact_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def exact_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, *,
+                 batch: int = PAIR_BATCH) -> np.ndarray:
     """float64[P]: the cosine of rows i[p], j[p] of ``unit`` as the module docstring says
-    (float64 products of the float32 vectors, clipped; 1.0 for equal vectors)."""
+    (float64 products of the float32 vectors, clipped; 1.0 for equal vectors), ``batch``
+    pairs at a time (two (batch, d) float64 gathers; a pair's value does not depend on it)."""
     i = np.asarray(i, dtype=np.int64)
     j = np.asarray(j, dtype=np.int64)
     out = np.empty(i.size, dtype=np.float64)
-    for lo in range(0, i.size, PAIR_BATCH):
-        a = unit[i[lo:lo + PAIR_BATCH]].astype(np.float64)
-        b = unit[j[lo:lo + PAIR_BATCH]].astype(np.float64)
+    for lo in range(0, i.size, batch):
+        a = unit[i[lo:lo + batch]].astype(np.float64)
+        b = unit[j[lo:lo + batch]].astype(np.float64)
         dot = np.einsum("ij,ij->i", a, b)
         norms = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
         with np.errstate(invalid="ignore", divide="ignore"):
             value = np.clip(dot / norms, -1.0, 1.0)
         value[(a == b).all(axis=1) & (norms > 0)] = 1.0
-        out[lo:lo + PAIR_BATCH] = value
+        out[lo:lo + batch] = value
     return out
 
 
-def screened_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float
-                    ) -> np.ndarray:
+def screened_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float, *,
+                    batch: int = PAIR_BATCH) -> np.ndarray:
     """float64[P]: the cosine of each pair, exact (:func:`exact_cosine`) where its float32
     dot product is ≥ ``threshold`` - SCREEN_MARGIN, else that float32 value (a pair that
     far below t cannot reach it: see the module docstring)."""
@@ -216,7 +222,7 @@ def screened_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: f
     _pair_dots(np.ascontiguousarray(unit), i, j, dot)  # no (P, d) gathers
     value = dot.astype(np.float64)
     near = np.flatnonzero(dot >= threshold - SCREEN_MARGIN)
-    value[near] = exact_cosine(unit, i[near], j[near])
+    value[near] = exact_cosine(unit, i[near], j[near], batch=batch)
     return value
 
 

@@ -43,7 +43,14 @@ def find_chunked_documents(inputs, groups: OptionGroups, *, quiet: bool,
     """(FindResult, Documents) as :func:`~neardup.pipeline.run.find_documents` returns
     them for files, under ``limit`` bytes: the Documents hold what the dedup copy needs
     (:func:`~neardup.sources.copies.write_deduplicated`), each document's id, input and record,
-    mapped from the spilled files (no heap), and no texts."""
+    mapped from the spilled files (no heap), and no texts. A run on embeddings keeps its
+    vectors in files instead (:mod:`neardup.pipeline.embedded_chunked`)."""
+    if groups.similarity.get("embeddings") is not None:
+        from .embedded_chunked import find_chunked_vectors
+
+        return find_chunked_vectors(inputs, groups, quiet=quiet,
+                                    representative_field=representative_field, limit=limit,
+                                    work_dir=work_dir)
     config = representative_config(groups, representative_field)
     prep, source_options = groups.prepare, groups.source.given()
     plan = config.band_plan()

@@ -33,7 +33,8 @@ cosine threshold, MinHash's S-curve at T2); method "exact" finds every pair.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,8 +62,41 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
         raise ValueError(f"{vectors.shape[0]} vectors for {n} documents")
     with timer.stage("normalise", f"{n:,} vectors of {vectors.shape[1]} dimensions"):
         unit, reasons = cosine.normalise(vectors, reasons)
+    return find_unit(unit, reasons, sets.sizes, ids, config, source=source, timer=timer,
+                     sets=sets, representative_key=representative_key,
+                     keep_arrays=keep_arrays)
+
+
+@dataclass
+class SpilledVectors:
+    """Where a run under a memory limit keeps its vectors (:mod:`neardup.pipeline.
+    embedded_chunked`): ``at`` (int64[n]) is each document's row of the unit vectors
+    (-1: none), ``search(positions, plan)`` finds the cosine candidates among the rows
+    ``positions`` (their band keys spilled to files, one band grouped at a time) and
+    ``pair_batch`` bounds the verification's gathers."""
+
+    at: np.ndarray
+    search: Callable
+    pair_batch: int
+
+
+def find_unit(unit: np.ndarray, reasons: np.ndarray, sizes: np.ndarray, ids: Sequence[str],
+              config: FindConfig, *, source: str, timer: StageTimer,
+              sets: ShingleSets | None = None, representative_key=None,
+              keep_arrays: bool = False, spilled: SpilledVectors | None = None
+              ) -> FindResult:
+    """:func:`find_vectors` of the normalised vectors ``unit`` and ``reasons``
+    (:func:`neardup.cosine.normalise`'s) of ``n`` documents of ``sizes`` shingles: row d
+    of ``unit`` is document d's, or, with ``spilled``, row ``spilled.at[d]`` of a mapped
+    file (the search then bands from the file and method "auto" runs LSH)."""
+    n = sizes.size
+    at = spilled.at if spilled is not None else None
+    pair_batch = spilled.pair_batch if spilled is not None else cosine.PAIR_BATCH
+
+    def row(docs: np.ndarray) -> np.ndarray:  # documents → rows of ``unit``
+        return docs if at is None else at[docs]
+
     has_vector = reasons == ""
-    sizes = sets.sizes
     jaccard_side = config.also_jaccard is not None
     shingled = sizes >= config.min_shingles
     if config.either:
@@ -73,11 +107,17 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
         usable_mask = has_vector
     usable = np.flatnonzero(usable_mask)
     rows = np.flatnonzero(has_vector & usable_mask)  # the cosine side's documents
-    side = unit if rows.size == n else unit[rows]  # no copy when every vector is usable
     plan = config.cosine_plan(rows.size)
 
     method, method_choice = config.method, {"method": config.method,
                                             "reason": "chosen by the user"}
+    if spilled is not None and method == "auto":
+        method, method_choice = "lsh", {
+            "method": "lsh", "reason": "memory limit: the vectors are banded from their "
+                                       "file; all pairs would hold every vector"}
+    side = None
+    if spilled is None:
+        side = unit if rows.size == n else unit[rows]  # no copy when every vector is usable
     if method == "auto":
         with timer.stage("plan"):
             choice = planner.choose_cosine_method(side, config.threshold, plan,
@@ -86,14 +126,15 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
 
     stats = lsh.CandidateStats()
     with timer.stage("cosine " + method, f"{rows.size:,} vectors"):
-        if method == "exact":
+        if spilled is not None:
+            ci, cj, stats = spilled.search(row(rows), plan)
+        elif method == "exact":
             ci, cj, _ = cosine.all_pairs(side, config.threshold)
-            candidates = ci.size
         else:
             ci, cj, stats = cosine.candidate_pairs(side, plan, config.seed,
                                                    max_bucket=config.max_bucket,
                                                    policy=config.bucket_policy)
-            candidates = ci.size
+        candidates = ci.size
         doc_i, doc_j = rows[ci], rows[cj]
         del side
     if config.either:
@@ -107,7 +148,8 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
     with timer.stage("verify", f"{doc_i.size:,} candidates"):
         cos = np.full(doc_i.size, np.nan)
         both = has_vector[doc_i] & has_vector[doc_j]
-        cos[both] = cosine.screened_cosine(unit, doc_i[both], doc_j[both], config.threshold)
+        cos[both] = cosine.screened_cosine(unit, row(doc_i[both]), row(doc_j[both]),
+                                           config.threshold, batch=pair_batch)
         jac = np.full(doc_i.size, np.nan)
         if jaccard_side:
             counted = shingled[doc_i] & shingled[doc_j]
@@ -115,7 +157,7 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
         keep = keep_rule(cos, jac, config)
         if config.either:  # kept by Jaccard, below t by far: its cosine exact all the same
             again = np.flatnonzero(keep & both & (cos < config.threshold))
-            cos[again] = cosine.exact_cosine(unit, doc_i[again], doc_j[again])
+            cos[again] = cosine.exact_cosine(unit, row(doc_i[again]), row(doc_j[again]))
         candidate_arrays = {"i": doc_i, "j": doc_j, "jaccard": jac,
                             "estimate": np.full(doc_i.size, np.nan), "cosine": cos,
                             "verified": keep}
@@ -147,7 +189,7 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
     if config.clusters == "center":  # the lowest cosine of a removed document to its centre
         member, kept_for, _ = cluster.member_similarities(None, labels, representative,
                                                           measure=None)
-        value = cosine.exact_cosine(unit, member, kept_for)
+        value = cosine.exact_cosine(unit, row(member), row(kept_for), batch=pair_batch)
         value = value[~np.isnan(value)]
         lowest = round(float(value.min()), 6) if value.size else None
     counts = counting.find_counts(
@@ -157,7 +199,7 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
         removable=n - representative.sum(), min_member_similarity=lowest,
         search=counting.search_counts(stats), method=method, method_choice=method_choice,
         vectors=counting.vector_counts(
-            source=source, dimensions=vectors.shape[1],
+            source=source, dimensions=unit.shape[1],
             reasons=dict(zip(skipped.tolist(), counts_of.tolist())),
             usable=int(has_vector.sum()), hyperplanes=plan.num_perm, bands=plan.bands,
             rows=plan.rows))

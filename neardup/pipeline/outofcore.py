@@ -591,6 +591,17 @@ class SpillWriter:
         self.documents += sets.n
         self.shingles += int(sets.offsets[-1] - sets.offsets[0])
 
+    def finish_documents(self) -> tuple[IdColumn, np.ndarray, np.ndarray]:
+        """(ids, source, record) mapped, every file closed: for a run that spilled only
+        its documents (a run on embeddings keeps its vectors in files of its own)."""
+        for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands,
+                  self._source, self._record):
+            f.close()
+        n = os.path.getsize(self.source_path) // 4
+        ids = self.mapped_ids() if self.id_pieces else IdColumn(columns.strings([]))
+        return (ids, _mapped(self.source_path, np.int32, (n,)),
+                _mapped(self.record_path, np.int64, (n,)))
+
     def finish(self) -> Spilled:
         for f in (self._values, self._offsets, self._prints, self._signatures, *self._bands,
                   self._source, self._record):

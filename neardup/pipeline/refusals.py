@@ -1,16 +1,17 @@
 """What each engine refuses: one table, checked at the door before any work.
 
 The local engine runs every option, but embeddings against an index (or in one). Under
-``--memory-limit`` it reads, shingles and signs a chunk at a time, so what needs every set
-or text in memory is refused; the Spark engine runs MinHash + LSH or SimHash on Jaccard,
-from files. A row names the engine, the commands it applies to (``dedup --against``: a
-dedup against an index, ``dedup --unit``: units inside documents), the option (its library
-keyword) and the values refused; :func:`check` raises the row's message, which names the
-CLI flag. ``neardup.api`` checks every entry point once, before reading anything or
-starting Spark; the Spark engine's own DataFrame entry points (:func:`neardup.spark.find`,
-:func:`neardup.spark.evaluate`) check the options of the run's config the same way.
-``tests/test_architecture.py`` fails on such a refusal written anywhere else, and
-``tests/test_refusals.py`` calls the API once per row and expects its message.
+``--memory-limit`` it reads, shingles and signs a chunk at a time (embeddings: reads,
+normalises and spills the vectors), so what needs every set or text in memory is refused;
+the Spark engine runs MinHash + LSH or SimHash on Jaccard, from files. A row names the
+engine, the commands it applies to (``dedup --against``: a dedup against an index, ``dedup
+--unit``: units inside documents), the option (its library keyword) and the values refused;
+:func:`check` raises the row's message, which names the CLI flag. ``neardup.api`` checks
+every entry point once, before reading anything or starting Spark; the Spark engine's own
+DataFrame entry points (:func:`neardup.spark.find`, :func:`neardup.spark.evaluate`) check
+the options of the run's config the same way. ``tests/test_architecture.py`` fails on such
+a refusal written anywhere else, and ``tests/test_refusals.py`` calls the API once per row
+and expects its message.
 """
 
 from __future__ import annotations
@@ -132,8 +133,9 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(MEMORY_LIMIT, _FILES, "representative_field", "--representative-field",
             "a chunk at a time only the id field is kept (--representative-field id)",
             allowed=(None, "id")),
-    Refusal(MEMORY_LIMIT, _FILES, "embeddings", "--embeddings",
-            "the vectors are held whole (4 bytes a dimension); drop --memory-limit"),
+    Refusal(MEMORY_LIMIT, _FILES, "also_jaccard", "--also-jaccard",
+            "the shingle sets are not kept a chunk at a time; drop --memory-limit, or "
+            "compare the vectors alone"),
     # ---- the local engine against an index, or building one
     Refusal(INDEX, ("find", "dedup", "index build", "index add"), "embeddings", "--embeddings",
             "an index holds MinHash signatures of shingle sets; run find or dedup on the "

@@ -90,10 +90,12 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
         else:
             field = vectors.read_with_records(config.embeddings, as_paths(inputs), source.fmt)
             extra += [field] if field is not None and field not in extra else []
+    text_optional = config.embeddings is not None and config.also_jaccard is None
     if frames.is_in_memory(inputs):
-        documents, report, fields = frames.read_frame(
-            inputs, text_fields=source.text_fields, id_field=source.id_field,
-            extra_fields=extra)
+        with texts_needed(config, source.text_fields):
+            documents, report, fields = frames.read_frame(
+                inputs, text_fields=source.text_fields, id_field=source.id_field,
+                extra_fields=extra, text_optional=text_optional)
         if extra:
             key = field_ranks(list(fields[representative_field]), representative_field)
         texts = documents.texts
@@ -105,8 +107,10 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
         sets, generated, counts = prepared.sets, prepared.generated, prepared.counts
         del prepared
     else:
-        read = read_and_shingle(as_paths(inputs), groups, config, timer, quiet=quiet,
-                                extra_fields=extra, keep_texts=keep_texts)
+        with texts_needed(config, source.text_fields):
+            read = read_and_shingle(as_paths(inputs), groups, config, timer, quiet=quiet,
+                                    extra_fields=extra, keep_texts=keep_texts,
+                                    text_optional=text_optional)
         documents, report, sets, generated = read.documents, read.report, read.sets, read.generated
         counts, lengths, heads, kernels = read.counts, read.lengths, read.heads, read.kernels
         del read
@@ -158,9 +162,26 @@ class ReadShingled:
     kernels: contextlib.AbstractContextManager  # see kernels_for
 
 
+@contextlib.contextmanager
+def texts_needed(config: FindConfig, text_fields: Sequence[str]):
+    """A run on embeddings with ``also_jaccard`` compares texts too: a read that fails
+    for want of the text field says that this option needs it. (On embeddings alone
+    the text is optional: a record without one is read with an empty text.)"""
+    try:
+        yield
+    except ValueError as err:
+        if config.embeddings is None or config.also_jaccard is None or not any(
+                repr(name) in str(err) for name in text_fields):
+            raise
+        option = "--also-jaccard with --either" if config.either else "--also-jaccard"
+        raise ValueError(f"{option} compares the records' texts (--text-field "
+                         f"{' '.join(text_fields)}) as well as their vectors: "
+                         f"{err}") from err
+
+
 def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: StageTimer, *,
-                     quiet: bool, extra_fields: Sequence[str], keep_texts: bool
-                     ) -> ReadShingled:
+                     quiet: bool, extra_fields: Sequence[str], keep_texts: bool,
+                     text_optional: bool = False) -> ReadShingled:
     """Read ``paths`` READ_CHUNK_CHARS characters at a time and shingle each chunk as it
     comes, so that only two chunks' texts are held: the next chunk is read in a thread
     (:func:`~neardup._core.prefetch.prefetched`) while this one is shingled, Arrow's
@@ -172,12 +193,13 @@ def read_and_shingle(paths, groups: OptionGroups, config: FindConfig, timer: Sta
     The texts are kept only if ``keep_texts``; otherwise, of the documents of line
     inputs, the first PREVIEW_HEAD characters (all :func:`_line_previews` reads). The
     kernels are interpreted for a tiny input (:func:`kernels_for`): a first chunk short
-    of READ_CHUNK_CHARS is the whole input.
+    of READ_CHUNK_CHARS is the whole input. ``text_optional``: see
+    :func:`~neardup.sources.read_documents`.
     """
     prep = groups.prepare
     chunks, report, sources = read_document_chunks(
         paths, chunk_chars=READ_CHUNK_CHARS, progress=not quiet, extra_fields=extra_fields,
-        **groups.source.given())
+        text_optional=text_optional, **groups.source.given())
     chunk_timer = StageTimer(quiet)  # one "shingle" stage, added over the chunks
     sets = ShingleSetsBuilder()
     ids, texts, source, record, lengths, generated = [], [], [], [], [], []

@@ -169,6 +169,7 @@ def read_documents(
     follow_links: bool = False,
     text_strings: bool = False,
     allow_empty: bool = False,
+    text_optional: bool = False,
 ) -> tuple[Documents, ReadReport]:
     """Read every input into one :class:`Documents`, accounting for every record.
 
@@ -207,6 +208,10 @@ def read_documents(
         read raises ValueError naming the reasons, the fields the records have and the
         format an input's content looks like (a wrong ``text_fields``, ``id_field`` or
         format would otherwise run on no documents, and dedup copy every record).
+    text_optional: a record that has none of the ``text_fields`` (a table without
+        those columns, a JSON record without those fields) is a document with an
+        empty text instead of a failure (a run on embeddings alone compares vectors);
+        a text that is present but null or blank is skipped as ever.
 
     Directories: symlinked directories are never entered (no loops); files with
     a NUL byte in their first 8 KiB are skipped as "binary file", named pipes,
@@ -223,7 +228,7 @@ def read_documents(
     for _ in _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                           encoding, max_problems, progress, builder, sources,
                           respect_ignore, follow_links, text_strings=text_strings,
-                          allow_empty=allow_empty):
+                          allow_empty=allow_empty, text_optional=text_optional):
         interrupt.check()  # between records: where Ctrl-C and SIGTERM are acted on
     return builder.build(sources), report
 
@@ -249,6 +254,7 @@ def read_document_chunks(
     max_stream_bytes: int | None = None,
     text_strings: bool = False,
     allow_empty: bool = False,
+    text_optional: bool = False,
 ) -> tuple[Iterator[Documents], ReadReport, list[InputSource]]:
     """:func:`read_documents` a chunk at a time: (chunks, report, inputs).
 
@@ -287,7 +293,7 @@ def read_document_chunks(
     records = _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter,
                            encoding, max_problems, progress, builder, sources,
                            respect_ignore, follow_links, max_record_bytes, max_stream_bytes,
-                           text_strings, allow_empty)
+                           text_strings, allow_empty, text_optional)
     next(records)  # runs the checks now, not at the first chunk
 
     def chunks() -> Iterator[Documents]:
@@ -305,7 +311,7 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
                  max_problems, progress, builder, sources, respect_ignore=True,
                  follow_links=False, max_record_bytes=None,
                  max_stream_bytes=None, text_strings=False,
-                 allow_empty=False) -> Iterator[None]:
+                 allow_empty=False, text_optional=False) -> Iterator[None]:
     """Read every input into ``builder``, yielding between records (where a chunk may end).
 
     The first yield comes after the options are checked, before any record is read; the
@@ -362,7 +368,7 @@ def _read_inputs(inputs, fmt, text_fields, id_field, include, exclude, delimiter
             extra_fields=extra_fields, max_record_bytes=max_record_bytes,
             max_stream_bytes=max_stream_bytes, text_strings=text_strings, include=include,
             exclude=exclude, progress=progress, respect_ignore=respect_ignore,
-            follow_links=follow_links,
+            follow_links=follow_links, text_optional=text_optional,
         )
         yield from spec.read(context)
         if src.damaged is not None:  # the stream broke: the rest of the file is one record

@@ -133,10 +133,24 @@ def read_column(src: InputSource, column: str):
                             type=field.type)
 
 
+def column_batches(src: InputSource, column: str):
+    """``column`` of every row of an Arrow IPC input, PARQUET_BATCH_ROWS rows at a time
+    (the file memory-mapped)."""
+    reader, is_file = _open(src)
+    if column not in reader.schema.names:
+        raise ValueError(f"{src.display}: no column {column!r}; the columns are "
+                         f"{reader.schema.names}")
+    for batch in _batches(reader, is_file):
+        values = batch.column(column)
+        for start in range(0, len(values), PARQUET_BATCH_ROWS):
+            yield values.slice(start, PARQUET_BATCH_ROWS)
+
+
 FORMAT = Format(
     name="arrow", title="Arrow IPC", described="an Arrow IPC file",
     suffixes=(".arrow", ".feather"), read=_read_arrow, copy=_write_arrow, annotates=True,
     check_annotations=check_annotations,
     self_compressed="an Arrow IPC file is read in place, not through a decompressing stream",
     record_unit="row", count=count_rows, read_column=read_column,
+    column_batches=column_batches,
 )

@@ -346,6 +346,7 @@ class _ReadContext:
     max_record_bytes: int | None = None  # a longer record is skipped unread (bounded.py)
     max_stream_bytes: int | None = None  # a stream or file kept whole may hold this many
     text_strings: bool = False  # a text field holding another value is skipped (not_a_string)
+    text_optional: bool = False  # a record without any text field: an empty text, kept
     # directories: the walk's options (see neardup.sources.read_documents)
     include: Sequence[str] = ()
     exclude: Sequence[str] = ()

@@ -74,7 +74,8 @@ class Format:
     reader reads it on the driver and hands the documents to Spark).
     ``read_column(src, name)``: one column of every row, whole, as an Arrow array (a
     format that stores columns; embeddings are read this way, :mod:`neardup.sources.vectors`),
-    or None: the field is read with each record.
+    or None: the field is read with each record. ``column_batches(src, name)``: the same
+    column a few thousand rows at a time, in row order (a run under a memory limit).
 
     ``looks_like(lines)``: whether a file's first non-blank lines look like this format
     (the first format in the registry's order that says so is named in the hint of a
@@ -104,6 +105,7 @@ class Format:
     looks_like: Callable[[list[str]], bool] | None = None
     hinted: bool = False
     read_column: Callable[[InputSource, str], object] | None = None
+    column_batches: Callable[[InputSource, str], Iterator] | None = None
 
     @property
     def copy_suffix(self) -> str:

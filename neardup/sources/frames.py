@@ -86,28 +86,37 @@ def to_arrow(data) -> pa.Table:
 
 
 def read_frame(data, text_fields: Sequence[str] = ("text",), id_field: str | None = None,
-               extra_fields: Sequence[str] = ()) -> tuple[Documents, ReadReport, dict]:
+               extra_fields: Sequence[str] = (), text_optional: bool = False
+               ) -> tuple[Documents, ReadReport, dict]:
     """Documents from an in-memory table, its read report, and the ``extra_fields``
-    columns (one value per document, e.g. for ``representative_field``)."""
+    columns (one value per document, e.g. for ``representative_field``).
+    ``text_optional``: a table with none of the ``text_fields`` gives every row as a
+    document with an empty text (a run on embeddings alone)."""
     table = to_arrow(data)
     kind = kind_of(data)
     names = table.column_names
+    no_text = text_optional and not any(name in names for name in text_fields)
+    if no_text:
+        text_fields = []
     for name in [*text_fields, *([id_field] if id_field else []), *extra_fields]:
         if name not in names:
             raise ValueError(f"{kind}: no column {name!r}; the columns are {names}")
     report = ReadReport()
     report.records_seen = table.num_rows
     parts = [pc.cast(table.column(name), pa.string()) for name in text_fields]
-    text = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "\n")
-    texts = text.to_pylist()
+    if no_text:
+        texts = [""] * table.num_rows
+    else:
+        text = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "\n")
+        texts = text.to_pylist()
     if id_field:
         raw_ids = pc.cast(table.column(id_field), pa.string()).to_pylist()
     else:
         raw_ids = [None] * table.num_rows
     builder = _DocumentsBuilder(report)
     rows = np.arange(table.num_rows)
-    has_text = np.fromiter((t is not None and t.strip() != "" for t in texts), dtype=bool,
-                           count=len(texts))
+    has_text = np.fromiter((no_text or (t is not None and t.strip() != "") for t in texts),
+                           dtype=bool, count=len(texts))
     for row in np.flatnonzero(~has_text).tolist():
         reason = "empty text" if texts[row] is not None else "missing text (null)"
         report._skip(kind, f"row {row + 1}", reason)

@@ -10,7 +10,9 @@ and not null (:func:`_add_json_object`): the text is the text fields' values joi
 text is skipped. A missing field fails the record ("missing field 'text'"); when no
 object of a file has it (likely a wrong ``--text-field``), the reason also names the
 fields the records do have (:func:`name_the_fields`). A "\\ud800" escape (a lone
-surrogate, which no output can hold) fails its record.
+surrogate, which no output can hold) fails its record. Read ``text_optional`` (a run on
+embeddings alone), an object with none of the text fields is a document with an empty
+text.
 
 The dedup copy (:func:`_write_json`) keeps the array's layout: each kept element's text
 as it was, joined by the separator the first two had; a file that is not an array, or
@@ -47,7 +49,10 @@ def _add_json_object(ctx: _ReadContext, obj: dict, record: int, default_id: str,
     failed or skipped with its reason; ``missing`` and ``fields`` gather what
     :func:`name_the_fields` needs."""
     report, display, location = ctx.report, ctx.src.display, f"{unit} {number}"
-    absent = next((name for name in ctx.text_fields if obj.get(name) is None), None)
+    text_fields = ctx.text_fields
+    if ctx.text_optional and not any(name in obj for name in text_fields):
+        text_fields = []  # no text field: a document with an empty text
+    absent = next((name for name in text_fields if obj.get(name) is None), None)
     if absent is None and ctx.id_field is not None and obj.get(ctx.id_field) is None:
         absent = ctx.id_field
     if absent is not None:
@@ -58,16 +63,16 @@ def _add_json_object(ctx: _ReadContext, obj: dict, record: int, default_id: str,
         report._fail(display, location, reason)
         return
     if ctx.text_strings:
-        wrong = text_not_strings(ctx.text_fields, [obj[name] for name in ctx.text_fields])
+        wrong = text_not_strings(text_fields, [obj[name] for name in text_fields])
         if wrong is not None:
             report._skip(display, location, wrong)
             return
-    text = "\n".join(as_text(obj[name]) for name in ctx.text_fields)
+    text = "\n".join(as_text(obj[name]) for name in text_fields)
     doc_id = as_text(obj[ctx.id_field]) if ctx.id_field is not None else default_id
     if has_surrogates(text) or has_surrogates(doc_id):  # "\ud800" is valid JSON
         report._fail(display, location, "lone surrogate escape: not valid Unicode")
         return
-    if not text.strip():
+    if text_fields and not text.strip():
         report._skip(display, location, "empty text")
         return
     ctx.add(record, doc_id, text, unit, number, [obj.get(name) for name in ctx.extra_fields])

@@ -5,8 +5,9 @@ one missing from the schema is a ValueError before any row is read. A row's text
 text columns joined by "\\n" (binary columns decoded in the input's encoding), its id the
 ``id_field`` value, else the row number. A null text is skipped ("null text"), a null
 id fails its row; a string value whose bytes are not UTF-8 (Parquet does not check)
-costs its row only. Parquet compresses its own columns: it is never read from, or
-written to, a compressed stream.
+costs its row only. Read ``text_optional`` (a run on embeddings alone), a table with
+none of the text columns gives every row as a document with an empty text. Parquet
+compresses its own columns: it is never read from, or written to, a compressed stream.
 
 The dedup copy (:func:`_write_parquet`) is the input read again as an Arrow table and
 filtered.
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from .._core import remote
-from .documents import InputSource, _ReadContext, as_text, text_not_strings
+from .documents import InputSource, _ReadContext, as_text, has_surrogates, text_not_strings
 from .format import Format, RecordCount, SparkReader
 
 PARQUET_BATCH_ROWS = 8192
@@ -49,7 +50,9 @@ def _read_parquet(ctx: _ReadContext) -> Iterator[None]:
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(_parquet_file(ctx.src))
+        # not pre-buffered: pre-buffered, every batch read stays allocated until the
+        # reader is closed, and a read in chunks (a memory limit) would hold the columns
+        parquet = pq.ParquetFile(_parquet_file(ctx.src), pre_buffer=False)
     except Exception as err:
         raise ValueError(f"{ctx.src.display}: cannot read as Parquet: {err}") from err
     yield from read_batches(
@@ -66,7 +69,10 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
     import pyarrow as pa
 
     report, display = ctx.report, ctx.src.display
-    wanted = (ctx.text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
+    text_fields = ctx.text_fields
+    if ctx.text_optional and not any(name in schema_names for name in text_fields):
+        text_fields = []  # no text column: each row a document with an empty text
+    wanted = (text_fields + ([ctx.id_field] if ctx.id_field is not None else [])
               + ctx.extra_fields)
     for name in wanted:
         if name not in schema_names:
@@ -84,7 +90,7 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
             raise ValueError(f"{display}: cannot read as {what}: {err}") from err
         if batch is None:
             return
-        text_columns = [column_values(batch.column(name)) for name in ctx.text_fields]
+        text_columns = [column_values(batch.column(name)) for name in text_fields]
         ids = column_values(batch.column(ctx.id_field)) if ctx.id_field is not None else None
         extra_columns = [column_values(batch.column(name)) for name in ctx.extra_fields]
         for row in range(batch.num_rows):
@@ -97,7 +103,7 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
             if any(v is None for v in values):
                 report._skip(display, location, "null text")
                 continue
-            if ctx.text_strings and (wrong := text_not_strings(ctx.text_fields,
+            if ctx.text_strings and (wrong := text_not_strings(text_fields,
                                                                values)) is not None:
                 report._skip(display, location, wrong)
                 continue
@@ -110,8 +116,14 @@ def read_batches(ctx: _ReadContext, schema_names: list[str], what: str,
             except UnicodeDecodeError:
                 report._skip(display, location, ctx.not_decodable)
                 continue
-            ctx.add_row(record - 1, doc_id, text, location, record,
-                        [column[row] for column in extra_columns])
+            row_values = [column[row] for column in extra_columns]
+            if not text_fields:
+                if has_surrogates(doc_id):
+                    report._skip(display, location, ctx.not_decodable)
+                else:
+                    ctx.add(record - 1, doc_id, "", "row", record, row_values)
+                continue
+            ctx.add_row(record - 1, doc_id, text, location, record, row_values)
 
 
 def column_values(column) -> list:
@@ -214,11 +226,30 @@ def read_column(src: InputSource, column: str):
     return _read_parquet_table(src, [column]).column(column)
 
 
+def column_batches(src: InputSource, column: str):
+    """``column`` of every row of a Parquet input, PARQUET_BATCH_ROWS rows at a time
+    (Arrow arrays, in row order)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # pre-buffered, a file's batches stay allocated until the reader is closed: read
+    # without, the column is held a batch at a time
+    parquet = pq.ParquetFile(_parquet_file(src), pre_buffer=False)
+    if column not in parquet.schema_arrow.names:
+        raise ValueError(f"{src.display}: no column {column!r}; the columns are "
+                         f"{parquet.schema_arrow.names}")
+    try:
+        for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[column]):
+            yield batch.column(0)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise ValueError(f"{src.display}: cannot read as Parquet: {err}") from err
+
+
 FORMAT = Format(
     name="parquet", title="Parquet", described="a Parquet file", suffixes=(".parquet", ".pq"),
     read=_read_parquet, copy=_write_parquet, annotates=True,
     check_annotations=check_annotations, self_compressed="Parquet compresses its own columns",
     record_unit="row", count=count_rows,
     spark=SparkReader("parquet", "neardup.spark.read:_parquet_records", copies=True),
-    read_column=read_column,
+    read_column=read_column, column_batches=column_batches,
 )

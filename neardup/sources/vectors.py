@@ -52,15 +52,7 @@ def from_arrow(column) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(column, pa.ChunkedArray):
         column = (column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
     kind = column.type
-    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)
-            or pa.types.is_fixed_size_list(kind)):
-        raise ValueError(f"embeddings: the column holds {kind}, not lists of numbers "
-                         f"(fixed-size lists or lists of float16/32/64)")
-    value_type = kind.value_type
-    if not (pa.types.is_floating(value_type) or pa.types.is_integer(value_type)):
-        raise ValueError(f"embeddings: the lists hold {value_type}, not numbers")
-    dtype = np.float64 if pa.types.is_float64(value_type) or \
-        pa.types.is_integer(value_type) else np.float32
+    dtype = _value_dtype(kind)
     rows = len(column)
     reasons = np.full(rows, "", dtype=object)
     valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
@@ -90,6 +82,11 @@ def from_arrow(column) -> tuple[np.ndarray, np.ndarray]:
 def from_values(values) -> tuple[np.ndarray, np.ndarray]:
     """:func:`from_arrow` of a field's values read with the records (lists of numbers,
     or None): one per document."""
+    return from_arrow(values_column(values))
+
+
+def values_column(values):
+    """A field's values (lists of numbers, or None) as an Arrow column of lists."""
     import pyarrow as pa
 
     try:
@@ -98,7 +95,64 @@ def from_values(values) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"embeddings: a value is not a list of numbers: {err}") from err
     if pa.types.is_null(column.type):
         column = column.cast(pa.list_(pa.float64()))
-    return from_arrow(column)
+    return column
+
+
+def by_length(column) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """(lengths int64[rows], {length: its rows' vectors (k, length)}) of an Arrow column
+    of lists, the values as :func:`from_arrow` reads them (float64 for float64 or
+    integers, else float32; a null element NaN); a null row has length -1. A run under
+    a memory limit reads its vectors so, a chunk at a time, before the length they must
+    have is known."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = (column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
+    dtype = _value_dtype(column.type)
+    lengths = lengths_of(column)
+    valid = lengths >= 0
+    groups = {}
+    for length in np.unique(lengths[valid]).tolist():
+        picked = column.filter(pa.array(lengths == length))
+        values = pc.list_flatten(picked).cast(pa.from_numpy_dtype(dtype))
+        flat = values.fill_null(np.nan).to_numpy(zero_copy_only=False)
+        groups[length] = flat.reshape(-1, length) if length else np.zeros((len(picked), 0),
+                                                                          dtype=dtype)
+    return lengths, groups
+
+
+def lengths_of(column) -> np.ndarray:
+    """int64[rows]: the length of each list of an Arrow column of lists of numbers, -1
+    for a null row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    _value_dtype(column.type)
+    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if pa.types.is_fixed_size_list(column.type):
+        lengths = np.full(len(column), column.type.list_size, dtype=np.int64)
+    else:
+        lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0)
+                             .to_numpy(zero_copy_only=False), dtype=np.int64)
+    lengths[~valid] = -1
+    return lengths
+
+
+def _value_dtype(kind):
+    """The numpy dtype :func:`from_arrow` reads a list type's values as; a type that is
+    not a list of numbers is a ValueError."""
+    import pyarrow as pa
+
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind)):
+        raise ValueError(f"embeddings: the column holds {kind}, not lists of numbers "
+                         f"(fixed-size lists or lists of float16/32/64)")
+    value_type = kind.value_type
+    if not (pa.types.is_floating(value_type) or pa.types.is_integer(value_type)):
+        raise ValueError(f"embeddings: the lists hold {value_type}, not numbers")
+    return np.float64 if pa.types.is_float64(value_type) or \
+        pa.types.is_integer(value_type) else np.float32
 
 
 def from_array(array, records: int, what: str) -> tuple[np.ndarray, np.ndarray]:

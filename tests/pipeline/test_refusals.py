@@ -17,7 +17,7 @@ GIVEN_VALUES = {"in_memory": True, "items": ("user", "item"), "report": "report.
                 "memory_limit": "1G", "add": True, "explain": "explain.csv", "sweep": True,
                 "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True,
                 "remote": "s3://bucket/never-read.jsonl", "clean": "clean.jsonl",
-                "clean_spans": True, "embeddings": "vec"}
+                "clean_spans": True, "embeddings": "vec", "also_jaccard": 0.5}
 # a value outside a row's ``allowed``
 OTHER_VALUES = {"measure": "containment", "sketch": "simhash", "generated": "exclude",
                 "representative_field": "url"}
