@@ -15,7 +15,7 @@ from ._core.version import VERSION
 
 if TYPE_CHECKING:
     from . import allpairs, code, lsh, minhash, pairs, synthetic, verify
-    from .api import dedup, find, repeats, tune
+    from .api import contamination, dedup, find, repeats, tune
     from .index import Index
     from .lsh import BandPlan, choose_bands, s_curve
     from .minhash import Signatures, load_signatures
@@ -33,7 +33,8 @@ __version__ = VERSION
 _MODULES = {"allpairs": "allpairs", "code": "code", "lsh": "lsh", "minhash": "minhash",
             "pairs": "pairs", "synthetic": "synthetic", "verify": "verify",
             "cleaning": "text.cleaning"}
-_NAMES = {"build_index": "api", "dedup": "api", "find": "api", "repeats": "api", "tune": "api",
+_NAMES = {"build_index": "api", "contamination": "api", "dedup": "api", "find": "api",
+          "repeats": "api", "tune": "api",
           "Index": "index",
           "BandPlan": "lsh", "choose_bands": "lsh", "s_curve": "lsh",
           "Signatures": "minhash", "load_signatures": "minhash",
@@ -59,7 +60,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BandPlan", "FindConfig", "FindResult", "Index", "ShingleOptions", "ShingleSets", "Signatures",
-    "allpairs", "build_index", "choose_bands", "cleaning", "code", "dedup", "exact_jaccard", "find",
+    "allpairs", "build_index", "choose_bands", "cleaning", "code", "contamination", "dedup",
+    "exact_jaccard", "find",
     "find_sets", "find_texts", "load_signatures", "lsh", "minhash", "pairs", "read_results",
     "repeats", "s_curve", "shingle", "synthetic", "tune", "verify",
 ]

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
+import numpy as np
 import pyarrow as pa
 
 from . import cluster, lsh, sinks
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # PEP 692: typed **options (typing.Unpack from Python 3.11)
     from .evaluate import Evaluation
     from .index import Index
     from .index.bloom import BloomIndex
+    from .pipeline.contamination_run import ContaminationResult
     from .spark import SparkFindResult
     from .units.run import UnitResult
 
@@ -51,7 +53,8 @@ _Data = TypeVar("_Data")  # data in memory: dedup returns the same kind
 SOURCE_OPTIONS = SourceOptions.keys()
 ENGINES = ("local", "spark")
 STDOUT = "-"
-__all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "dedup", "evaluate", "explain",
+__all__ = ["ENGINES", "SOURCE_OPTIONS", "STDOUT", "build_index", "contamination", "dedup",
+           "evaluate", "explain",
            "field_ranks", "find", "find_items", "repeats", "repeats_run", "tune"]
 
 
@@ -603,6 +606,154 @@ def repeats_run(inputs, out=None, *, unit: str = "line",
                            escape_formulas=escape_formulas)
     sinks.write_summary(summary, "repeats", result, paths)
     return result
+
+
+def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
+                  eval_text: str | None = None, eval_id: str | None = None,
+                  rule: str = "ngram", ngram: int = 13, containment: float = 0.8,
+                  require: str | Sequence[str] | None = None, report=None, matches=None,
+                  clean=None, clean_spans: bool = False, flag_eval=None,
+                  engine: str = "local", memory_limit=None, quiet: bool = True,
+                  text: str | Sequence[str] | None = None, id: str | None = None,
+                  **options) -> ContaminationResult:
+    """Which items of the evaluation sets ``eval`` the training corpus ``inputs``
+    contains, per benchmark (see :mod:`neardup.pipeline.contamination` for the rules).
+
+    ``eval``: {name: path or data in memory}, a list of paths or ``NAME=PATH`` strings (a
+    path alone is named after its file); JSON Lines, CSV, Parquet, ... (any format
+    ``find`` reads). Each record is an item; ``fields`` (a list or "question,answer")
+    names its texts, or ``eval_text`` its one text field (default "text"); ``eval_id``
+    its id field (default: the record number). ``inputs``: anything :func:`find` reads
+    (paths, directories, data in memory); ``text``, ``id`` and ``options`` (source and
+    cleaning options) as :func:`find`'s.
+
+    ``rule``: "ngram" (one shared word ``ngram``-gram) or "containment" (the share of
+    the field's n-grams found in one training document >= ``containment``);
+    ``require``: fields that must all match in the same document (default: any field).
+
+    Writes ``report`` (JSON: per benchmark items, contaminated items, share, training
+    documents, rule and parameters; the training counts), ``matches`` (a table by its
+    suffix, .csv by default: benchmark, item_id, training_id, rule, overlap, ngram),
+    ``clean`` (the training files minus the documents that hold an item, in their
+    format; ``clean_spans``: minus the matching spans only) and ``flag_eval`` (a folder:
+    each evaluation file with a ``neardup_contaminated`` field). ``engine="spark"``:
+    the same report and matches from Spark (:mod:`neardup.spark.contamination`);
+    ``memory_limit``: the local engine reads the training corpus a chunk at a time.
+    Returns a :class:`~neardup.pipeline.contamination_run.ContaminationResult`.
+    """
+    from .pipeline import contamination as contam
+    from .pipeline.contamination_run import contamination_local, memory_floor
+
+    if engine not in ENGINES:
+        raise not_one_of("engine", engine, ENGINES)
+    if rule not in contam.RULES:
+        raise not_one_of("rule", rule, contam.RULES)
+    if fields is not None and eval_text is not None:
+        raise ValueError("give the evaluation texts as fields= (--eval-fields) or "
+                         "eval_text= (--eval-text), not both")
+    fields = _names(fields) if fields is not None else (eval_text or "text",)
+    required = _names(require) if require else ()
+    if engine == "local" and isinstance(ngram, bool):
+        raise ValueError(f"ngram (-n) must be a whole number >= 1, got {ngram!r}")
+    groups = split_options(column_names(options, text, id))
+    if groups.items or groups.prepare.code is not None:
+        raise ValueError("contamination compares word n-grams of prose: no --code or item "
+                         "sets")
+    settings = contam.Settings(rule, ngram, containment, tuple(fields), tuple(required),
+                               groups.prepare.normalize)
+    in_memory = frames.is_in_memory(inputs)
+    limit = None if memory_limit is None else outofcore.parse_size(memory_limit)
+    refusals.check(refusals.engine_of(engine, limit), "contamination", {
+        "memory_limit": limit, "clean": clean, "clean_spans": clean_spans,
+        "in_memory": in_memory or None})
+    if limit is not None and limit < memory_floor():
+        raise outofcore.MemoryLimitError(
+            f"--memory-limit {outofcore.format_size(limit)} is below what a contamination "
+            f"run needs: at least {outofcore.as_option(memory_floor())}")
+    if clean_spans and clean is None:
+        raise ValueError("clean_spans (--clean-spans) cuts spans in the clean copy: give "
+                         "clean= (--clean OUT) too")
+    if clean is not None and in_memory:
+        raise ValueError("clean= (--clean) writes a copy of files; for data in memory, "
+                         "drop the rows of result.matches' training_id")
+    if clean_spans and len(groups.source.text_fields) != 1:
+        raise ValueError("--clean-spans writes the text back into its field: give one "
+                         "--text-field, not several joined")
+    if clean_spans and settings.normalize not in _SPAN_CLEANINGS:
+        raise ValueError("--clean-spans places words in the original bytes: it takes the "
+                         "default cleaning only (no --clean or cleaning steps)")
+    paths = [] if in_memory else as_paths(inputs)
+    specs = [contam.parse_eval(e) for e in (eval.items() if isinstance(eval, dict)
+                                            else [eval] if isinstance(eval, (str, os.PathLike))
+                                            else eval)]
+    if not specs:
+        raise ValueError("contamination needs at least one evaluation set (--eval)")
+    refuse_touching_inputs(paths + [p for _, p in specs if not frames.is_in_memory(p)],
+                           {"--report": report, "--matches": matches, "--clean": clean,
+                            "--flag-eval": flag_eval})
+    if clean is not None:
+        check_copy_target(paths, clean, groups.source.fmt)
+    sets = [_read_eval(name, data, settings, eval_id) for name, data in specs]
+    evals = contam.EvalSets(sets, settings)
+    if engine == "spark":
+        from .spark.contamination import contamination_sources
+
+        result = contamination_sources(paths, evals, groups.source.given(), quiet=quiet)
+    else:
+        result = contamination_local(inputs if in_memory else paths, evals,
+                                     groups.source.given(), quiet=quiet, memory_limit=limit,
+                                     clean=clean, clean_spans=clean_spans)
+    if report is not None:
+        sinks.write_json(result.as_dict(), report)
+    if matches is not None:
+        sinks.write_tables([result.matches], matches, None, schema=result.matches.schema)
+    if flag_eval is not None:
+        _flag_eval(evals, result, flag_eval)
+    return result
+
+
+_SPAN_CLEANINGS = (prepare.PrepareOptions().normalize,)
+
+
+def _names(value) -> tuple[str, ...]:
+    """Field names from "a,b" or a sequence."""
+    if isinstance(value, str):
+        value = value.split(",")
+    names = tuple(v.strip() for v in value)
+    if not names or not all(names):
+        raise ValueError(f"field names must not be empty, got {value!r}")
+    return names
+
+
+def _read_eval(name: str, data, settings, eval_id):
+    """One benchmark from a path or data in memory."""
+    from .pipeline import contamination as contam
+
+    if frames.is_in_memory(data):
+        documents, report, found = frames.read_frame(
+            data, text_fields=settings.fields, id_field=eval_id,
+            extra_fields=settings.fields if len(settings.fields) > 1 else ())
+        texts = ([list(documents.texts)] if len(settings.fields) == 1 else
+                 [["" if v is None else str(v) for v in found[f]] for f in settings.fields])
+        return contam.EvalSet(name, f"<{frames.kind_of(data)}>", list(documents.ids),
+                              texts, documents, report.as_dict())
+    return contam.read_eval(name, data, settings, id_field=eval_id)
+
+
+def _flag_eval(evals, result, folder) -> None:
+    """Each evaluation file copied into ``folder`` with ``neardup_contaminated`` per item."""
+    from .sources import write_deduplicated
+
+    os.makedirs(folder, exist_ok=True)
+    contaminated = set(zip(result.matches.column("benchmark").to_pylist(),
+                           result.matches.column("item_id").to_pylist()))
+    for s in evals.sets:
+        if not s.documents.inputs:
+            continue  # data in memory: the matches say which rows
+        flags = pa.table({"contaminated": [(s.name, i) in contaminated for i in s.ids]})
+        target = os.path.join(folder, s.documents.inputs[0].name)
+        write_deduplicated(s.documents, np.ones(len(s.ids), dtype=bool), [s.path], target,
+                           annotate=flags)
 
 
 def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | None = None,

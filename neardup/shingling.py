@@ -230,6 +230,16 @@ class ShingleOptions:
 def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> ShingleSets:
     """Shingle sets of ``texts``, one per text, in order."""
     options = options or ShingleOptions()
+    token_values, token_offsets = token_hashes(texts, options)
+    return shingle_token_arrays(
+        token_values, token_offsets, options.size, options.hash_bits, options.seed
+    )
+
+
+def token_hashes(texts: Sequence[str], options: ShingleOptions):
+    """The tokens of each text as :func:`shingle` reads them, before any n-gram: word
+    tokens hashed to uint64, or code points (uint32) for ``kind="char"``; (values,
+    offsets int64[n + 1]) in CSR form, in order."""
     normalize = options.normalize
     fast_words = options.kind == "word" and options.tokenize in (None, word_tokens)
     if fast_words and normalize in (None, normalize_light, fold_light):
@@ -251,9 +261,7 @@ def shingle(texts: Sequence[str], options: ShingleOptions | None = None) -> Shin
             token_values, token_offsets = (
                 token_hashes(texts, options.seed) if token_hashes is not None
                 else hash_tokens([tokenize(t) for t in texts], options.seed))
-    return shingle_token_arrays(
-        token_values, token_offsets, options.size, options.hash_bits, options.seed
-    )
+    return token_values, token_offsets
 
 
 def hash_tokens(token_lists: Sequence[Sequence[str]], seed: int = 0):
@@ -301,6 +309,26 @@ def shingle_token_arrays(
     values = np.empty(int(offsets[-1]), dtype=raw.dtype)
     compact_segments(raw, raw_offsets, offsets, values)
     return ShingleSets(offsets, values)
+
+
+def window_hashes(token_values: np.ndarray, token_offsets: np.ndarray, size: int,
+                  seed: int = 0, whole_short: bool = True):
+    """The 64-bit hash of every window of ``size`` consecutive tokens, in place order, not
+    sorted nor made unique: (uint64[W], int64[n + 1]) in CSR form; window s of document d
+    starts at its token s. The hashes are :func:`shingle_token_arrays`' 64-bit shingles.
+    ``whole_short``: a document of fewer tokens (not none) has one window of all it has,
+    as in a shingle set; False: it has none."""
+    seed64 = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
+    if token_values.dtype != np.uint32:
+        token_values = token_values.astype(np.uint64, copy=False)
+    lengths = np.diff(token_offsets)
+    full = np.maximum(lengths - size + 1, 0)
+    counts = np.where(lengths < size, np.minimum(lengths, 1), full) if whole_short else full
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint64)
+    _ngram_hashes(token_values, token_offsets, offsets, size, seed64, np.uint64(0), out)
+    return out, offsets
 
 
 # Up to this many segments are sorted one numpy call each (10 ms at most): a small input

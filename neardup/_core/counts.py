@@ -386,3 +386,44 @@ def run_summary(command: str, records: dict, summary: Mapping, seconds: Mapping)
             **{key: summary[key] for key in ("counts", "config", "plan", "read")
                if key in summary},
             "seconds": {stage: round(float(s), 4) for stage, s in seconds.items()}}
+
+
+# ---------------------------------------------------------------- contamination
+
+# what ``neardup contamination`` counts of the training corpus, in this order (both
+# engines; the per-benchmark figures are the report's)
+CONTAMINATION_COUNTS: dict[str, str] = {
+    "records_seen": "training records read",
+    "documents": "training records read as documents (a record with a text)",
+    "skipped": "training records read but not documents, all reasons",
+    "failed": "training records that could not be read, all reasons",
+    "documents_matched": "training documents holding at least one evaluation item by the "
+                         "rule",
+    "documents_removed": "--clean: documents left out of the clean copy (with "
+                         "--clean-spans: those whose words could not be placed in their "
+                         "bytes, removed whole)",
+    "documents_changed": "--clean-spans: documents written with their matching spans cut",
+    "bytes_removed": "--clean-spans: bytes of the spans cut, overlaps merged",
+    "clean": "--clean: what the copy holds (records written, per input)",
+}
+
+
+def contamination_counts(read: Mapping, *, documents: int, matched: int) -> dict:
+    """The training side's counts (:data:`CONTAMINATION_COUNTS`) from the read report
+    (``ReadReport.as_dict()``) and the documents matched; AssertionError unless every
+    record read is accounted for."""
+    skipped, failed = sum(read["skipped"].values()), sum(read["failed"].values())
+    if documents + skipped + failed != read["records_seen"]:
+        raise AssertionError(f"{read['records_seen']} records read but "
+                             f"{documents + skipped + failed} accounted")
+    return {"records_seen": int(read["records_seen"]), "documents": int(documents),
+            "skipped": int(skipped), "failed": int(failed), "documents_matched": int(matched)}
+
+
+def add_contamination_counts(counts: dict, **added) -> dict:
+    """``counts`` of a contamination run with what its clean copy did, in the order given;
+    an unknown key is refused."""
+    _refuse_unknown(added, CONTAMINATION_COUNTS, "contamination count")
+    counts.update({key: value if isinstance(value, dict) else int(value)
+                   for key, value in added.items()})
+    return counts

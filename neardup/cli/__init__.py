@@ -24,6 +24,7 @@ from .parser import (
     against_options,
     build_parser,
     code_keeps_paths,
+    contamination_options,
     keyword_options,
     repeats_options,
 )
@@ -166,6 +167,16 @@ def _run(args) -> int:
 
             if (spared := describe_spared(result.repeats, args.unit)) is not None:
                 print(spared, file=sys.stderr if to_stdout else sys.stdout)
+        elif args.command == "contamination":
+            result = api.contamination(
+                tuple(args.sources), list(args.evals), fields=args.eval_fields,
+                eval_text=args.eval_text, eval_id=args.eval_id, rule=args.rule,
+                ngram=args.ngram, containment=args.containment, require=args.require,
+                report=args.report, matches=args.matches, clean=args.clean_out,
+                clean_spans=args.clean_spans, flag_eval=args.flag_eval, engine=args.engine,
+                memory_limit=args.memory_limit, quiet=args.quiet,
+                **contamination_options(args))
+            print(result.describe())
         elif args.command == "report":
             from ..report import write_report
 

@@ -202,10 +202,12 @@ def _unit_minimum_arguments(g) -> None:
                         f"{DEFAULT_MIN_UNIT_CHARS})")
 
 
-def _text_arguments(p: argparse.ArgumentParser) -> None:
-    """Cleaning, code and item-set options (see neardup.text.prepare, neardup.sources.itemsets)."""
+def _text_arguments(p: argparse.ArgumentParser, preset: str = "--clean") -> None:
+    """Cleaning, code and item-set options (see neardup.text.prepare,
+    neardup.sources.itemsets); ``preset``: the cleaning preset's flag (contamination's
+    --clean is its clean copy)."""
     g = p.add_argument_group("cleaning (prose)")
-    g.add_argument("--clean", metavar="PRESET", choices=list(PRESETS),
+    g.add_argument(preset, dest="clean", metavar="PRESET", choices=list(PRESETS),
                    help="cleaning preset: none, light, text, web (default: light "
                         "normalization: NFKC, casefold, whitespace)")
     g.add_argument("--language", default="en",
@@ -488,6 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
     _text_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
+    _contamination_parser(commands)
+
     p = commands.add_parser("report", help="an HTML report of a `find --out` directory",
                             epilog=REPORT_EXAMPLES, formatter_class=_Formatter)
     p.add_argument("result_dir", metavar="RESULT_DIR", help="directory written by find --out")
@@ -573,6 +577,75 @@ def _is_language(name: str) -> bool:
     return True
 
 
+def _contamination_parser(commands) -> None:
+    """``neardup contamination``: evaluation items found in a training corpus."""
+    from ..pipeline.contamination import DEFAULT_CONTAINMENT, DEFAULT_NGRAM, RULES
+
+    p = commands.add_parser("contamination", help="which evaluation items a training "
+                            "corpus contains, per benchmark, and a clean copy",
+                            description="Each --eval file is a benchmark, each record an "
+                            "item. An item is contaminated when a training document holds "
+                            "it by the rule: a shared word n-gram (ngram), or a share of its "
+                            "n-grams in one document (containment).",
+                            epilog=CONTAMINATION_EXAMPLES, formatter_class=_Formatter)
+    _input_arguments(p)
+    g = p.add_argument_group("evaluation sets")
+    g.add_argument("--eval", dest="evals", action="append", required=True,
+                   metavar="[NAME=]PATH",
+                   help="a benchmark's file (JSON Lines, CSV, Parquet, ...), named NAME or "
+                        "after its file; repeat for several")
+    texts = g.add_mutually_exclusive_group()
+    texts.add_argument("--eval-fields", metavar="A,B",
+                       help="each item's texts, matched one by one (e.g. question,answer)")
+    texts.add_argument("--eval-text", metavar="FIELD",
+                       help="each item's one text field (default: text)")
+    g.add_argument("--eval-id", metavar="FIELD",
+                   help="each item's id field (default: its record number)")
+    g = p.add_argument_group("matching")
+    g.add_argument("--rule", choices=list(RULES), default="ngram",
+                   help="ngram: an item field matches a document holding one of its word "
+                        "n-grams; containment: holding at least --containment of them "
+                        "(default: ngram)")
+    g.add_argument("--ngram", "-n", type=int, default=DEFAULT_NGRAM, metavar="N",
+                   help=f"words per n-gram, after the cleaning; a shorter field is one "
+                        f"gram of all its words (default: {DEFAULT_NGRAM})")
+    g.add_argument("--containment", type=float, default=DEFAULT_CONTAINMENT, metavar="C",
+                   help=f"--rule containment: the share of a field's distinct n-grams one "
+                        f"training document must hold (default: {DEFAULT_CONTAINMENT})")
+    g.add_argument("--require", metavar="A,B",
+                   help="fields that must all match in the same document (default: any "
+                        "one field)")
+    g = p.add_argument_group("outputs")
+    g.add_argument("--report", metavar="FILE.json",
+                   help="per benchmark: items, contaminated items, share, training "
+                        "documents, rule and parameters; the training counts")
+    g.add_argument("--matches", metavar="FILE",
+                   help="one row per item and training document that match (.csv, .jsonl, "
+                        ".parquet): benchmark, item_id, training_id, rule, overlap, ngram")
+    g.add_argument("--clean", dest="clean_out", metavar="OUT",
+                   help="the training corpus minus the documents that hold an item, in its "
+                        "format, every other record byte for byte")
+    g.add_argument("--clean-spans", action="store_true",
+                   help="with --clean: cut the matching spans out of the documents instead "
+                        "of removing them whole")
+    g.add_argument("--flag-eval", metavar="DIR",
+                   help="each evaluation file copied there with a neardup_contaminated "
+                        "field (column)")
+    p.add_argument("--engine", choices=list(api.ENGINES), default="local",
+                   help="local (this process) or spark: the same report and matches; the "
+                        "evaluation n-grams are broadcast to the executors (default: local)")
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                   help="read the training corpus in chunks sized for SIZE (4G, 512M, "
+                        "bytes); the same outputs")
+    _text_arguments(p, preset="--clean-preset")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def contamination_options(args) -> dict:
+    """The keyword options of ``neardup contamination`` (source and text options)."""
+    return _source_and_text_options(args)
+
+
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Help with the examples laid out as written."""
 
@@ -602,6 +675,15 @@ REPEATS_EXAMPLES = """examples:
   neardup repeats crawl.jsonl --unit line --top 20
   neardup repeats crawl.jsonl --unit sentences:3 -o repeats.csv
   neardup repeats corpus/ --unit paragraph --output-format jsonl | head
+"""
+
+
+CONTAMINATION_EXAMPLES = """examples:
+  neardup contamination train.jsonl --eval gsm8k=gsm8k_test.jsonl --eval-fields question,answer
+  neardup contamination crawl/ --eval mmlu.parquet --eval-text question --report report.json \\
+      --matches matches.csv --clean crawl.clean/
+  neardup contamination train.jsonl --eval qa.csv --eval-fields question,answer \\
+      --require question,answer --rule containment --containment 0.8
 """
 
 
