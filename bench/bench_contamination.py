@@ -498,7 +498,8 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def bench(folder, runs: int, workers: int, scan_max: int, n_docs: int, sample: int) -> dict:
+def bench(folder, runs: int, workers: int, scan_max: int, n_docs: int, sample: int,
+          tools: list[str]) -> dict:
     import shutil
     import tempfile
     import time
@@ -510,7 +511,8 @@ def bench(folder, runs: int, workers: int, scan_max: int, n_docs: int, sample: i
     items = load_items(folder)
     planted = json.loads((folder / "planted.json").read_text())
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as out_dir:
-        cmds = commands(folder, out_dir, workers)
+        cmds = {tool: argv for tool, argv in commands(folder, out_dir, workers).items()
+                if tool in tools}
         measured = {tool: [] for tool in cmds}
         for rep in range(runs):
             for tool in (list(cmds) if rep % 2 == 0 else list(reversed(cmds))):
@@ -535,18 +537,23 @@ def bench(folder, runs: int, workers: int, scan_max: int, n_docs: int, sample: i
     checks = {}
     for rule in ("joined", "fields"):
         tools = [t for t in cmds if RULE_OF[t] == rule]
+        if not tools:
+            continue
         checks[rule] = truth(folder, items[rule], planted,
                              set().union(*(reported[t] for t in tools)),
                              rule == "joined" and n_docs <= scan_max, sample)
     print(f"[contamination] brute force: {time.perf_counter() - start:.1f} s", file=sys.stderr)
     rows = [{"tool": tool, "rule": RULE_OF[tool], "runs": measured[tool],
              **judge(reported[tool], planted, checks[RULE_OF[tool]])} for tool in cmds]
-    same = reported[ND_JOINED] == reported[DATATROVE]
-    return {"documents": n_docs, "items": len(items["joined"]), "bytes": sum(
-        p.stat().st_size for p in (folder / "train").glob("*.jsonl")),
-        "planted_items": len(planted), "planted_docs": sum(len(p["docs"]) for p in planted),
-        "scanned": checks["joined"]["scanned"], "sample": sample,
-        "joined_equal_datatrove": same, "rows": rows}
+    same = (reported[ND_JOINED] == reported[DATATROVE] if DATATROVE in reported
+            and ND_JOINED in reported else None)
+    size = sum(p.stat().st_size for p in (folder / "train").glob("*.jsonl"))
+    return {"documents": n_docs, "date": time.strftime("%Y-%m-%d %H:%M"),
+            "items": len(items["joined"]), "bytes": size,
+            "planted_items": len(planted),
+            "planted_docs": sum(len(p["docs"]) for p in planted),
+            "scanned": "joined" in checks and checks["joined"]["scanned"], "sample": sample,
+            "joined_equal_datatrove": same, "rows": rows}
 
 
 def median(values):
@@ -555,21 +562,36 @@ def median(values):
     return statistics.median(values)
 
 
-def render(res: dict, machine: list[str], command: str, workers: int, shards: int) -> str:
-    base = next(r for r in res["rows"] if r["tool"] == DATATROVE)
-    base_wall = median([x["wall_s"] for x in base["runs"]])
-    base_cpu = median([x["tree_cpu_s"] for x in base["runs"]])
+def render(results: list[dict], machine: list[str], command: str, workers: int,
+           shards: int, datatrove_max: int, fields_max: int) -> str:
+    first = results[0]
     out = [MARKER, "", "## Decontamination against datatrove: evaluation items in a training "
            "corpus", "",
-           f"**{res['documents']:,} training documents** ({res['bytes'] / 2**20:,.0f} MiB of "
-           f"JSONL in {shards} files), {res['items']:,} evaluation items in three benchmarks "
-           f"(math, qa, mcq), {res['planted_items']:,} of them pasted into "
-           f"{res['planted_docs']:,} documents (whole, edited, question only). Each tool a "
-           "fresh process, alternating (order reversed every other run); wall seconds, CPU "
-           "seconds of the whole process tree, peak resident memory of the process (VmHWM) "
-           "and the peak anonymous memory summed over its tree; medians over the runs, with "
-           "the 1-minute load average at each run's start.", "",
-           *machine, f"- reproduce: `{command}`", "",
+           f"{first['items']:,} evaluation items in three benchmarks (math, qa, mcq: "
+           "generated, see the script) against a generated training corpus (JSON Lines in "
+           f"{shards} files, 80 to 320 Zipf-drawn words a document) with some of them pasted "
+           "in, whole, edited (3 words changed) or question only. Each tool a fresh process, "
+           "alternating (order reversed every other run); wall seconds, CPU seconds of the "
+           "whole process tree, peak resident memory of the process (VmHWM) and the peak "
+           "anonymous memory summed over its tree; medians over the runs, with the 1-minute "
+           f"load average at each run's start. datatrove runs up to {datatrove_max:,} "
+           "documents (its spaCy tokenization costs about 2.7 CPU-ms a document here, so 1 M "
+           "documents would take 45 CPU-minutes), neardup's per-field run up to "
+           f"{fields_max:,} (its matches grow as items × documents, see below).", "",
+           *machine, f"- reproduce: `{command}`", ""]
+    for res in results:
+        out += timing_table(res) + [""] + found_table(res) + [""]
+    out += notes(results, workers)
+    return "\n".join(out)
+
+
+def timing_table(res: dict) -> list[str]:
+    base = next((r for r in res["rows"] if r["tool"] == DATATROVE), None)
+    base_wall = median([x["wall_s"] for x in base["runs"]]) if base else None
+    base_cpu = median([x["tree_cpu_s"] for x in base["runs"]]) if base else None
+    out = [f"**{res['documents']:,} training documents** ({res['bytes'] / 2**20:,.0f} MiB), "
+           f"{res['planted_items']:,} items pasted into {res['planted_docs']:,} documents; "
+           f"measured {res['date']}:", "",
            "| tool | rule | wall (median) | runs (s) | datatrove's time ÷ this | µs a document | "
            "CPU s (tree) | datatrove's CPU ÷ this | peak RSS | peak anon (tree) | load at start |",
            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
@@ -578,21 +600,29 @@ def render(res: dict, machine: list[str], command: str, workers: int, shards: in
         cpu = median([x["tree_cpu_s"] for x in r["runs"]])
         walls = ", ".join(f"{x['wall_s']:.1f}" for x in r["runs"])
         loads = ", ".join(f"{x['load']:.2f}" for x in r["runs"])
+        ratio = f"{base_wall / wall:.1f}×" if base else "not run"
+        cpu_ratio = f"{base_cpu / cpu:.1f}×" if base else "not run"
         out.append(
-            f"| {r['tool']} | {r['rule']} | {wall:.1f} s | {walls} | {base_wall / wall:.1f}× | "
-            f"{wall / res['documents'] * 1e6:,.0f} | {cpu:.1f} | {base_cpu / cpu:.1f}× | "
+            f"| {r['tool']} | {r['rule']} | {wall:.1f} s | {walls} | {ratio} | "
+            f"{wall / res['documents'] * 1e6:,.0f} | {cpu:.1f} | {cpu_ratio} | "
             f"{median([x['rss_peak'] for x in r['runs']]) / 2**20:,.0f} MiB | "
             f"{median([x['anon_peak'] for x in r['runs']]) / 2**20:,.0f} MiB | {loads} |")
-    out += ["| allenai/decon (**published** in its README, not measured here) | its own | "
-            "214 s for 5.16 M documents | | | 34 | | | | | |", "",
-            "Planted items found, per planting kind: items found / planted, and in brackets "
-            "found / detectable (a gram of the item's rule survives in one of its planted "
-            "documents; edits can break every 13-gram). Then what each tool reported beyond "
-            "the plantings, and the brute-force check of its rule:", "",
-            "| tool | whole | edited | question only | items reported | items never planted "
-            "| (item, document) pairs | pairs outside the plantings | pairs checked | false "
-            "pairs | true pairs missed |",
-            "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out.append("| allenai/decon (**published** in its README, not measured here) | its own | "
+               "214 s for 5.16 M documents | | | 34 | | | | | |")
+    return out
+
+
+def found_table(res: dict) -> list[str]:
+    scope = ("whole corpus scanned" if res["scanned"] else
+             "planted and reported pairs only, corpus not scanned")
+    same = {None: "", True: " neardup's joined-rule pairs and datatrove's are equal.",
+            False: " neardup's joined-rule pairs and datatrove's are **not equal**."}
+    out = [f"Planted items found ({res['documents']:,} documents; brute force: {scope})."
+           f"{same[res['joined_equal_datatrove']]}", "",
+           "| tool | whole | edited | question only | items reported | items never planted "
+           "| (item, document) pairs | pairs outside the plantings | pairs checked | false "
+           "pairs | true pairs missed |",
+           "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in res["rows"]:
         cells = [f"{r[k]['found']:,} / {r[k]['planted']:,} ({r[k]['found_detectable']:,} / "
                  f"{r[k]['detectable']:,})" for k in KINDS]
@@ -601,51 +631,59 @@ def render(res: dict, machine: list[str], command: str, workers: int, shards: in
                    f"{r['items_not_planted']:,} | {r['pairs']:,} | "
                    f"{r['pairs_outside_plantings']:,} | {r['checked_pairs']:,} | "
                    f"{r['false_pairs']:,} | {missed} |")
-    scope = ("the whole corpus scanned for every item's 13-grams, so *true pairs missed* "
-             "counts every pair the rule holds that the tool did not report" if res["scanned"]
-             else "the planted documents and the reported ones (the corpus is too large to "
-             "scan in Python here)")
-    same = ("equal" if res["joined_equal_datatrove"] else "**not equal**")
-    out += ["", "How it is judged:", "",
-            "- **joined** rule: an item's grams are the 13-grams of its question and answer "
-            "joined (lowercased `\\w+` words), exactly the n-grams datatrove indexes (question, "
-            "answer, and those spanning the two). neardup runs it with `--eval-text text`, the "
-            "eval files' `text` field holding question and answer joined. Its (item, "
-            f"document) pairs and datatrove's are {same}. Brute force for it: {scope}.",
-            "- **fields** rule: `--eval-fields question,answer`, neardup's per-field matching "
-            "(an item matches where its question or its answer does); a field shorter than "
-            "13 words is one gram of all its words, so a 1 to 4 word answer matches every "
-            "document that holds those words in a row: with common words, most of the corpus. "
-            "That is the documented rule, and the table shows what it costs on short answers: "
-            "*items never planted* and *pairs outside the plantings*. Brute force for it: "
-            f"the planted pairs and a random sample of {res['sample']:,} reported pairs "
-            "(*pairs checked*), each document's every window of each gram length.",
-            "- A pair is false when its document holds none of the item's grams. datatrove "
-            "reports a document, the task and the first contaminated n-gram it met; the item "
-            "is the one of that task holding that n-gram (a document holds at most one planted "
-            "item). neardup reports every (item, document) pair.",
-            "- Commands: neardup `contamination TRAIN... --id-field id --eval math=… --eval "
-            "qa=… --eval mcq=… (--eval-text text | --eval-fields question,answer) --eval-id id "
-            f"--rule ngram -n {NGRAM} --report … --matches … --clean OUT -q`; datatrove "
-            "0.10.1: `NGramsDecontIndexer` on the items, then `JsonlReader` → "
-            "`NGramsDecontFilter` (removed documents to an exclusion writer) → `JsonlWriter`, "
-            f"`NGramsDecontConfig(n_grams={NGRAM}, find_query_ngrams=True)` (its defaults: "
-            "12-grams, and no question-only n-grams, which would miss every question-only "
-            f"planting), one filter task per training file on {workers} processes. All three "
-            "write a clean copy of the corpus.",
-            "- What blocked datatrove's own route: its indexer loads evaluation sets only "
-            "through lighteval's task registry, which downloads each task's data from the "
-            "Hugging Face Hub; lighteval is not installed and the Hub is unreachable here, and "
-            "`NGramsDecontIndexer` refuses construction without lighteval and imports it in "
-            "`run` even when given documents. The benchmark subclasses it with that check "
-            "skipped and gives it a stand-in `lighteval` module with no tasks, so datatrove's "
-            "own `run` indexes the local items, passed as its documents (text = answer, "
-            "metadata query = question, task = benchmark); its hashing, normalization and "
-            "filter are datatrove's, unchanged.",
-            f"- allenai/decon: the figure published in its README ({DECON_PUBLISHED}), on its "
-            "authors' machine and data; a Rust program whose crates cannot be installed here, "
-            "so it is quoted, not run."]
-    return "\n".join(out)
+    return out
+
+
+def notes(results: list[dict], workers: int) -> list[str]:
+    sample = results[0]["sample"]
+    return [
+        "How to read it:", "",
+        "- *whole*, *edited*, *question only*: items of that planting kind found / planted; "
+        "in brackets found / detectable, those with a gram of the tool's rule surviving in "
+        "one of their planted documents (3 changed words can break every 13-gram of a short "
+        "item). *items never planted*, *pairs outside the plantings*: what a tool reported "
+        "beyond the plantings. *false pairs*: reported (item, document) pairs whose document "
+        "holds none of the item's grams, among the *pairs checked* in plain Python (every one "
+        f"where there are at most {sample:,}, else a random {sample:,}, plus the planted "
+        "pairs). *true pairs missed*: pairs the rule holds that the tool did not report, "
+        "where the whole corpus was scanned for every item's 13-grams.",
+        "- **joined** rule: an item's grams are the 13-grams of its question and answer "
+        "joined (lowercased `\\w+` words), exactly the n-grams datatrove indexes (question, "
+        "answer, and those spanning the two). neardup runs it with `--eval-text text`, the "
+        "eval files' `text` field holding question and answer joined.",
+        "- **fields** rule: `--eval-fields question,answer`, neardup's per-field matching "
+        "(an item matches where its question or its answer does); a field shorter than 13 "
+        "words is one gram of all its words, so a 1 to 4 word answer (qa) or choice (mcq) "
+        "matches every document holding those words in a row: with common words, much of "
+        "the corpus. That is the documented rule; the table shows what it does on short "
+        "answers (*items never planted*, *pairs outside the plantings*: true by the rule, "
+        "not plantings). `--require question,answer` or `--eval-text` avoid it.",
+        "- datatrove reports a document, the task and the first contaminated n-gram it "
+        "met; the item is the one of that task holding that n-gram (a document holds at most "
+        "one planted item). neardup reports every (item, document) pair.",
+        "- Commands: neardup `contamination TRAIN... --id-field id --eval math=… --eval "
+        "qa=… --eval mcq=… (--eval-text text | --eval-fields question,answer) --eval-id id "
+        f"--rule ngram -n {NGRAM} --report … --matches … --clean OUT -q`; datatrove "
+        "0.10.1: `NGramsDecontIndexer` on the items, then `JsonlReader` → "
+        "`NGramsDecontFilter` (removed documents to an exclusion writer) → `JsonlWriter`, "
+        f"`NGramsDecontConfig(n_grams={NGRAM}, find_query_ngrams=True)` (its defaults: "
+        "12-grams, and no question-only n-grams, which would miss every question-only "
+        f"planting), one filter task per training file on {workers} processes. All write "
+        "a clean copy of the corpus.",
+        "- What blocked datatrove's own route: its indexer loads evaluation sets only "
+        "through lighteval's task registry, which downloads each task's data from the "
+        "Hugging Face Hub; lighteval is not installed and the Hub is unreachable here, and "
+        "`NGramsDecontIndexer` refuses construction without lighteval and imports it in "
+        "`run` even when given documents. The benchmark subclasses it with that check "
+        "skipped and gives it a stand-in `lighteval` module with no tasks, so datatrove's "
+        "own `run` indexes the local items, passed as its documents (text = answer, "
+        "metadata query = question, task = benchmark); its hashing, normalization and "
+        "filter are datatrove's, unchanged.",
+        f"- allenai/decon: the figure published in its README ({DECON_PUBLISHED}), on its "
+        "authors' machine and data; a Rust program whose crates cannot be installed here, "
+        "so it is quoted, not run.",
+        "- The machine is shared: absolute seconds are pessimistic; the load average at "
+        "each run's start is in the table, and the tools alternate within one run."]
 
 
 def machine_lines() -> list[str]:
@@ -664,7 +702,8 @@ def main(argv=None) -> int:
     from pathlib import Path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--train-docs", type=int, default=1_000_000)
+    parser.add_argument("--train-docs", type=int, nargs="+", default=[100_000, 1_000_000],
+                        help="training corpus sizes (default 100,000 and 1,000,000)")
     parser.add_argument("--eval-items", type=int, default=5_000)
     parser.add_argument("--shards", type=int, default=4, help="training files (default 4)")
     parser.add_argument("--seed", type=int, default=0)
@@ -679,21 +718,40 @@ def main(argv=None) -> int:
                         "more (default 20,000)")
     parser.add_argument("--cache", type=Path,
                         default=Path(__file__).resolve().parent / ".cache" / "contamination")
+    parser.add_argument("--datatrove-max", type=int, default=100_000, metavar="N",
+                        help="run datatrove at sizes up to N documents only (default 100,000)")
+    parser.add_argument("--fields-max", type=int, default=100_000, metavar="N",
+                        help="run neardup's per-field configuration at sizes up to N only "
+                        "(default 100,000: its matches grow as items x documents)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="take a size's figures from its last run with these --runs, "
+                        "where saved, instead of running it again")
     parser.add_argument("--generate-only", action="store_true")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
 
-    folder = corpus(args.cache, args.train_docs, args.eval_items, args.shards, args.seed)
-    if args.generate_only:
-        print(folder)
-        return 0
-    res = bench(folder, args.runs, args.workers, args.scan_max, args.train_docs,
-                args.sample)
     command = " ".join(["python bench/bench_contamination.py", *(argv or sys.argv[1:])])
-    machine = machine_lines()
-    (folder / "results.json").write_text(json.dumps(
-        {"result": res, "machine": machine, "command": command}, indent=1))
-    text = render(res, machine, command, args.workers, args.shards)
+    results = []
+    for n_docs in args.train_docs:
+        folder = corpus(args.cache, n_docs, args.eval_items, args.shards, args.seed)
+        if args.generate_only:
+            print(folder)
+            continue
+        tools = [t for t in (ND_JOINED, DATATROVE, ND_FIELDS)
+                 if (t != DATATROVE or n_docs <= args.datatrove_max)
+                 and (t != ND_FIELDS or n_docs <= args.fields_max)]
+        saved = folder / f"results_runs{args.runs}.json"
+        if args.reuse and saved.exists():
+            res = json.loads(saved.read_text())
+        else:
+            res = bench(folder, args.runs, args.workers, args.scan_max, n_docs, args.sample,
+                        tools)
+            saved.write_text(json.dumps(res, indent=1))
+        results.append(res)
+    if args.generate_only:
+        return 0
+    text = render(results, machine_lines(), command, args.workers, args.shards,
+                  args.datatrove_max, args.fields_max)
     print(text)
     if not args.no_write:
         from sections import update_section
