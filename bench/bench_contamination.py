@@ -2,7 +2,7 @@
 """``neardup contamination`` against datatrove's n-gram decontamination step, on a
 generated training corpus with evaluation items pasted in.
 
-    python bench/bench_contamination.py --train-docs 1000000 --eval-items 5000
+    python bench/bench_contamination.py --train-docs 100000 1000000 --eval-items 5000
 
 Data (:func:`generate`, deterministic for a ``--seed``), cached under
 ``bench/.cache/contamination``:
@@ -16,12 +16,12 @@ Data (:func:`generate`, deterministic for a ``--seed``), cached under
   drops punctuation before spaCy's English tokenizer, neardup splits lowercased ``\\w+``
   words;
 - ``--eval-items`` evaluation items in three benchmarks, one JSON Lines file each with
-  ``id``, ``question``, ``answer``: ``math`` (40 %: a word problem of 25 to 60 words ending
-  "how many are left?", a worked answer of 10 to 30 words ending "the answer is" and a
-  number in words), ``qa`` (30 %: a question of 14 to 25 words, an answer of 1 to 4),
-  ``mcq`` (30 %: a stem of 15 to 35 words and four lettered choices of 2 to 6 words in the
-  question, the right choice's text as the answer); item words are drawn from the same
-  vocabulary;
+  ``id``, ``question``, ``answer`` and ``text`` (question and answer joined): ``math`` (40
+  %: a word problem of 25 to 60 words ending "how many are left?", a worked answer of 10
+  to 30 words ending "the answer is" and a number in words), ``qa`` (30 %: a question of
+  14 to 25 words, an answer of 1 to 4), ``mcq`` (30 %: a stem of 15 to 35 words and four
+  lettered choices of 2 to 6 words in the question, the right choice's text as the
+  answer); item words are drawn from the same vocabulary;
 - planted: each item independently is pasted into no training document (55 %) or into 1
   to 3 (60/30/10 %) distinct random documents, at a random word position, in one of three
   kinds (15 % each): ``whole`` (question and answer), ``edited`` (question and answer with
@@ -33,9 +33,10 @@ Commands, each a fresh process, alternating (order reversed every other run), me
 bench/common.py's ``measure``: wall seconds, CPU seconds of every process of the tree,
 peak resident memory of the process (VmHWM) and the peak sum of RssAnon over its tree:
 
-1. ``neardup contamination TRAIN... --eval math=math.jsonl --eval qa=qa.jsonl --eval
-   mcq=mcq.jsonl --eval-fields question,answer --rule ngram -n 13 --report R.json
-   --matches M.csv --clean OUT``;
+1. ``neardup contamination TRAIN... --id-field id --eval math=math.jsonl --eval
+   qa=qa.jsonl --eval mcq=mcq.jsonl --eval-text text --eval-id id --rule ngram -n 13
+   --report R.json --matches M.csv --clean OUT -q``: the joined rule, the n-grams
+   datatrove indexes;
 2. ``python bench/bench_contamination.py datatrove EVAL_DIR TRAIN_DIR OUT WORKERS 13``
    (this file as a script importing only the standard library and datatrove): datatrove
    0.10.1's ``NGramsDecontIndexer`` (the items as its documents: text = the answer,
@@ -46,7 +47,11 @@ peak resident memory of the process (VmHWM) and the peak sum of RssAnon over its
    ``NGramsDecontConfig(n_grams=13, find_query_ngrams=True)``: 13 like neardup (its
    default is 12), and question n-grams on (its default checks only answer n-grams and
    n-grams spanning question and answer, so it would miss every question-only planting);
-   normalization and hashing as its defaults.
+   normalization and hashing as its defaults. Up to ``--datatrove-max`` documents;
+3. the first with ``--eval-fields question,answer`` in place of ``--eval-text text``:
+   neardup's per-field rule, where an answer shorter than n words is one gram of all its
+   words (so a 1-word answer matches every document holding that word). Up to
+   ``--fields-max`` documents: its matches grow as items x documents.
 
 What blocked datatrove's own route: its indexer loads evaluation sets only through
 lighteval (``Registry(...).get_task_dict(tasks)``, then ``LightevalTask.load_datasets``,
@@ -61,21 +66,24 @@ unchanged; nothing of datatrove's hashing, normalization or filtering is replace
 Judging, per tool, from its outputs: neardup's matches CSV (benchmark, item, training
 document); datatrove's removed documents with the n-gram and task it records for each (it
 stops at a document's first contaminated n-gram, and as a document holds at most one
-planted item, the item is the one whose n-grams hold that n-gram). An item's n-grams: the
-13-grams of its question and answer joined (lowercased ``\\w+`` words), which are exactly
-datatrove's question, answer and spanning n-grams. Brute force, in plain Python: every
-reported (item, document) pair is checked for a shared 13-gram (**false matches**: pairs
-and items reported without one); every planted (item, document) pair likewise, giving the
-items the n-gram rule must find (**detectable**; an edited item whose edits broke every
-13-gram is not); and, up to ``--scan-max`` training documents, the whole corpus is
-scanned for any item's 13-gram, so chance contamination outside the plantings is counted
-too (above it, the truth is the planted documents and the reported ones).
+planted item, the item is the one whose n-grams hold that n-gram). An item's grams by the
+joined rule: the 13-grams of its question and answer joined (lowercased ``\\w+`` words),
+which are exactly datatrove's question, answer and spanning n-grams; by the per-field
+rule, those of its question and of its answer, a field shorter than 13 words being one
+gram of all its words. Brute force, in plain Python: every reported (item, document) pair
+(a random ``--sample`` of them where there are more) is checked for a shared gram of its
+rule (**false matches**: pairs reported without one); every planted (item, document) pair
+likewise, giving the items the rule must find (**detectable**; an edited item whose edits
+broke every 13-gram is not); and, up to ``--scan-max`` training documents, the whole
+corpus is scanned for any item's 13-gram, so chance contamination outside the plantings is
+counted too (above it, the truth is the planted documents and the reported ones).
 
 allenai/decon (a Rust program, its crates not installable here) is quoted from its README
 as published: 5.16 M documents in 214 s, 34 µs a document; not measured here.
 
 Run ``python bench/bench_contamination.py`` (``--train-docs``, ``--eval-items``,
-``--runs``, ``--workers``, ``--no-write``); it writes the ``contamination`` section of
+``--runs``, ``--workers``, ``--datatrove-max``, ``--fields-max``, ``--reuse``,
+``--no-write``); it writes the ``contamination`` section of
 BENCHMARKS.md.
 """
 
