@@ -515,6 +515,7 @@ def bench(folder, runs: int, workers: int, scan_max: int, n_docs: int, sample: i
 
     from common import ROOT, measure
 
+    started = time.strftime("%Y-%m-%d %H:%M")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     items = load_items(folder)
     planted = json.loads((folder / "planted.json").read_text())
@@ -556,7 +557,7 @@ def bench(folder, runs: int, workers: int, scan_max: int, n_docs: int, sample: i
     same = (reported[ND_JOINED] == reported[DATATROVE] if DATATROVE in reported
             and ND_JOINED in reported else None)
     size = sum(p.stat().st_size for p in (folder / "train").glob("*.jsonl"))
-    return {"documents": n_docs, "date": time.strftime("%Y-%m-%d %H:%M"),
+    return {"documents": n_docs, "date": started,
             "items": len(items["joined"]), "bytes": size,
             "planted_items": len(planted),
             "planted_docs": sum(len(p["docs"]) for p in planted),
@@ -573,6 +574,15 @@ def median(values):
 def render(results: list[dict], machine: list[str], command: str, workers: int,
            shards: int, datatrove_max: int, fields_max: int) -> str:
     first = results[0]
+    timed = [(res["documents"], row) for res in results for row in res["rows"]
+             if row["tool"] == DATATROVE]
+    cost = ""
+    if timed:
+        n_docs, row = timed[-1]
+        per_doc = median([x["tree_cpu_s"] for x in row["runs"]]) / n_docs
+        cost = (f" (its filter costs {per_doc * 1e3:.1f} CPU-ms a document here, running "
+                f"spaCy's English word tokenizer on every training document: 1 M documents "
+                f"would take {per_doc * 1e6 / 60:.0f} CPU-minutes)")
     out = [MARKER, "", "## Decontamination against datatrove: evaluation items in a training "
            "corpus", "",
            f"{first['items']:,} evaluation items in three benchmarks (math, qa, mcq: "
@@ -583,9 +593,8 @@ def render(results: list[dict], machine: list[str], command: str, workers: int,
            "whole process tree, peak resident memory of the process (VmHWM) and the peak "
            "anonymous memory summed over its tree; medians over the runs, with the 1-minute "
            f"load average at each run's start. datatrove runs up to {datatrove_max:,} "
-           "documents (its spaCy tokenization costs about 2.7 CPU-ms a document here, so 1 M "
-           "documents would take 45 CPU-minutes), neardup's per-field run up to "
-           f"{fields_max:,} (its matches grow as items × documents, see below).", "",
+           f"documents{cost}, neardup's per-field run up to {fields_max:,} (its matches grow "
+           "as items × documents, see below).", "",
            *machine, f"- reproduce: `{command}`", ""]
     for res in results:
         out += timing_table(res) + [""] + found_table(res) + [""]
@@ -599,7 +608,7 @@ def timing_table(res: dict) -> list[str]:
     base_cpu = median([x["tree_cpu_s"] for x in base["runs"]]) if base else None
     out = [f"**{res['documents']:,} training documents** ({res['bytes'] / 2**20:,.0f} MiB), "
            f"{res['planted_items']:,} items pasted into {res['planted_docs']:,} documents; "
-           f"measured {res['date']}:", "",
+           f"run started {res['date']}:", "",
            "| tool | rule | wall (median) | runs (s) | datatrove's time ÷ this | µs a document | "
            "CPU s (tree) | datatrove's CPU ÷ this | peak RSS | peak anon (tree) | load at start |",
            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
@@ -691,7 +700,9 @@ def notes(results: list[dict], workers: int) -> list[str]:
         "authors' machine and data; a Rust program whose crates cannot be installed here, "
         "so it is quoted, not run.",
         "- The machine is shared: absolute seconds are pessimistic; the load average at "
-        "each run's start is in the table, and the tools alternate within one run."]
+        "each run's start is in the table, and the tools alternate within one run. A run "
+        "that lasts minutes meets a load that changes while it runs, so for a run of each "
+        "tool the CPU-seconds ratio is the steadier comparison of the two."]
 
 
 def machine_lines() -> list[str]:
