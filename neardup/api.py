@@ -34,6 +34,7 @@ from .sources import check_copy_target, frames, read_documents
 from .sources.options import SourceOptions, as_paths
 from .sources.urls import expand_inputs
 from .text import prepare
+from .text.cleaning import PRESETS
 from .units import DEFAULT_MIN_CHARS, DEFAULT_MIN_TOKENS, UnitOptions
 from .units import KEEP_POLICIES as UNIT_KEEP_POLICIES
 
@@ -615,7 +616,7 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                   clean=None, clean_spans: bool = False, flag_eval=None,
                   engine: str = "local", memory_limit=None, quiet: bool = True,
                   text: str | Sequence[str] | None = None, id: str | None = None,
-                  **options) -> ContaminationResult:
+                  clean_preset: str | None = None, **options) -> ContaminationResult:
     """Which items of the evaluation sets ``eval`` the training corpus ``inputs``
     contains, per benchmark (see :mod:`neardup.pipeline.contamination` for the rules).
 
@@ -625,7 +626,8 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
     names its texts, or ``eval_text`` its one text field (default "text"); ``eval_id``
     its id field (default: the record number). ``inputs``: anything :func:`find` reads
     (paths, directories, data in memory); ``text``, ``id`` and ``options`` (source and
-    cleaning options) as :func:`find`'s.
+    cleaning options) as :func:`find`'s, but for the cleaning preset, ``clean_preset``
+    here (``clean`` is the clean copy, as on the command line).
 
     ``rule``: "ngram" (one shared word ``ngram``-gram) or "containment" (the share of
     the field's n-grams found in one training document >= ``containment``);
@@ -633,10 +635,12 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
 
     Writes ``report`` (JSON: per benchmark items, contaminated items, share, training
     documents, rule and parameters; the training counts), ``matches`` (a table by its
-    suffix, .csv by default: benchmark, item_id, training_id, rule, overlap, ngram),
+    suffix, .csv by default, "-": CSV to standard output: benchmark, item_id,
+    training_id, rule, overlap, ngram),
     ``clean`` (the training files minus the documents that hold an item, in their
     format; ``clean_spans``: minus the matching spans only) and ``flag_eval`` (a folder:
-    each evaluation file with a ``neardup_contaminated`` field). ``engine="spark"``:
+    each evaluation file, named after its benchmark with its suffixes, with a
+    ``neardup_contaminated`` field). ``engine="spark"``:
     the same report and matches from Spark (:mod:`neardup.spark.contamination`);
     ``memory_limit``: the local engine reads the training corpus a chunk at a time.
     Returns a :class:`~neardup.pipeline.contamination_run.ContaminationResult`.
@@ -653,8 +657,11 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                          "eval_text= (--eval-text), not both")
     fields = _names(fields) if fields is not None else (eval_text or "text",)
     required = _names(require) if require else ()
-    if engine == "local" and isinstance(ngram, bool):
-        raise ValueError(f"ngram (-n) must be a whole number >= 1, got {ngram!r}")
+    if isinstance(clean, str) and clean in PRESETS:
+        raise ValueError(f"clean={clean!r} (--clean) is the path of the clean copy; for the "
+                         f"cleaning preset give clean_preset={clean!r} (--clean-preset)")
+    if clean_preset is not None:
+        options["clean"] = clean_preset
     groups = split_options(column_names(options, text, id))
     if groups.items or groups.prepare.code is not None:
         raise ValueError("contamination compares word n-grams of prose: no --code or item "
@@ -688,8 +695,12 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                                             else eval)]
     if not specs:
         raise ValueError("contamination needs at least one evaluation set (--eval)")
+    if matches == STDOUT:
+        standard_output("the matches")  # closed (`>&-`): said before any reading
     refuse_touching_inputs(paths + [p for _, p in specs if not frames.is_in_memory(p)],
-                           {"--report": report, "--matches": matches, "--clean": clean,
+                           {"--report": report,
+                            "--matches": None if matches == STDOUT else matches,
+                            "--clean": clean,
                             "--flag-eval": flag_eval})
     if clean is not None:
         check_copy_target(paths, clean, groups.source.fmt)
@@ -705,8 +716,11 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
                                      clean=clean, clean_spans=clean_spans)
     if report is not None:
         sinks.write_json(result.as_dict(), report)
-    if matches is not None:
-        sinks.write_tables([result.matches], matches, None, schema=result.matches.schema)
+    if matches == STDOUT:
+        sinks.write_table_to(standard_output("the matches"), result.matches, "csv")
+    elif matches is not None:
+        sinks.write_tables([result.matches], matches, None, schema=result.matches.schema,
+                           escape_formulas=True)
     if flag_eval is not None:
         _flag_eval(evals, result, flag_eval)
     return result
@@ -751,7 +765,9 @@ def _flag_eval(evals, result, folder) -> None:
         if not s.documents.inputs:
             continue  # data in memory: the matches say which rows
         flags = pa.table({"contaminated": [(s.name, i) in contaminated for i in s.ids]})
-        target = os.path.join(folder, s.documents.inputs[0].name)
+        base = s.documents.inputs[0].name
+        target = os.path.join(folder, s.name + base[base.index("."):] if "." in base
+                              else s.name)
         write_deduplicated(s.documents, np.ones(len(s.ids), dtype=bool), [s.path], target,
                            annotate=flags)
 

@@ -11,7 +11,8 @@ of the short texts.
 The large side comes in batches of documents as token hashes (CSR). For each gram
 length ``L`` of the lookup every window of ``L`` tokens of every document (documents of
 fewer than ``L`` tokens have none) is hashed the same way and searched in that length's
-sorted keys (``np.searchsorted``); a window found is a *hit*, expanded to every text
+sorted keys (``np.searchsorted``, past a bitmap of the keys' top bits that lets through
+about one window in 64 that is no key); a window found is a *hit*, expanded to every text
 that holds its gram. :func:`match_batch` returns, per (document, text) with a hit, how
 many of the text's distinct grams occur in the document (``shared``); the caller's rule
 decides (any: ``shared >= 1``; containment: ``shared / grams[text] >= c``). The hits
@@ -31,18 +32,39 @@ import numpy as np
 
 from .shingling import window_hashes
 
+FILTER_BITS_PER_KEY = 64  # a window that is no key passes the prefilter 1 time in ~64
+
 
 @dataclass(frozen=True)
 class GramTable:
     """The grams of one length: ``keys`` uint64[K] sorted and unique; the texts holding
     key k are ``text[offsets[k]:offsets[k + 1]]``, at token ``position`` of each (its
-    first occurrence there)."""
+    first occurrence there). ``present``: a bool per value of a hash's top ``bits`` bits,
+    True where a key has them: a window whose flag is False is no key, so only the
+    others are searched (a prefilter; the search decides)."""
 
     length: int
     keys: np.ndarray
     offsets: np.ndarray
     text: np.ndarray
     position: np.ndarray
+    bits: int = 0
+    present: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, length: int, keys, offsets, text, position) -> GramTable:
+        bits = int(np.clip(np.ceil(np.log2(max(keys.size, 1) * FILTER_BITS_PER_KEY)), 10, 26))
+        present = np.zeros(1 << bits, dtype=bool)
+        present[keys >> np.uint64(64 - bits)] = True
+        return cls(length, keys, offsets, text, position, bits, present)
+
+    def find(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(index in ``hashes``, key index) of the hashes that are keys."""
+        maybe = np.flatnonzero(self.present[hashes >> np.uint64(64 - self.bits)])
+        at = np.searchsorted(self.keys, hashes[maybe])
+        at[at == self.keys.size] = 0
+        hit = self.keys[at] == hashes[maybe]
+        return maybe[hit], at[hit]
 
 
 @dataclass(frozen=True)
@@ -85,8 +107,8 @@ class GramLookup:
             mine = length[text] == gram_length
             keys, starts = np.unique(hashes[mine], return_index=True)
             table_offsets = np.append(starts, mine.sum()).astype(np.int64)
-            tables.append(GramTable(int(gram_length), keys, table_offsets, text[mine],
-                                    position[mine]))
+            tables.append(GramTable.of(int(gram_length), keys, table_offsets, text[mine],
+                                       position[mine]))
         return cls(size, seed, tuple(tables), length, grams)
 
 
@@ -141,11 +163,7 @@ def _table_hits(token_values, token_offsets, table: GramTable, seed: int):
     ``table.length`` tokens found in the table, expanded to every text holding it."""
     hashes, offsets = window_hashes(token_values, token_offsets, table.length, seed,
                                     whole_short=False)
-    at = np.searchsorted(table.keys, hashes)
-    at[at == table.keys.size] = 0
-    found = np.flatnonzero(table.keys[at] == hashes) if table.keys.size else \
-        np.empty(0, np.int64)
-    key = at[found]
+    found, key = table.find(hashes)
     doc = np.searchsorted(offsets, found, side="right") - 1
     start = found - offsets[doc]
     # each window found, once per text holding its gram

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "neardup"
 TOP_LEVEL = {"__init__", "__main__", "api", "options", "config", "result", "evaluate",
              "synthetic", "shingling", "minhash", "simhash", "lsh", "containment", "allpairs",
-             "planner", "verify", "pairs", "cluster"}
+             "planner", "verify", "pairs", "cluster", "overlap"}
 PACKAGES = {"_core", "text", "code", "sources", "sinks", "pipeline", "spark", "index", "report",
             "cli", "units"}
 
@@ -121,7 +121,8 @@ REFUSALS_MODULE = PACKAGE / "pipeline" / "refusals.py"
 # count keys that name nothing else in the package (tables, manifests and evaluation
 # metrics reuse "documents", "pairs", "candidates", ...): a dict with one is a counts dict
 GENERIC_KEYS = {"documents", "shingles", "candidates", "pairs", "identical_pairs", "set_pairs",
-                "clusters", "method", "index", "dedup", "report", "explain"}
+                "clusters", "method", "index", "dedup", "report", "explain", "path", "items",
+                "share", "clean"}
 # unit counts that are also the read report's (ReadReport.as_dict) or a table's keys
 READ_REPORT_KEYS = {"records_seen", "skipped", "failed", "tokens", "sentences"}
 # the refusal an engine says, in the table's words or those it replaced
@@ -173,9 +174,14 @@ def _refusals_raised_outside(source: str) -> list[str]:
 def test_the_counts_are_made_in_one_module():
     """Every count key is written in neardup/_core/counts.py only: an engine hands it what
     it measured, so a second definition of a count (or of their order) cannot drift."""
-    from neardup._core.counts import COUNTS, UNIT_COUNTS
+    from neardup._core.counts import (
+        BENCHMARK_COUNTS,
+        CONTAMINATION_COUNTS,
+        COUNTS,
+        UNIT_COUNTS,
+    )
 
-    every = set(COUNTS) | set(UNIT_COUNTS)
+    every = set(COUNTS) | set(UNIT_COUNTS) | set(CONTAMINATION_COUNTS) | set(BENCHMARK_COUNTS)
     keys = every - GENERIC_KEYS - READ_REPORT_KEYS
     made = []
     for path, _ in _modules():

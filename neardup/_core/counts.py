@@ -408,6 +408,25 @@ CONTAMINATION_COUNTS: dict[str, str] = {
 }
 
 
+# a benchmark's figures in a contamination report, in this order (then the rule and its
+# parameters)
+BENCHMARK_COUNTS: dict[str, str] = {
+    "path": "the evaluation file (or the kind of data in memory)",
+    "items": "items read (records with a text in at least one field)",
+    "contaminated_items": "items that match at least one training document by the rule",
+    "share": "contaminated_items / items, rounded to 6 decimals",
+    "training_documents": "distinct training documents that match at least one item",
+}
+
+
+def benchmark_counts(*, path: str, items: int, contaminated_items: int,
+                     training_documents: int, parameters: Mapping) -> dict:
+    """One benchmark's figures (:data:`BENCHMARK_COUNTS`), then the rule's ``parameters``."""
+    share = round(contaminated_items / items, 6) if items else 0.0
+    return {"path": path, "items": int(items), "contaminated_items": int(contaminated_items),
+            "share": share, "training_documents": int(training_documents), **parameters}
+
+
 def contamination_counts(read: Mapping, *, documents: int, matched: int) -> dict:
     """The training side's counts (:data:`CONTAMINATION_COUNTS`) from the read report
     (``ReadReport.as_dict()``) and the documents matched; AssertionError unless every

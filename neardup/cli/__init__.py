@@ -176,7 +176,7 @@ def _run(args) -> int:
                 clean_spans=args.clean_spans, flag_eval=args.flag_eval, engine=args.engine,
                 memory_limit=args.memory_limit, quiet=args.quiet,
                 **contamination_options(args))
-            print(result.describe())
+            print(result.describe(), file=sys.stderr if args.matches == api.STDOUT else sys.stdout)
         elif args.command == "report":
             from ..report import write_report
 

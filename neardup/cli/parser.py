@@ -621,7 +621,8 @@ def _contamination_parser(commands) -> None:
                         "documents, rule and parameters; the training counts")
     g.add_argument("--matches", metavar="FILE",
                    help="one row per item and training document that match (.csv, .jsonl, "
-                        ".parquet): benchmark, item_id, training_id, rule, overlap, ngram")
+                        ".parquet; - : CSV to standard output, the table to standard "
+                        "error): benchmark, item_id, training_id, rule, overlap, ngram")
     g.add_argument("--clean", dest="clean_out", metavar="OUT",
                    help="the training corpus minus the documents that hold an item, in its "
                         "format, every other record byte for byte")
@@ -642,8 +643,12 @@ def _contamination_parser(commands) -> None:
 
 
 def contamination_options(args) -> dict:
-    """The keyword options of ``neardup contamination`` (source and text options)."""
-    return _source_and_text_options(args)
+    """The keyword options of ``neardup contamination`` (source and text options; the
+    cleaning preset as ``clean_preset``: ``clean`` is the clean copy)."""
+    options = _source_and_text_options(args)
+    if "clean" in options:
+        options["clean_preset"] = options.pop("clean")
+    return options
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):

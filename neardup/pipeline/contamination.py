@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from .._core import counts as counting
 from ..overlap import GramLookup, Hits, match_batch
 from ..shingling import ShingleOptions, hash_tokens, token_hashes, word_tokens
 from ..sources import read_documents
@@ -147,6 +148,7 @@ class EvalSets:
     lookup: GramLookup = field(init=False)
     item_start: np.ndarray = field(init=False)  # int64[B + 1]
     tokens: list[list[str]] = field(init=False)
+    item_ids: pa.Array = field(init=False)  # every item's id, items numbered as above
 
     def __post_init__(self) -> None:
         names = [s.name for s in self.sets]
@@ -159,8 +161,13 @@ class EvalSets:
         texts = [s.texts[f][i] for s in self.sets for i in range(len(s.ids))
                  for f in range(len(self.settings.fields))]
         self.tokens = self.settings.tokens(texts)
+        self.item_ids = pa.array([i for s in self.sets for i in s.ids], pa.string())
         values, offsets = hash_tokens(self.tokens, SEED)
         self.lookup = GramLookup.build(values, offsets, self.settings.ngram, SEED)
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.sets]
 
     @property
     def n_items(self) -> int:
@@ -252,20 +259,22 @@ def sample_text(evals: EvalSets, text: int, position: int) -> str:
 
 def matches_table(evals: EvalSets, matches: Matches, training_ids: Sequence[str]
                   ) -> pa.Table:
-    """The matches table (:data:`MATCH_COLUMNS`) of one batch, rows in (doc, item) order."""
+    """The matches table (:data:`MATCH_COLUMNS`) of one batch, rows in (doc, item) order:
+    Arrow takes each column with one gather (each distinct sample made once)."""
+    n = int(matches.item.size)
     bench = evals.benchmark_of(matches.item)
-    names = [evals.sets[b].name for b in bench.tolist()]
-    item_ids = [evals.sets[b].ids[i - int(evals.item_start[b])]
-                for b, i in zip(bench.tolist(), matches.item.tolist())]
-    samples = [sample_text(evals, t, p) for t, p in zip(matches.text.tolist(),
-                                                         matches.position.tolist())]
+    key = matches.text * (int(matches.position.max(initial=0)) + 1) + matches.position
+    _, first, where = np.unique(key, return_index=True, return_inverse=True)
+    samples = pa.array([sample_text(evals, int(matches.text[i]), int(matches.position[i]))
+                        for i in first.tolist()], pa.string())
     return pa.table({
-        "benchmark": pa.array(names, pa.string()),
-        "item_id": pa.array(item_ids, pa.string()),
-        "training_id": pa.array([training_ids[d] for d in matches.doc.tolist()], pa.string()),
-        "rule": pa.array([evals.settings.rule] * len(names), pa.string()),
+        "benchmark": pa.array(evals.names, pa.string()).take(pa.array(bench)),
+        "item_id": evals.item_ids.take(pa.array(matches.item)),
+        "training_id": pa.array(training_ids, pa.string()).take(pa.array(matches.doc))
+        if n else pa.array([], pa.string()),
+        "rule": pa.array([evals.settings.rule] * n, pa.string()),
         "overlap": pa.array(np.round(matches.overlap, 6), pa.float64()),
-        "ngram": pa.array(samples, pa.string()),
+        "ngram": samples.take(pa.array(where.reshape(-1).astype(np.int64))),
         "item": pa.array(matches.item, pa.int64()),
     })
 
@@ -285,11 +294,8 @@ def benchmark_report(evals: EvalSets, item: np.ndarray, training_doc: np.ndarray
     report = {}
     for b, s in enumerate(evals.sets):
         mine = bench == b
-        items = len(s.ids)
-        contaminated = int(np.unique(item[mine]).size)
-        report[s.name] = {
-            "path": s.path, "items": items, "contaminated_items": contaminated,
-            "share": round(contaminated / items, 6) if items else 0.0,
-            "training_documents": int(np.unique(training_doc[mine]).size),
-            **evals.settings.parameters}
+        report[s.name] = counting.benchmark_counts(
+            path=s.path, items=len(s.ids), contaminated_items=np.unique(item[mine]).size,
+            training_documents=np.unique(training_doc[mine]).size,
+            parameters=evals.settings.parameters)
     return report

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._core import counts as counting
-from ..shingling import WORD_PATTERN, fold_light, hash_tokens, normalize_light, word_tokens
+from ..shingling import WORD_PATTERN, fold_light, normalize_light, word_tokens
 from ..sources import frames, read_document_chunks, read_documents, write_deduplicated
 from ..sources.documents import Documents
 from ..units.ranges import RemovalRanges
@@ -82,15 +82,14 @@ class ContaminationResult:
                 if any_report["require"] else ""))
             lines.append(f"rule: {rule} ({detail})")
         c = self.counts
-        line = (f"training: {c['records_seen']:,} records read, {c['documents']:,} "
-                f"documents ({c['skipped']:,} skipped, {c['failed']:,} failed); "
-                f"{c['documents_matched']:,} hold an evaluation item")
-        lines.append(line)
+        lines.append(f"training: {c['records_seen']:,} records read: {c['documents']:,} "
+                     f"documents, {c['skipped']:,} skipped, {c['failed']:,} failed; "
+                     f"documents holding an evaluation item: {c['documents_matched']:,}")
         if "clean" in c:
-            cut = (f", {c['documents_changed']:,} documents cut ({c['bytes_removed']:,} "
+            cut = (f"; documents cut: {c['documents_changed']:,} ({c['bytes_removed']:,} "
                    f"bytes)" if "documents_changed" in c else "")
-            lines.append(f"clean copy: {c['clean']['written']:,} records written, "
-                         f"{c['documents_removed']:,} documents removed{cut}")
+            lines.append(f"clean copy: {c['clean']['written']:,} records written; documents "
+                         f"removed: {c['documents_removed']:,}{cut}")
         return "\n".join(lines)
 
 
@@ -196,9 +195,9 @@ def _chunks(inputs, source: dict, quiet: bool, memory_limit: int | None):
         documents, report = read_documents(inputs, progress=not quiet, **source)
         return iter([documents]), report, documents.inputs
     chunk_chars = max(memory_limit // BYTES_PER_CHAR, MIN_CHUNK_CHARS)
+    # a record longer than a chunk is read whole, a chunk of its own: never skipped
     chunks, report, read_inputs = read_document_chunks(
-        inputs, chunk_chars=chunk_chars, max_record_bytes=chunk_chars,
-        progress=not quiet, **source)
+        inputs, chunk_chars=chunk_chars, progress=not quiet, **source)
     return chunks, report, read_inputs
 
 
@@ -256,8 +255,6 @@ def word_bytes(text: str, normalize) -> tuple[np.ndarray, np.ndarray] | None:
         cleaned = [t for m in runs for t in word_tokens(
             normalize(m.group()) if normalize is not None else m.group())]
     if len(cleaned) != len(runs) or cleaned != expected:
-        return None
-    if hash_tokens([cleaned])[0].size != len(runs):
         return None
     widths = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
     widths = 1 + (widths >= 0x80) + (widths >= 0x800) + (widths >= 0x10000)

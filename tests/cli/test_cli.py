@@ -112,7 +112,7 @@ def test_bad_option_is_a_usage_error_from_argparse():
     (["find", "x", "--format", "parqet"], "did you mean 'parquet'?"),
     (["find", "x", "--engine", "sprak"], "did you mean 'spark'?"),
     (["fnd", "x"], "invalid choice: 'fnd' (choose from 'find', 'dedup', 'index', 'repeats', "
-     "'report', 'evaluate', 'tune', 'completion'); did you mean 'find'?"),
+     "'contamination', 'report', 'evaluate', 'tune', 'completion'); did you mean 'find'?"),
 ])
 def test_a_misspelt_option_command_or_value_gets_the_closest_suggested(capsys, argv, said):
     with pytest.raises(SystemExit) as exc:

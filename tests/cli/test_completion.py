@@ -22,8 +22,8 @@ def test_the_script_names_the_commands_options_and_choices(shell, capsys):
                  "--annotate", "parquet", "superminhash"):
         assert word in script, word
     if shell == "bash":
-        assert ("_shtab_neardup_subparsers=(find dedup index repeats report evaluate tune "
-                "completion)") in script
+        assert ("_shtab_neardup_subparsers=(find dedup index repeats contamination report "
+                "evaluate tune completion)") in script
         assert "_shtab_neardup_index_subparsers=(build add info compact remove merge)" in script
 
 

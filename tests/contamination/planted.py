@@ -63,10 +63,12 @@ def write_planted(folder: Path, *, documents: int = 300, seed: int = 7) -> dict:
     return {"train": train, "qa": qa_path, "short": short_path}
 
 
-def grams(text: str, n: int, length: int | None = None) -> set[tuple[str, ...]]:
-    """The word n-grams of ``text`` after the default cleaning; fewer than n words: one
-    gram of all of them. ``length``: windows of exactly that many words instead."""
-    tokens = word_tokens(normalize_light(text))
+def grams(text: str, n: int, length: int | None = None, normalize=normalize_light
+          ) -> set[tuple[str, ...]]:
+    """The word n-grams of ``text`` after the cleaning (default: the light one); fewer
+    than n words: one gram of all of them. ``length``: windows of exactly that many
+    words instead."""
+    tokens = word_tokens(normalize(text))
     if length is not None:
         return {tuple(tokens[i:i + length]) for i in range(len(tokens) - length + 1)}
     if not tokens:
@@ -77,7 +79,8 @@ def grams(text: str, n: int, length: int | None = None) -> set[tuple[str, ...]]:
 
 
 def brute_force(train_texts: dict[str, str], items: dict[str, list[str]], n: int,
-                rule: str, c: float, require: bool) -> dict[tuple[str, str], float]:
+                rule: str, c: float, require: bool, normalize=normalize_light
+                ) -> dict[tuple[str, str], float]:
     """{(item id, training id): overlap} by the documented rules: ``items`` maps an item
     id to its field texts; ``require``: every field must match."""
     found = {}
@@ -85,13 +88,13 @@ def brute_force(train_texts: dict[str, str], items: dict[str, list[str]], n: int
         for item_id, fields in items.items():
             shares, passes = [], []
             for field in fields:
-                mine = grams(field, n)
+                mine = grams(field, n, normalize=normalize)
                 if not mine:
                     shares.append(0.0)
                     passes.append(False)
                     continue
                 length = len(next(iter(mine)))
-                share = len(mine & grams(text, n, length)) / len(mine)
+                share = len(mine & grams(text, n, length, normalize)) / len(mine)
                 shares.append(share)
                 passes.append(share >= c if rule == "containment" else share > 0)
             if require and all(passes):

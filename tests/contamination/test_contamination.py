@@ -70,6 +70,21 @@ def test_every_rule_finds_what_brute_force_finds(planted, rule, c, ngram, requir
     assert report["rule"] == rule and report["ngram"] == ngram
 
 
+@pytest.mark.parametrize("cleaning", [{"clean": "text"}, {"stopwords": True},
+                                      {"clean": "web", "digits": False}])
+def test_the_run_cleaning_applies_to_both_sides(planted, cleaning):
+    """A cleaning preset or step (the preset as clean_preset=: clean= is the copy):
+    brute force over the same cleaned words."""
+    from neardup.text.prepare import PrepareOptions
+
+    keywords = {("clean_preset" if k == "clean" else k): v for k, v in cleaning.items()}
+    result = _run(planted, ngram=8, **keywords)
+    want = brute_force(train_texts(planted["train"]), _items(planted), 8, "ngram", 0.8,
+                       False, PrepareOptions(**cleaning).normalize)
+    assert _found(result) == _rounded(want)
+    assert want
+
+
 def test_the_planted_cases_are_told_apart(planted):
     """By the default rule: a whole, split, cased or answer-only paste is found; with
     --require question,answer an answer-only paste is not."""
@@ -180,10 +195,11 @@ def test_flag_eval_marks_each_item(planted, tmp_path):
 
 
 def test_memory_limit_gives_the_in_memory_outputs(planted, tmp_path, monkeypatch):
-    """Chunks of the smallest size and batches of 7 documents: the same matches, report
-    and clean copy as one batch."""
+    """Chunks of the smallest size (300 characters: most documents are longer, each then
+    a chunk of its own, never skipped) and batches of 7 documents: the same matches,
+    report and clean copy as one batch."""
     whole = _run(planted, clean=str(tmp_path / "a.jsonl"), clean_spans=True)
-    monkeypatch.setattr(contamination_run, "MIN_CHUNK_CHARS", 2_000)
+    monkeypatch.setattr(contamination_run, "MIN_CHUNK_CHARS", 300)
     monkeypatch.setattr(contamination_run, "BATCH_DOCUMENTS", 7)
     bounded = _run(planted, clean=str(tmp_path / "b.jsonl"), clean_spans=True,
                    memory_limit=contamination_run.memory_floor())
@@ -238,6 +254,19 @@ def test_bad_eval_file_is_a_clear_error(planted, tmp_path, capsys, content, expe
     assert expected in err
 
 
+def test_the_cli_cleaning_preset_is_clean_preset(planted, tmp_path):
+    """--clean-preset text: the matches of clean_preset="text"; --clean stays the copy."""
+    matches = tmp_path / "m.csv"
+    assert main(["contamination", str(planted["train"]), "--eval", f"qa={planted['qa']}",
+                 "--eval-fields", "question,answer", "--id-field", "id", "--eval-id", "id",
+                 "--clean-preset", "text", "-n", "8", "--matches", str(matches), "-q"]) == 0
+    rows = list(csv.DictReader(open(matches, newline="")))
+    api = _run(planted, clean_preset="text", ngram=8)
+    assert [(r["item_id"], r["training_id"]) for r in rows] == \
+        [(r["item_id"], r["training_id"]) for r in api.matches.to_pylist()]
+    assert all(not any(ch.isdigit() for ch in r["ngram"]) for r in rows)  # digits cleaned
+
+
 def test_options_are_checked_at_the_door(planted):
     with pytest.raises(ValueError, match="--require question,x: x is not among"):
         _run(planted, require="question,x")
@@ -247,12 +276,15 @@ def test_options_are_checked_at_the_door(planted):
         _run(planted, clean_spans=True)
     with pytest.raises(ValueError, match="containment must lie"):
         _run(planted, rule="containment", containment=1.5)
+    with pytest.raises(ValueError, match="for the cleaning preset give clean_preset='web'"):
+        _run(planted, clean="web")
     with pytest.raises(ValueError, match="below what a contamination run needs"):
         _run(planted, memory_limit=1000)
 
 
-def test_match_batch_keeps_no_python_loop_per_document():
-    """The stage's arrays: a document holding an item's gram twice counts it once."""
+def test_match_batch_counts_each_gram_once():
+    """The stage alone: a document holding a text's gram twice counts it once; a
+    document shorter than a gram has none."""
     from neardup.overlap import GramLookup, match_batch
     from neardup.shingling import hash_tokens
 
@@ -263,3 +295,49 @@ def test_match_batch_keeps_no_python_loop_per_document():
     assert hits.doc.tolist() == [0, 2]
     assert hits.shared.tolist() == [2, 1]  # ab, bc; cd
     assert np.array_equal(lookup.grams, [3])
+
+
+def test_matches_to_standard_output(planted, tmp_path, capsys):
+    """--matches -: the CSV on standard output, the table on standard error; the bytes
+    of --matches FILE.csv."""
+    base = ["contamination", str(planted["train"]), "--eval", f"qa={planted['qa']}",
+            "--eval-fields", "question,answer", "--id-field", "id", "--eval-id", "id", "-q"]
+    assert main([*base, "--matches", str(tmp_path / "m.csv")]) == 0
+    capsys.readouterr()
+    assert main([*base, "--matches", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert out.encode() == (tmp_path / "m.csv").read_bytes()
+    assert err.startswith("benchmark  items  contaminated")
+
+
+def test_flagged_files_are_named_after_their_benchmark(planted, tmp_path):
+    """Two evaluation files of one name, in two folders: one flagged copy each."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "test.jsonl").write_bytes(planted["qa"].read_bytes())
+    neardup.contamination([str(planted["train"])],
+                          [f"one={tmp_path / 'a' / 'test.jsonl'}",
+                           f"two={tmp_path / 'b' / 'test.jsonl'}"],
+                          fields="question,answer", eval_id="id", id="id",
+                          flag_eval=str(tmp_path / "flags"))
+    assert sorted(p.name for p in (tmp_path / "flags").iterdir()) == ["one.jsonl", "two.jsonl"]
+    assert (tmp_path / "flags" / "one.jsonl").read_bytes() == \
+        (tmp_path / "flags" / "two.jsonl").read_bytes()
+
+
+def test_clean_spans_removes_whole_a_document_whose_words_cannot_be_placed(tmp_path):
+    """"½" is one word in the original text and two once cleaned (NFKC: 1⁄2): that
+    document goes whole, counted; the other one is cut, its other bytes kept."""
+    question = " ".join(f"word{i}" for i in range(15))
+    train = tmp_path / "train.jsonl"
+    train.write_text(json.dumps({"id": "half", "text": f"Take ½ of it. {question} end"})
+                     + "\n" + json.dumps({"id": "plain", "text": f"Start. {question} end"})
+                     + "\n")
+    evals = tmp_path / "qa.jsonl"
+    evals.write_text(json.dumps({"question": question}) + "\n")
+    out = tmp_path / "clean.jsonl"
+    result = neardup.contamination(str(train), {"qa": str(evals)}, eval_text="question",
+                                   id="id", clean=str(out), clean_spans=True)
+    assert result.counts["documents_removed"] == 1
+    assert result.counts["documents_changed"] == 1
+    assert out.read_text() == json.dumps({"id": "plain", "text": "Start.  end"}) + "\n"

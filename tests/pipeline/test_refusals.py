@@ -16,7 +16,8 @@ GIVEN_VALUES = {"in_memory": True, "items": ("user", "item"), "report": "report.
                 "against": "some.index", "representative_field": "url", "annotate": True,
                 "memory_limit": "1G", "add": True, "explain": "explain.csv", "sweep": True,
                 "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True,
-                "remote": "s3://bucket/never-read.jsonl"}
+                "remote": "s3://bucket/never-read.jsonl", "clean": "clean.jsonl",
+                "clean_spans": True}
 # a value outside a row's ``allowed``
 OTHER_VALUES = {"measure": "containment", "sketch": "simhash", "generated": "exclude",
                 "representative_field": "url"}
@@ -58,6 +59,9 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
         return api.repeats(inputs, engine=engine, **keywords)
     if command == "evaluate":
         return api.evaluate(inputs, engine=engine, **keywords)
+    if command == "contamination":
+        return api.contamination(inputs, {"qa": str(tmp_path / "never-read-qa.jsonl")},
+                                 engine=engine, **keywords)
     if command == "index add":  # an index to add to, built before the call
         from neardup.index import Index
 
