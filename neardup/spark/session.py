@@ -90,6 +90,9 @@ def _session(quiet: bool = True) -> SparkSession:
     and result sizes from the machine (:func:`local_settings`; a key set in
     ``spark-defaults.conf`` or ``PYSPARK_SUBMIT_ARGS`` is kept), said in one line on
     standard error unless ``quiet``, no progress bars and no web UI (unless configured),
+    Python workers forked by :mod:`neardup._core.spark_daemon` (pyspark's daemon, with the
+    installed pyspark's compiled modules rather than Spark's zip of their sources, unless
+    ``spark.python.daemon.module`` is configured),
     and a quiet log, since neardup reports its own progress:
     Spark logs errors only, without its start-up banners (a log4j2 configuration of
     neardup's, unless Spark's conf folder has a ``log4j2.properties`` or
@@ -128,6 +131,8 @@ def _session(quiet: bool = True) -> SparkSession:
             .set("spark.ui.showConsoleProgress", "false"))
     if "spark.ui.enabled" not in configured:  # no web UI to start (a server, its threads)
         conf.set("spark.ui.enabled", "false")
+    if "spark.python.daemon.module" not in configured:  # pyspark's modules compiled once
+        conf.set("spark.python.daemon.module", "neardup._core.spark_daemon")
     if getattr(SparkContext, "_gateway", None) is not None:  # a JVM from an earlier session
         return SparkSession.builder.config(conf=conf).getOrCreate()  # its heap stays
     if not quiet:
