@@ -318,7 +318,17 @@ def pairs_in_buckets(bands: np.ndarray, keys: np.ndarray, docs: np.ndarray, n: i
     empty = np.empty(0, dtype=np.int64)
     if docs.size == 0:
         return empty, empty.copy(), stats
-    order = np.lexsort((docs, keys, bands))  # by bucket, then by document
+    # an entry whose key no other entry has is a bucket of one: only the entries of a
+    # repeated key are sorted by bucket, then by document (one sort of the keys, where a
+    # three-key sort of every entry took ten times as long)
+    by_key = np.argsort(keys)
+    sorted_keys = keys[by_key]
+    same = sorted_keys[1:] == sorted_keys[:-1]
+    shared = np.zeros(keys.size, dtype=bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    at = by_key[shared]
+    order = at[np.lexsort((docs[at], keys[at], bands[at]))]
     b, k, d = bands[order], keys[order], docs[order].astype(np.int64)
     edges = np.flatnonzero(np.r_[True, (b[1:] != b[:-1]) | (k[1:] != k[:-1]), True])
     sizes = np.diff(edges)

@@ -88,6 +88,7 @@ from .stages import (
     _signer,
 )
 from .units import dedup_units_sources
+from .worker import settled
 from .write import TableOrder, cluster_bucket, key_bucket, write_result
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -216,10 +217,11 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     frames = {name: _frame(spark, table) for name, table in tables.items()}
     in_clusters = spark.sparkContext.broadcast(found.in_clusters())
     base = signed.select("doc", "id", "size")
-    document_rows = base.mapInArrow(_document_rows(in_clusters, config.min_shingles),
+    document_rows = base.mapInArrow(settled(_document_rows(in_clusters, config.min_shingles)),
                                     _DOCUMENT_SCHEMA)
     documents_frame = document_rows.orderBy("doc")
-    labels = base.select("doc").mapInArrow(_label_rows(in_clusters), "doc long, label long")
+    labels = base.select("doc").mapInArrow(settled(_label_rows(in_clusters)),
+                                           "doc long, label long")
     n = documents
     orders = {name: TableOrder(by, key_bucket(by[0], n)) for name, by
               in [("pairs", ("doc_a", "doc_b")), ("set_pairs", ("doc_a", "doc_b")),

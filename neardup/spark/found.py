@@ -53,6 +53,7 @@ from .stages import (
     _partition_targets,
     _row_values,
 )
+from .worker import settled
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame
@@ -106,10 +107,10 @@ def lsh_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig,
     blobs = _band_blobs(_partition_targets(spark, parts))
     skipped = spark.sparkContext.broadcast(np.asarray(skip, dtype=np.int64))
     rows = (usable.select("doc", "keys")
-            .mapInArrow(lambda batches: blobs(_skipping(batches, skipped)),
+            .mapInArrow(settled(lambda batches: blobs(_skipping(batches, skipped))),
                         "dest long, entries binary")
             .repartition(parts, "dest")
-            .mapInArrow(_bucket_batches(n, config.max_bucket, config.bucket_policy),
+            .mapInArrow(settled(_bucket_batches(n, config.max_bucket, config.bucket_policy)),
                         _BUCKETED_SCHEMA).toArrow())
     a = rows.column("doc_a")
     stats = pc.is_null(a)
@@ -131,7 +132,7 @@ def lsh_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig,
 def _without(frame: DataFrame, skip: np.ndarray, schema: str) -> DataFrame:
     """``frame`` but the rows whose doc is in ``skip`` (broadcast, not in a plan)."""
     skipped = frame.sparkSession.sparkContext.broadcast(np.asarray(skip, dtype=np.int64))
-    return frame.mapInArrow(lambda batches: _skipping(batches, skipped), schema)
+    return frame.mapInArrow(settled(lambda batches: _skipping(batches, skipped)), schema)
 
 
 def _skipping(batches: Iterator[pa.RecordBatch], skipped) -> Iterator[pa.RecordBatch]:

@@ -46,6 +46,7 @@ import pyarrow as pa
 from .._core import remote
 from .session import _require_spark
 from .stages import _SIGNED_COLUMNS, _SIGNED_NAMES
+from .worker import settled
 
 try:  # pyspark is an optional dependency (extra "spark")
     from pyspark.sql import DataFrame, SparkSession
@@ -335,7 +336,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
                           not_decodable)
             if not any("CSV" in note for note in read.notes):
                 read.notes.append(_csv_note())
-        parts.append(_ranked(selected).mapInArrow(_numbering(body, signer), record_schema))
+        parts.append(_ranked(selected).mapInArrow(settled(_numbering(body, signer)),
+                                                  record_schema))
     ranked = parts[0]
     for part in parts[1:]:
         ranked = ranked.union(part)
@@ -441,7 +443,7 @@ def _in_splits(spark: SparkSession, path: str, splits: list[tuple[int, int]], bo
     """``body`` run over the lines of each split of ``path`` (:func:`_split_lines`), a
     task a split."""
     return spark.range(len(splits), numPartitions=len(splits)).mapInArrow(
-        _split_lines(path, splits, _batch_rows(spark), body), schema)
+        settled(_split_lines(path, splits, _batch_rows(spark), body)), schema)
 
 
 def _batch_rows(spark: SparkSession) -> int:

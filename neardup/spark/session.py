@@ -27,6 +27,9 @@ GIB = 1 << 30
 MIB = 1 << 20
 MAX_HEAP = 31 * GIB  # past 32 GiB the JVM loses compressed object pointers
 ROW_BUDGET = 64 * 1024  # bytes an Arrow row may cost a Python worker (text, shingles, sketch)
+# a local run's JVM lives seconds to minutes: its code compiled by C1 alone, not recompiled
+# by C2, whose compiler threads took a third of the run's CPU on two cores
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
 def _require_spark() -> None:
@@ -77,6 +80,8 @@ def _configured_keys(conf_dir: str) -> set[str]:
     for flag, value in zip(words, words[1:] + [""]):
         if flag == "--driver-memory":
             keys.add("spark.driver.memory")
+        elif flag == "--driver-java-options":
+            keys.add("spark.driver.extraJavaOptions")
         elif flag == "--conf":
             keys.add(value.split("=", 1)[0])
     return keys
@@ -90,6 +95,11 @@ def _session(quiet: bool = True) -> SparkSession:
     and result sizes from the machine (:func:`local_settings`; a key set in
     ``spark-defaults.conf`` or ``PYSPARK_SUBMIT_ARGS`` is kept), said in one line on
     standard error unless ``quiet``, no progress bars and no web UI (unless configured),
+    Python workers forked by :mod:`neardup._core.spark_daemon` (pyspark's daemon, with the
+    installed pyspark's compiled modules rather than Spark's zip of their sources, unless
+    ``spark.python.daemon.module`` is configured), the JVM's quick compiler only
+    (:data:`QUICK_JIT`, unless ``spark.driver.extraJavaOptions`` or
+    ``--driver-java-options`` is given),
     and a quiet log, since neardup reports its own progress:
     Spark logs errors only, without its start-up banners (a log4j2 configuration of
     neardup's, unless Spark's conf folder has a ``log4j2.properties`` or
@@ -128,6 +138,10 @@ def _session(quiet: bool = True) -> SparkSession:
             .set("spark.ui.showConsoleProgress", "false"))
     if "spark.ui.enabled" not in configured:  # no web UI to start (a server, its threads)
         conf.set("spark.ui.enabled", "false")
+    if "spark.python.daemon.module" not in configured:  # pyspark's modules compiled once
+        conf.set("spark.python.daemon.module", "neardup._core.spark_daemon")
+    if "spark.driver.extraJavaOptions" not in configured:  # the JVM's quick compiler only
+        conf.set("spark.driver.extraJavaOptions", QUICK_JIT)
     if getattr(SparkContext, "_gateway", None) is not None:  # a JVM from an earlier session
         return SparkSession.builder.config(conf=conf).getOrCreate()  # its heap stays
     if not quiet:

@@ -46,6 +46,12 @@ def test_find_runs_in_at_most_twelve_spark_jobs_by_the_event_log(tmp_path):
     jobs = events.count("SparkListenerJobStart")
     assert events.count("SparkListenerJobEnd") == jobs
     assert 0 < jobs <= MAX_JOBS, f"{jobs} Spark jobs"
+    # the session neardup started: its worker daemon and its JVM's quick compiler
+    (environment,) = [json.loads(line) for line in log.read_text().splitlines()
+                      if '"SparkListenerEnvironmentUpdate"' in line]
+    properties = dict(environment["Spark Properties"])
+    assert properties["spark.python.daemon.module"] == "neardup._core.spark_daemon"
+    assert "-XX:TieredStopAtLevel=1" in properties["spark.driver.extraJavaOptions"].split()
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["counts"]["documents"] == 3000
     assert summary["counts"]["pairs"] == 300 * 45  # ten near-copies of each text

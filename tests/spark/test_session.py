@@ -57,3 +57,8 @@ def test_a_users_own_settings_are_kept(tmp_path, monkeypatch):
                        "--conf spark.sql.shuffle.partitions=7 --driver-memory 2g pyspark-shell")
     assert session._configured_keys(str(tmp_path)) == {
         "spark.driver.memory", "spark.executor.cores", "spark.sql.shuffle.partitions"}
+
+
+def test_java_options_given_to_the_driver_are_the_users_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-java-options -Xss4m pyspark-shell")
+    assert session._configured_keys(str(tmp_path)) == {"spark.driver.extraJavaOptions"}
