@@ -638,7 +638,9 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
     format; ``clean_spans``: minus the matching spans only) and ``flag_eval`` (a folder:
     each evaluation file, named after its benchmark with its suffixes, with a
     ``neardup_contaminated`` field). ``engine="spark"``:
-    the same report and matches from Spark (:mod:`neardup.spark.contamination`);
+    the same report, matches and counts from Spark (:mod:`neardup.spark.contamination`),
+    and ``clean`` a folder of part files as ``dedup --engine spark`` writes (a JSON Lines
+    copy's parts, concatenated, are the local clean copy);
     ``memory_limit``: the local engine reads the training corpus a chunk at a time.
     Returns a :class:`~neardup.pipeline.contamination_run.ContaminationResult`.
     """
@@ -668,7 +670,7 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
     in_memory = frames.is_in_memory(inputs)
     limit = None if memory_limit is None else outofcore.parse_size(memory_limit)
     refusals.check(refusals.engine_of(engine, limit), "contamination", {
-        "memory_limit": limit, "clean": clean, "clean_spans": clean_spans,
+        "memory_limit": limit, "clean": None if clean is None else os.fspath(clean),
         "in_memory": in_memory or None})
     if limit is not None and limit < memory_floor():
         raise outofcore.MemoryLimitError(
@@ -707,7 +709,8 @@ def contamination(inputs, eval, *, fields: str | Sequence[str] | None = None,
     if engine == "spark":
         from .spark.contamination import contamination_sources
 
-        result = contamination_sources(paths, evals, groups.source.given(), quiet=quiet)
+        result = contamination_sources(paths, evals, groups.source.given(), quiet=quiet,
+                                       clean=clean, clean_spans=clean_spans)
     else:
         result = contamination_local(inputs if in_memory else paths, evals,
                                      groups.source.given(), quiet=quiet, memory_limit=limit,

@@ -656,7 +656,8 @@ def _contamination_parser(commands) -> None:
                    help="each evaluation file copied there with a neardup_contaminated "
                         "field (column)")
     p.add_argument("--engine", choices=list(api.ENGINES), default="local",
-                   help="local (this process) or spark: the same report and matches; the "
+                   help="local (this process) or spark: the same report and matches, the "
+                        "clean copy as dedup --engine spark writes it (part files); the "
                         "evaluation n-grams are broadcast to the executors (default: local)")
     p.add_argument("--memory-limit", type=_size, metavar="SIZE",
                    help="read the training corpus in chunks sized for SIZE (4G, 512M, "

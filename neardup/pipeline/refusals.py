@@ -77,9 +77,8 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, ("contamination",), "in_memory", "data in memory",
             "it reads training files; use the local engine"),
     Refusal(SPARK, ("contamination",), "clean", "--clean",
-            "it reports the matches; write the clean copy with --engine local"),
-    Refusal(SPARK, ("contamination",), "clean_spans", "--clean-spans",
-            "it reports the matches; write the clean copy with --engine local"),
+            "its clean copy is a folder of part files (--clean OUT); standard output is "
+            "the local engine's", refused=("-",)),
     Refusal(SPARK, ("find", "dedup", "dedup --unit", "repeats", "index build",
                     "contamination"), "memory_limit",
             "--memory-limit",

@@ -74,8 +74,10 @@ COPY_PART_ROWS = 1 << 16  # records a part of a copy holds at most (neardup.spar
 _PART_ROW = "partition long, name string, rows long, bytes long, sha256 string"
 
 
-def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str]) -> None:
-    """ValueError, before any reading, for an input Spark reads but cannot copy."""
+def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str],
+                       command: str = "dedup") -> None:
+    """ValueError, before any reading, for an input Spark reads but cannot copy;
+    ``command``: the run the message names."""
     from .. import sources
     from ..sinks.format import words
     from ..sources.registry import FORMATS
@@ -85,7 +87,7 @@ def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str]) -> None:
         if (spark is not None and not spark.copies and path != sources.STDIN
                 and os.path.isfile(path) and not sources.compression_of(path)):
             copied = words([spec.title for spec in FORMATS if spec.spark and spec.spark.copies])
-            raise ValueError(f"{path}: dedup --engine spark copies {copied} "
+            raise ValueError(f"{path}: {command} --engine spark copies {copied} "
                              f"files on the executors; Spark's CSV parser keeps no row's "
                              f"bytes, so a {fmt.upper()} copy is the local engine's "
                              f"(--engine local)")
