@@ -134,6 +134,7 @@ def _write_clean(spark, read, out, matched: np.ndarray, cuts: pa.Table | None,
     flags = (read.documents.select("doc").join(F.broadcast(gone), "doc", "left")
              .select("doc", F.col("removed").isNull().alias("representative")))
     written = write_copies(read, flags, out, edits=edits, text_field=text_field,
+                           command="contamination",
                            encoding=encoding)
     if cuts is None:
         counting.add_contamination_counts(counts, documents_removed=removed.size,

@@ -151,12 +151,13 @@ def _outcome_batches(held):
 def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
                  edits: DataFrame | None = None, text_field: str = "text",
                  encoding: str = "utf-8", written: str = "representative",
-                 annotate: bool = False) -> dict:
+                 annotate: bool = False, command: str = "dedup") -> dict:
     """The dedup copy of what ``read`` (:class:`~neardup.spark.read._Read`) read, minus
     the documents whose ``written`` column in ``documents`` (the result's documents
     table, or :func:`outcome_rows`) is false; returns the local writer's summary:
     written, removed, outputs. ``annotate``: ``documents`` holds the annotation fields
-    too (:func:`outcome_rows`), added to every document written.
+    too (:func:`outcome_rows`), added to every document written. ``command``: the
+    command the manifest names as the copy's writer.
 
     ``edits`` (doc, text): kept documents whose text is replaced in ``text_field``
     (units removed inside them, :mod:`neardup.spark.units`), written as the local
@@ -223,7 +224,7 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
         from .._core.version import VERSION
 
         with open(stage / MANIFEST, "w", encoding="utf-8") as f:
-            json.dump({"written by": "neardup dedup --engine spark", "neardup": VERSION,
+            json.dump({"written by": f"neardup {command} --engine spark", "neardup": VERSION,
                        **written, "files": files}, f, indent=1)
     return written
 

@@ -98,6 +98,8 @@ def test_spark_clean_copy_and_flags_are_the_local_ones(spark, tmp_path, small_sp
                                      flag_eval=str(tmp_path / "sflags"), **options)
     files = parts(tmp_path / "spark")
     assert len(files) >= 2  # written by several tasks
+    manifest = json.loads((tmp_path / "spark" / "manifest.json").read_text())
+    assert manifest["written by"] == "neardup contamination --engine spark"
     if fmt == "jsonl":
         assert joined(tmp_path / "spark") == local_copy.read_bytes()
     else:
