@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, fields
 
-from . import cluster, lsh, minhash, planner, simhash, verify
+from . import cluster, cosine, lsh, minhash, planner, simhash, verify
 from .pairs import DEFAULT_MAX_PAIRS, PAIR_FORMS
 from .shingling import ShingleOptions
 
@@ -65,6 +65,15 @@ class FindConfig:
         runs the SimHash search.
     simhash_distance: k, the largest Hamming distance searched (0-63); None: chosen
         from the threshold (:func:`neardup.simhash.distance_for_threshold`).
+    embeddings: compare vectors instead of shingle sets: the column holding each
+        record's vector, a ``.npy`` file (row i: record i) or, in the library, a 2-D
+        array; ``threshold`` is then a cosine and ``bands``/``rows`` cut the
+        hyperplane bits (see :mod:`neardup.cosine`, :mod:`neardup.pipeline.embedded`).
+    hyperplanes: with embeddings, K random hyperplanes (sign bits) per vector; None:
+        chosen from the number of vectors (:func:`neardup.cosine.hyperplanes_for`).
+    also_jaccard: with embeddings, a pair must also have exact shingle Jaccard ≥ this.
+    either: with also_jaccard, a pair is kept when one of the two holds (cosine ≥
+        threshold or Jaccard ≥ also_jaccard); candidates come from both searches.
     """
 
     threshold: float = 0.8
@@ -90,8 +99,13 @@ class FindConfig:
     measure: str = "jaccard"
     sketch: str = "minhash"
     simhash_distance: int | None = None
+    embeddings: object = None  # a column name, a .npy path or a 2-D array
+    hyperplanes: int | None = None
+    also_jaccard: float | None = None
+    either: bool = False
 
     def __post_init__(self) -> None:
+        self._check_embeddings()
         if self.sketch not in SKETCHES:
             raise ValueError(f"sketch must be one of {SKETCHES}, got {self.sketch!r}")
         if self.simhash_distance is not None:
@@ -156,12 +170,58 @@ class FindConfig:
         if self.method == "lsh":
             self.warn_if_bands_fall_short()
 
+    def _check_embeddings(self) -> None:
+        """The options of a run on vectors (see :mod:`neardup.cosine`)."""
+        if self.embeddings is None:
+            for name in ("hyperplanes", "also_jaccard"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name} applies to a run on embeddings (give "
+                                     f"embeddings=COLUMN, --embeddings)")
+            if self.either:
+                raise ValueError("either applies to embeddings with also_jaccard")
+            return
+        if isinstance(self.embeddings, str) and not self.embeddings:
+            raise ValueError("embeddings must name a column or a .npy file")
+        if self.hyperplanes is not None and (
+                isinstance(self.hyperplanes, bool) or not isinstance(self.hyperplanes, int)
+                or not 1 <= self.hyperplanes <= cosine.MAX_HYPERPLANES):
+            raise ValueError(f"hyperplanes must be an integer in 1..{cosine.MAX_HYPERPLANES}, "
+                             f"got {self.hyperplanes!r}")
+        if self.also_jaccard is not None and (
+                isinstance(self.also_jaccard, bool)
+                or not isinstance(self.also_jaccard, (int, float))
+                or not 0.0 < self.also_jaccard <= 1.0):
+            raise ValueError(f"also_jaccard must be in (0, 1], got {self.also_jaccard!r}")
+        if self.either and self.also_jaccard is None:
+            raise ValueError("either needs also_jaccard: the Jaccard threshold a pair may "
+                             "pass instead of the cosine one")
+        for name, value, allowed in (("measure", self.measure, "jaccard"),
+                                     ("sketch", self.sketch, "minhash"),
+                                     ("clusters", self.clusters, "components")):
+            if value != allowed:
+                raise ValueError(f"{name} {value!r} does not apply to embeddings (cosine "
+                                 f"between vectors; leave {name} at {allowed!r})")
+        if self.bands is not None or self.rows is not None:
+            count = self.hyperplanes or cosine.MAX_HYPERPLANES
+            cosine.band_plan(self.threshold, count, bands=self.bands, rows=self.rows)
+
+    def cosine_plan(self, n: int) -> lsh.BandPlan:
+        """b × r over the hyperplane bits for ``n`` vectors (:func:`neardup.cosine.band_plan`;
+        K from :func:`neardup.cosine.hyperplanes_for` unless ``hyperplanes`` is given)."""
+        count = self.hyperplanes or cosine.hyperplanes_for(n, self.threshold, self.weights)
+        if self.hyperplanes is None and self.bands is not None and self.rows is not None:
+            count = max(count, self.bands * self.rows)
+        return cosine.band_plan(self.threshold, count, weights=self.weights,
+                                bands=self.bands, rows=self.rows)
+
     def warn_if_bands_fall_short(self) -> None:
         """Warn when the engine bands MinHash signatures with a b × r chosen for t that
         cannot find a pair at t with P(t) ≥ 0.995 (see :meth:`neardup.lsh.BandPlan.
         shortfall`): at the door for method "lsh", where "auto" turns into it otherwise."""
         if self.sketch != "minhash" or self.measure != "jaccard":
             return  # SimHash has no bands; containment bands by size class
+        if self.embeddings is not None and not self.either:
+            return  # the cosine bands are planned for the vectors read
         message = self.band_plan().shortfall()
         if message is not None:
             warnings.warn(message, stacklevel=3)
@@ -177,11 +237,22 @@ class FindConfig:
         return simhash.distance_for_threshold(self.threshold)
 
     def band_plan(self) -> lsh.BandPlan:
+        """MinHash's b × r. With embeddings, ``bands``/``rows`` cut the hyperplane bits
+        (:meth:`cosine_plan`), and this is the plan of ``either``'s MinHash search, at
+        ``also_jaccard``."""
+        if self.embeddings is not None:
+            return lsh.choose_bands(self.also_jaccard or self.threshold, self.num_perm,
+                                    weights=self.weights)
         return lsh.choose_bands(self.threshold, self.num_perm, weights=self.weights,
                                 bands=self.bands, rows=self.rows)
 
     def as_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        if values["embeddings"] is not None and not isinstance(values["embeddings"], str):
+            shape = getattr(values["embeddings"], "shape", None)
+            values["embeddings"] = (f"an array of shape {tuple(shape)}" if shape is not None
+                                    else str(values["embeddings"]))
+        return values
 
     @classmethod
     def from_options(cls, **options) -> FindConfig:

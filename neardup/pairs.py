@@ -245,11 +245,12 @@ def too_many_pairs(counts: dict, max_pairs: int | None) -> str | None:
 
 def pair_table(ids: pa.Array, doc_a, doc_b, jaccard, estimate) -> pa.Table:
     """The pairs table's columns: id_a, id_b, jaccard, estimate (6 decimals; null from the
-    exact join, which estimates nothing), doc_a, doc_b."""
+    exact join, which estimates nothing; jaccard null where a run on embeddings did not
+    compute it), doc_a, doc_b."""
     return columns.table({
         "id_a": ids.take(columns.numbers(doc_a)),
         "id_b": ids.take(columns.numbers(doc_b)),
-        "jaccard": np.round(jaccard, 6),
+        "jaccard": columns.nullable_floats(np.round(jaccard, 6)),
         "estimate": columns.nullable_floats(np.round(estimate, 6)),  # NaN: not estimated
         "doc_a": doc_a,
         "doc_b": doc_b,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import allpairs, lsh, minhash
+from . import allpairs, cosine, lsh, minhash
 from ._core import kernels
 from .shingling import ShingleSets
 
@@ -136,4 +136,40 @@ def choose_method(sets: ShingleSets, threshold: float, num_perm: int, plan: lsh.
                   f"prefixes hold {exact['prefix_fraction']:.0%} of each set at t = "
                   f"{threshold}, ~{exact_candidates:.3g} prefix candidates")
     return MethodChoice(method, reason, exact_seconds, lsh_seconds, exact_candidates,
+                        lsh_candidates)
+
+
+def choose_cosine_method(unit: np.ndarray, threshold: float, plan: lsh.BandPlan,
+                         sample: int = 2000, seed: int = 0) -> MethodChoice:
+    """Exact all pairs or cosine LSH for the usable unit vectors ``unit`` (n, d), as
+    :func:`choose_method` weighs them for sets: the exact products cost n²/2 · d
+    (:func:`neardup.cosine.brute_force_seconds`); LSH costs signing and banding
+    (:func:`neardup.cosine.sign_seconds`) plus the d-long check of each candidate,
+    whose number is counted on a sample's own band collisions and scaled by
+    n(n-1)/(m(m-1)). Exact is chosen when it is estimated no slower than
+    EXACT_PREFERENCE × LSH."""
+    n, d = unit.shape
+    if n < 2:
+        return MethodChoice("exact", "fewer than two vectors", 0.0, 0.0, 0.0, 0.0)
+    exact_seconds = cosine.brute_force_seconds(n, d)
+    if exact_seconds <= SMALL_INPUT_SECONDS:
+        return MethodChoice("exact", f"small input: all {n * (n - 1) // 2:,} pairs of {n:,} "
+                            f"vectors take ~{exact_seconds:.1g} s to compare; exact loses "
+                            f"no pair", exact_seconds, 0.0, n * (n - 1) / 2, 0.0)
+    m = min(sample, n)
+    picked = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
+    scale = n * (n - 1) / (m * (m - 1))
+    sample_i, _, _ = cosine.candidate_pairs(unit[picked], plan, seed + 1)
+    lsh_candidates = sample_i.size * scale
+    lsh_seconds = (cosine.sign_seconds(n, d, plan.num_perm, plan.bands)
+                   + lsh_candidates * (d * 2e-9 + _EMIT_STEP))
+    if exact_seconds <= EXACT_PREFERENCE * lsh_seconds:
+        method, reason = "exact", (f"all pairs estimated at {exact_seconds:.2g} s vs cosine "
+                                   f"LSH {lsh_seconds:.2g} s: exact loses no pair at a "
+                                   f"similar cost")
+    else:
+        method, reason = "lsh", (f"cosine LSH estimated at {lsh_seconds:.2g} s "
+                                 f"(~{lsh_candidates:.3g} candidates) vs all pairs "
+                                 f"{exact_seconds:.2g} s")
+    return MethodChoice(method, reason, exact_seconds, lsh_seconds, n * (n - 1) / 2,
                         lsh_candidates)

@@ -50,6 +50,9 @@ class FindResult:
     sets: ShingleSets | None = None
     signatures: minhash.Signatures | None = None
     previews: dict | None = None  # document -> its line, shortened (line inputs, for display)
+    # with embeddings: the exact cosine of each pair of pair_set (set_i, set_j), NaN where
+    # a document has no usable vector (either); pairs tables gain a cosine column
+    cosine: np.ndarray | None = None
     _listed: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _id_arrow: pa.Array | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -117,6 +120,8 @@ class FindResult:
     @property
     def pairs_schema(self) -> pa.Schema:
         """The schema of :meth:`pairs_table` (PAIR_SCHEMA, plus containment if measured)."""
+        if self.cosine is not None:
+            return PAIR_SCHEMA.insert(3, pa.field("cosine", pa.float64()))
         if self.config.measure == "jaccard":
             return PAIR_SCHEMA
         return PAIR_SCHEMA.insert(3, pa.field(self.config.measure, pa.float64()))
@@ -128,6 +133,12 @@ class FindResult:
 
     def _pair_table(self, doc_a, doc_b, jaccard, estimate) -> pa.Table:
         table = pair_table(self.id_array, doc_a, doc_b, jaccard, estimate)
+        if self.cosine is not None:  # pairs of distinct documents: each a set pair
+            p, n = self.pair_set, max(self.n, 1)
+            at = np.searchsorted(p.set_i * n + p.set_j, np.asarray(doc_a) * n + doc_b)
+            value = self.cosine[np.minimum(at, max(self.cosine.size - 1, 0))] \
+                if self.cosine.size else np.empty(0)
+            return table.add_column(3, "cosine", columns.nullable_floats(np.round(value, 6)))
         if self.config.measure == "jaccard":
             return table
         # exact, from J and the set sizes (see verify.containment_from_jaccard)
@@ -143,12 +154,15 @@ class FindResult:
     def candidates_table(self) -> pa.Table:
         """Every LSH candidate (distinct sets only) with its exact Jaccard and estimate."""
         c = self.candidates
-        measure = self.config.measure
-        extra = {} if measure == "jaccard" else {measure: c[measure].round(6)}
+        measure = "cosine" if "cosine" in c else self.config.measure
+        extra = {} if measure == "jaccard" else {measure: columns.nullable_floats(
+            c[measure].round(6))}
+        verified = c["verified"] if "verified" in c else c[measure] >= self.config.threshold
         return columns.table({"doc_a": c["i"], "doc_b": c["j"],
-                              "jaccard": c["jaccard"].round(6), **extra,
+                              "jaccard": columns.nullable_floats(c["jaccard"].round(6)),
+                              **extra,
                               "estimate": columns.nullable_floats(c["estimate"].round(6)),
-                              "verified": c[measure] >= self.config.threshold})
+                              "verified": verified})
 
     def documents_table(self) -> pa.Table:
         """One row per document: id, shingle count, status, cluster, kept or removable."""

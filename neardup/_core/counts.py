@@ -65,6 +65,9 @@ FIND_COUNTS: dict[str, str] = {
     "method": "how candidates were found: lsh, exact or simhash",
     "method_choice": "the method and why (chosen by the user, by the planner with its "
                      "estimates, or forced by the run)",
+    "vectors": "with embeddings only: where the vectors came from, their dimensions, the "
+               "vectors read and those set aside by reason (read = usable + skipped), and "
+               "the hyperplane bits banded (then 'shingled' counts the documents compared)",
 }
 
 # what shingling counts, after the find counts, where it applies
@@ -126,14 +129,15 @@ def search_counts(buckets, simhash=None, containment_search: dict | None = None)
 def find_counts(*, documents: int, shingled: int, shingles: int, identical_copies: int,
                 candidates: int, pairs: Mapping, clusters: int, documents_in_clusters: int,
                 removable: int, search: Mapping, method: str, method_choice: dict,
-                set_aside: int = 0, min_member_similarity=NOT_CENTER) -> dict:
+                set_aside: int = 0, min_member_similarity=NOT_CENTER,
+                vectors: dict | None = None) -> dict:
     """The counts of a find, from what an engine measured (see :data:`FIND_COUNTS`).
 
     ``set_aside``: documents kept out of every pair for another reason (``--generated
     exclude``), counted neither as shingled nor as too few shingles; ``pairs``: from
     :func:`pair_counts`; ``search``: from :func:`search_counts`;
     ``min_member_similarity``: given (a float, or None for no cluster) by a run with
-    clusters "center" only."""
+    clusters "center" only; ``vectors``: from :func:`vector_counts` (embeddings)."""
     center = ({} if min_member_similarity is NOT_CENTER
               else {"min_member_similarity": min_member_similarity})
     return {
@@ -153,7 +157,19 @@ def find_counts(*, documents: int, shingled: int, shingles: int, identical_copie
         **search,
         "method": method,
         "method_choice": method_choice,
+        **({"vectors": vectors} if vectors is not None else {}),
     }
+
+
+def vector_counts(*, source: str, dimensions: int, reasons: Mapping, usable: int,
+                  hyperplanes: int, bands: int, rows: int) -> dict:
+    """The ``vectors`` count of a run on embeddings: ``reasons`` maps each reason a
+    vector was set aside for to how many; every vector read is usable or skipped."""
+    skipped = {str(reason): int(count) for reason, count in reasons.items() if count}
+    return {"source": str(source), "dimensions": int(dimensions),
+            "read": int(usable) + sum(skipped.values()), "usable": int(usable),
+            "skipped": sum(skipped.values()), "skipped_by_reason": skipped,
+            "hyperplanes": int(hyperplanes), "bands": int(bands), "rows": int(rows)}
 
 
 def cluster_counts(cluster_sizes) -> dict:

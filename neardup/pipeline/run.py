@@ -34,11 +34,13 @@ from ..sources import (
     frames,
     itemsets,
     read_document_chunks,
+    vectors,
 )
 from ..sources.options import as_paths
 from ..text import prepare
 from ..text.batches import ShingleSetsBuilder
 from . import find_sets, kernels_for
+from .embedded import find_vectors
 
 PREVIEW_CLUSTERS = 100  # the largest clusters whose members of a line file get a preview
 PREVIEW_MEMBERS = 6  # per cluster: its first members in input order (and the one kept)
@@ -81,6 +83,13 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
     key = None
     extra = [representative_field] if representative_field not in (None, "id") else []
     timer = StageTimer(quiet)
+    table = None
+    if config.embeddings is not None:
+        if frames.is_in_memory(inputs):  # read once: its vector column is taken after
+            inputs = table = frames.to_arrow(inputs)
+        else:
+            field = vectors.read_with_records(config.embeddings, as_paths(inputs), source.fmt)
+            extra += [field] if field is not None and field not in extra else []
     if frames.is_in_memory(inputs):
         documents, report, fields = frames.read_frame(
             inputs, text_fields=source.text_fields, id_field=source.id_field,
@@ -106,9 +115,20 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
     if key is None:
         key = lengths
     aside = {"generated": generated} if prep.generated == "exclude" else None
-    with kernels:
-        result = find_sets(sets, documents.ids, config, timer=timer, representative_key=key,
-                           set_aside=aside, keep_arrays=keep_arrays)
+    if config.embeddings is not None:
+        found, why, shown = vectors.of_documents(
+            config.embeddings, documents, report.records_seen, table=table,
+            fields=getattr(documents, "fields", None))
+        with kernels:
+            result = find_vectors(sets, found, why, documents.ids, config, source=shown,
+                                  timer=timer, representative_key=key,
+                                  keep_arrays=keep_arrays)
+        del found
+    else:
+        with kernels:
+            result = find_sets(sets, documents.ids, config, timer=timer,
+                               representative_key=key, set_aside=aside,
+                               keep_arrays=keep_arrays)
     if prep.generated == "flag":
         result.status[generated & (result.status == "ok")] = "ok (generated)"
     result.counts.update(counts)

@@ -1,0 +1,230 @@
+"""Embeddings the user brings, one vector per record, aligned with the documents read.
+
+Where the vectors come from (``embeddings``):
+
+- a column of the records: in Parquet and Arrow IPC files and in data in memory
+  (a pyarrow Table, a pandas DataFrame whose column holds numpy arrays or lists, a
+  polars DataFrame), read through Arrow as a fixed-size list or a list of float16,
+  float32 or float64 (integers are taken as floats); in other formats (JSON Lines,
+  CSV) the field's value, a list of numbers, read with the record;
+- a ``.npy`` file beside the records (a path ending in ``.npy``): a 2-D array whose row
+  i is record i of the one input (the records as read, skipped ones included);
+- in the library, a 2-D numpy array, row i for record i.
+
+A record's vector is set aside, with its reason (:data:`neardup.cosine.REASONS`), when
+it is null (:data:`~neardup.cosine.NO_VECTOR`) or its length is not the vectors' length
+(:data:`~neardup.cosine.WRONG_LENGTH`; the length is the one most vectors have, the
+smallest on a tie). NaN, infinities and zero norms are found when the vectors are
+normalised (:func:`neardup.cosine.normalise`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..cosine import NO_VECTOR, WRONG_LENGTH
+from .documents import Documents
+
+NPY_SUFFIX = ".npy"
+ARROW_READERS = ("parquet", "arrow")  # formats whose column is read whole through Arrow
+
+
+def is_npy(embeddings) -> bool:
+    """True for a ``.npy`` path (vectors in a file beside the records)."""
+    return isinstance(embeddings, (str, os.PathLike)) and \
+        os.fspath(embeddings).lower().endswith(NPY_SUFFIX)
+
+
+def field_name(embeddings) -> str | None:
+    """The column to read with the records (None for an array or a .npy file)."""
+    if embeddings is None or isinstance(embeddings, np.ndarray) or is_npy(embeddings):
+        return None
+    return str(embeddings)
+
+
+def from_arrow(column) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors (rows, d) float32 or float64, reasons object[rows]) of an Arrow column of
+    lists (fixed-size or not) of numbers; a null element inside a list is NaN."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = (column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
+    kind = column.type
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind)):
+        raise ValueError(f"embeddings: the column holds {kind}, not lists of numbers "
+                         f"(fixed-size lists or lists of float16/32/64)")
+    value_type = kind.value_type
+    if not (pa.types.is_floating(value_type) or pa.types.is_integer(value_type)):
+        raise ValueError(f"embeddings: the lists hold {value_type}, not numbers")
+    dtype = np.float64 if pa.types.is_float64(value_type) or \
+        pa.types.is_integer(value_type) else np.float32
+    rows = len(column)
+    reasons = np.full(rows, "", dtype=object)
+    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    reasons[~valid] = NO_VECTOR
+    if pa.types.is_fixed_size_list(kind):
+        lengths = np.full(rows, kind.list_size, dtype=np.int64)
+    else:
+        lengths = np.asarray(pc.fill_null(pc.list_value_length(column), 0)
+                             .to_numpy(zero_copy_only=False), dtype=np.int64)
+    present = lengths[valid]
+    if present.size == 0:
+        return np.zeros((rows, 0), dtype=dtype), reasons
+    counts = np.bincount(present)
+    d = int(np.argmax(counts))  # the most common length (the smallest on a tie)
+    wrong = valid & (lengths != d)
+    reasons[wrong] = WRONG_LENGTH
+    good = valid & ~wrong
+    vectors = np.zeros((rows, d), dtype=dtype)
+    if good.any():
+        picked = column.filter(pa.array(good))
+        values = pc.list_flatten(picked).cast(pa.from_numpy_dtype(dtype))
+        flat = values.fill_null(np.nan).to_numpy(zero_copy_only=False)
+        vectors[good] = flat.reshape(-1, d)
+    return vectors, reasons
+
+
+def from_values(values) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`from_arrow` of a field's values read with the records (lists of numbers,
+    or None): one per document."""
+    import pyarrow as pa
+
+    try:
+        column = pa.array([None if v is None else list(v) for v in values])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as err:
+        raise ValueError(f"embeddings: a value is not a list of numbers: {err}") from err
+    if pa.types.is_null(column.type):
+        column = column.cast(pa.list_(pa.float64()))
+    return from_arrow(column)
+
+
+def from_array(array, records: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """A 2-D array of ``records`` rows (row i: record i) and no reasons yet; another
+    shape is a ValueError naming ``what`` (the .npy file, or "the array")."""
+    array = np.asarray(array)
+    if array.ndim != 2:
+        raise ValueError(f"embeddings: {what} has shape {array.shape}; it must be 2-D "
+                         f"(one row per record)")
+    if array.shape[0] != records:
+        raise ValueError(f"embeddings: {what} has {array.shape[0]:,} rows but the input "
+                         f"has {records:,} records (row i is record i)")
+    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise ValueError(f"embeddings: {what} holds {array.dtype}, not numbers")
+    return array, np.full(records, "", dtype=object)
+
+
+def read_npy(path, records: int) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors of a ``.npy`` file (memory-mapped), checked by :func:`from_array`."""
+    try:
+        array = np.load(os.fspath(path), mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except ValueError as err:
+        raise ValueError(f"embeddings: {path} is not a numpy array file: {err}") from err
+    return from_array(array, records, os.fspath(path))
+
+
+def read_column(src, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`from_arrow` of ``column`` of a Parquet or Arrow IPC input (every row)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if src.fmt == "parquet":
+        from .parquet import _parquet_file
+
+        names = pq.ParquetFile(_parquet_file(src)).schema_arrow.names
+        if column not in names:
+            raise ValueError(f"{src.display}: no column {column!r} (embeddings); the "
+                             f"columns are {names}")
+        table = pq.read_table(_parquet_file(src), columns=[column])
+    else:
+        from .arrow import _batches, _open
+
+        reader, is_file = _open(src)
+        if column not in reader.schema.names:
+            raise ValueError(f"{src.display}: no column {column!r} (embeddings); the "
+                             f"columns are {reader.schema.names}")
+        table = pa.Table.from_batches([b.select([column]) for b in _batches(reader, is_file)],
+                                      schema=reader.schema.select([column])
+                                      if hasattr(reader.schema, "select") else None)
+    return from_arrow(table.column(column))
+
+
+def for_documents(per_input: list[tuple[np.ndarray, np.ndarray]], documents: Documents
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors (n, d), reasons object[n]) of the documents, from each input's vectors by
+    record (``documents.source``, ``documents.record``); inputs whose lengths differ
+    make the shorter ones' vectors :data:`~neardup.cosine.WRONG_LENGTH`."""
+    n = len(documents.ids)
+    if not per_input:
+        return np.zeros((n, 0)), np.full(n, NO_VECTOR, dtype=object)
+    dims = [v.shape[1] for v, _ in per_input]
+    d = max(set(dims), key=lambda x: (sum(1 for y in dims if y == x), -x))
+    dtype = np.result_type(*[v.dtype for v, _ in per_input], np.float32)
+    vectors = np.zeros((n, d), dtype=dtype)
+    reasons = np.full(n, "", dtype=object)
+    for k, (v, r) in enumerate(per_input):
+        docs = np.flatnonzero(documents.source == k)
+        rows = documents.record[docs]
+        if v.shape[1] != d:
+            reasons[docs] = np.where(r[rows] == "", WRONG_LENGTH, r[rows])
+            continue
+        vectors[docs] = v[rows]
+        reasons[docs] = r[rows]
+    return vectors, reasons
+
+
+def read_with_records(embeddings, paths, fmt: str) -> str | None:
+    """The field to read with the records for ``embeddings``: its column where an input
+    is not a Parquet or Arrow IPC file (JSON Lines, CSV: a list per record), else None
+    (those columns are read whole afterwards, :func:`of_documents`)."""
+    from . import resolve_format
+
+    field = field_name(embeddings)
+    if field is None:
+        return None
+    if all(resolve_format(os.fspath(p), fmt) in ARROW_READERS for p in paths):
+        return None
+    return field
+
+
+def of_documents(embeddings, documents: Documents, records: int, *, table=None,
+                 fields: dict | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+    """(vectors (n, d), reasons object[n], what the counts name as their source) of the
+    ``documents`` read from ``records`` records: from a ``.npy`` file or an array (row i:
+    record i; one input only), from the column of ``table`` (data in memory), from the
+    field read with the records (``fields``), or from each Parquet or Arrow input's
+    column."""
+    if isinstance(embeddings, np.ndarray) or is_npy(embeddings):
+        if len(documents.inputs) > 1:
+            raise ValueError(f"embeddings: an array's row i is record i of one input; "
+                             f"{len(documents.inputs)} inputs were given (give a column "
+                             f"instead, or one input)")
+        if isinstance(embeddings, np.ndarray):
+            rows = from_array(embeddings, records, "the array")
+            shown = f"an array of shape {embeddings.shape}"
+        else:
+            rows = read_npy(embeddings, records)
+            shown = os.fspath(embeddings)
+        return (*for_documents([rows], documents), shown)
+    column = str(embeddings)
+    if table is not None:
+        if column not in table.column_names:
+            raise ValueError(f"embeddings: no column {column!r}; the columns are "
+                             f"{table.column_names}")
+        return (*for_documents([from_arrow(table.column(column))], documents),
+                f"column {column}")
+    if fields is not None and column in fields:
+        vectors, reasons = from_values(fields[column])
+        return vectors, reasons, f"field {column}"
+    per_input = []
+    for src in documents.inputs:
+        if src.fmt not in ARROW_READERS:
+            raise ValueError(f"embeddings: {src.display} is {src.fmt}; its vectors are "
+                             f"read with its records")
+        per_input.append(read_column(src, column))
+    return (*for_documents(per_input, documents), f"column {column}")
