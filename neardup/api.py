@@ -716,6 +716,7 @@ def build_index(inputs, path, *, engine: str = "local", quiet: bool = True, text
         raise not_one_of("engine", engine, ENGINES)
     remote.refuse_local_only("index build", path, remote.INDEX_WRITES)
     if engine == "local":
+        refusals.check(refusals.INDEX, "index build", {"embeddings": options.get("embeddings")})
         if not frames.is_in_memory(inputs):  # a remote folder or glob: its data files
             inputs = expand_inputs(as_paths(inputs), options.get("fmt", "auto"))
         return Index.build(inputs, path, quiet=quiet, text=text, id=id,
@@ -759,7 +760,7 @@ def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
     in :data:`neardup.pipeline.refusals.REFUSALS` before any work: ``given`` are the entry
     point's keywords, then the similarity options as given, their defaults and the text
     options (the config is built later, once)."""
-    refusals.check(refusals.engine_of(engine, memory_limit), command,
+    refusals.check(refusals.engine_of(engine, memory_limit, given.get("against")), command,
                    {"remote": None, **given, "memory_limit": memory_limit, **groups.similarity},
                    FindConfig, groups.prepare)
 

@@ -262,7 +262,8 @@ def member_similarities(sets, labels: np.ndarray, representative: np.ndarray,
                         measure: str = "jaccard"
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(member, kept, similarity): every document not kept, the document kept in its
-    cluster, and their exact ``measure`` (:func:`neardup.verify.exact_similarity`).
+    cluster, and their exact ``measure`` (:func:`neardup.verify.exact_similarity`;
+    ``measure=None``: no similarity, None, for a caller that measures it otherwise).
 
     Under "center" every similarity is ≥ t; under "components" a chain shows here as
     a member far below t from the document kept for it.
@@ -274,6 +275,8 @@ def member_similarities(sets, labels: np.ndarray, representative: np.ndarray,
     kept_of_label[labels[kept]] = kept
     member = np.flatnonzero(~representative)
     kept_for = kept_of_label[labels[member]]
+    if measure is None:
+        return member, kept_for, None
     return member, kept_for, exact_similarity(sets, member, kept_for, measure)
 
 

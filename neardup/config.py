@@ -196,8 +196,7 @@ class FindConfig:
             raise ValueError("either needs also_jaccard: the Jaccard threshold a pair may "
                              "pass instead of the cosine one")
         for name, value, allowed in (("measure", self.measure, "jaccard"),
-                                     ("sketch", self.sketch, "minhash"),
-                                     ("clusters", self.clusters, "components")):
+                                     ("sketch", self.sketch, "minhash")):
             if value != allowed:
                 raise ValueError(f"{name} {value!r} does not apply to embeddings (cosine "
                                  f"between vectors; leave {name} at {allowed!r})")

@@ -14,9 +14,12 @@ dictionaries name the same options.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Literal, TypedDict
+
+import numpy as np
 
 from ._core.choices import closest
 from .config import FindConfig
@@ -65,6 +68,10 @@ class SimilarityKeywords(TypedDict, total=False):
     measure: Literal["jaccard", "containment"]  # containment: |A & B| / min(|A|, |B|)
     sketch: Literal["minhash", "simhash"]  # how method "lsh" finds candidates
     simhash_distance: int | None  # sketch simhash: largest Hamming distance (default: from t)
+    embeddings: str | os.PathLike[str] | np.ndarray | None  # vectors: a column, a .npy file
+    hyperplanes: int | None  # with embeddings: sign bits per vector (default: from n)
+    also_jaccard: float | None  # with embeddings: also exact Jaccard >= this
+    either: bool  # with also_jaccard: cosine >= t or Jaccard >= also_jaccard
 
 
 class TextKeywords(TypedDict, total=False):

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "neardup"
 TOP_LEVEL = {"__init__", "__main__", "api", "options", "config", "result", "evaluate",
              "synthetic", "shingling", "minhash", "simhash", "lsh", "containment", "allpairs",
-             "planner", "verify", "pairs", "cluster"}
+             "planner", "verify", "pairs", "cluster", "cosine"}
 PACKAGES = {"_core", "text", "code", "sources", "sinks", "pipeline", "spark", "index", "report",
             "cli", "units"}
 

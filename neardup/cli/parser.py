@@ -7,7 +7,7 @@ import argparse
 import os
 from dataclasses import fields
 
-from .. import api, lsh, sinks, sources
+from .. import api, cosine, lsh, sinks, sources
 from .._core.choices import closest, did_you_mean
 from ..cluster import CLUSTER_POLICIES, DEDUP_CLUSTERS, REPRESENTATIVE_POLICIES
 from ..cluster import KEEP_POLICIES as DOCUMENT_KEEP_POLICIES
@@ -40,6 +40,7 @@ def _source_arguments(p: argparse.ArgumentParser, clusters: str | None = None) -
     clustering where it is not FindConfig's (dedup)."""
     _input_arguments(p)
     _similarity_arguments(p, clusters)
+    _embedding_arguments(p)
     _text_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
@@ -233,6 +234,25 @@ def _text_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--transpose", action="store_true",
                    help="with --items: sets of users per item (items with nearly the "
                         "same audience)")
+
+
+def _embedding_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("embeddings (vectors you bring; see the embeddings guide)")
+    g.add_argument("--embeddings", metavar="COLUMN",
+                   help="compare the records' vectors by cosine instead of their shingles: "
+                        "the column or field holding each record's vector (Parquet, Arrow: "
+                        "fixed-size lists or lists of float16/32/64; JSON Lines: a list), "
+                        "or a .npy file whose row i is record i; -t is then a cosine")
+    g.add_argument("--hyperplanes", type=int, metavar="K",
+                   help="with --embeddings: random hyperplanes (sign bits) per vector for "
+                        f"LSH, 1-{cosine.MAX_HYPERPLANES} (default: chosen from the number "
+                        "of vectors); --bands/--rows cut these bits")
+    g.add_argument("--also-jaccard", type=float, metavar="T2",
+                   help="with --embeddings: keep a pair only when its exact shingle Jaccard "
+                        "is also >= T2")
+    g.add_argument("--either", action="store_true",
+                   help="with --also-jaccard: keep a pair when cosine >= T or Jaccard >= T2 "
+                        "(candidates from both searches)")
 
 
 # the groups' keys, from their dataclasses (weights: a library knob, not a flag)

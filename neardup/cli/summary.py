@@ -19,12 +19,16 @@ def format_report(result, top: int = 10, out=None) -> str:
         for kind in ("skipped", "failed"):
             for reason, count in sorted((read.get(kind) or {}).items()):
                 lines.append(f"  {kind}: {count:,} {reason}")
+    if "vectors" in c:
+        lines += _describe_vectors(c, result)
+    else:
+        lines += [
+            f"documents {c['documents']:,}: {c['shingled']:,} shingled "
+            f"({c['shingles']:,} shingles), {c['too_few_shingles']:,} set aside "
+            f"(< {result.config.min_shingles} shingles)",
+            f"distinct shingle sets {c['distinct_sets']:,} ({c['identical_copies']:,} "
+            f"identical copies grouped before LSH)"]
     lines += [
-        f"documents {c['documents']:,}: {c['shingled']:,} shingled "
-        f"({c['shingles']:,} shingles), {c['too_few_shingles']:,} set aside "
-        f"(< {result.config.min_shingles} shingles)",
-        f"distinct shingle sets {c['distinct_sets']:,} ({c['identical_copies']:,} identical "
-        f"copies grouped before LSH)",
         f"method {c['method']}: {c['method_choice']['reason']}",
         _describe_search(c, result),
         describe_pairs(c, result.config),
@@ -64,9 +68,27 @@ def format_report(result, top: int = 10, out=None) -> str:
     return "\n".join(lines)
 
 
+def _describe_vectors(c: dict, result) -> list[str]:
+    """The documents of a run on embeddings: compared, set aside, the vectors by reason."""
+    v = c["vectors"]
+    lines = [f"documents {c['documents']:,}: {c['shingled']:,} compared, "
+             f"{c['documents'] - c['shingled']:,} set aside",
+             f"vectors ({v['source']}, {v['dimensions']} dimensions): {v['read']:,} read, "
+             f"{v['usable']:,} usable, {v['skipped']:,} skipped"]
+    lines += [f"  skipped: {count:,} {reason}"
+              for reason, count in sorted(v["skipped_by_reason"].items())]
+    return lines
+
+
 def _describe_search(c: dict, result) -> str:
     """One line on how the candidates were found: LSH, the SimHash search or the join."""
     t = result.config.threshold
+    if "vectors" in c:
+        v = c["vectors"]
+        search = (f"cosine LSH {v['bands']} x {v['rows']} of {v['hyperplanes']} hyperplane "
+                  f"bits (P(t) = {result.plan.p_at_threshold:.4f} at cosine t = {t})"
+                  if c["method"] == "lsh" else f"all pairs of vectors compared (cosine t = {t})")
+        return f"{search}: {c['candidates']:,} candidates, each verified by exact cosine"
     if c["method"] == "lsh" and "containment_search" in c:
         s = c["containment_search"]
         floor = s["lowest_lsh_jaccard_floor"]
@@ -91,6 +113,12 @@ def describe_pairs(c: dict, config) -> str:
         config.measure)
     which = (f"exact {measure} >= {config.threshold}" if config.verify
              else f"every candidate, any {measure}")
+    if getattr(config, "embeddings", None) is not None:
+        rule = f"exact cosine >= {config.threshold}"
+        if config.also_jaccard is not None:
+            rule += (" or " if config.either else " and ") + \
+                f"exact Jaccard >= {config.also_jaccard}"
+        which = rule if config.verify else "every candidate, any cosine"
     with_index = c.get("index", {}).get("identical_pairs_with_index", 0)
     identical = (f"{c['identical_pairs']:,} of identical sets (J = 1; {with_index:,} of them a "
                  f"new document and an indexed copy)" if with_index else

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import allpairs, cosine, lsh, planner, verify
+from .. import allpairs, cluster, cosine, lsh, planner, verify
 from .._core import columns
 from .._core import counts as counting
 from .._core.progress import StageTimer
@@ -135,11 +135,18 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
     missing = ~usable_mask & ~has_vector
     status[missing] = reasons[missing]
     skipped, counts_of = np.unique(reasons[~has_vector], return_counts=True)
+    lowest = counting.NOT_CENTER
+    if config.clusters == "center":  # the lowest cosine of a removed document to its centre
+        member, kept_for, _ = cluster.member_similarities(None, labels, representative,
+                                                          measure=None)
+        value = cosine.exact_cosine(unit, member, kept_for)
+        value = value[~np.isnan(value)]
+        lowest = round(float(value.min()), 6) if value.size else None
     counts = counting.find_counts(
         documents=n, set_aside=n - usable.size, shingled=usable.size,
         shingles=sizes[usable].sum(), identical_copies=0, candidates=candidates,
         pairs=pair_set.counts(), **counting.cluster_counts(np.bincount(labels, minlength=n)),
-        removable=n - representative.sum(),
+        removable=n - representative.sum(), min_member_similarity=lowest,
         search=counting.search_counts(stats), method=method, method_choice=method_choice,
         vectors=counting.vector_counts(
             source=source, dimensions=vectors.shape[1],

@@ -1,13 +1,13 @@
 """What each engine refuses: one table, checked at the door before any work.
 
-The local engine runs every option. Under ``--memory-limit`` it reads, shingles and signs
-a chunk at a time, so what needs every set or text in memory is refused; the Spark
-engine runs MinHash + LSH or SimHash on Jaccard, from files. A row names the engine,
-the commands it applies to (``dedup --against``: a dedup against an index, ``dedup
---unit``: units inside documents), the option (its library keyword) and the values refused;
-:func:`check` raises the row's message, which names the CLI flag. ``neardup.api``
-checks every entry point once, before reading anything or starting Spark; the Spark
-engine's own DataFrame entry points (:func:`neardup.spark.find`,
+The local engine runs every option, but embeddings against an index (or in one). Under
+``--memory-limit`` it reads, shingles and signs a chunk at a time, so what needs every set
+or text in memory is refused; the Spark engine runs MinHash + LSH or SimHash on Jaccard,
+from files. A row names the engine, the commands it applies to (``dedup --against``: a
+dedup against an index, ``dedup --unit``: units inside documents), the option (its library
+keyword) and the values refused; :func:`check` raises the row's message, which names the
+CLI flag. ``neardup.api`` checks every entry point once, before reading anything or
+starting Spark; the Spark engine's own DataFrame entry points (:func:`neardup.spark.find`,
 :func:`neardup.spark.evaluate`) check the options of the run's config the same way.
 ``tests/test_architecture.py`` fails on such a refusal written anywhere else, and
 ``tests/test_refusals.py`` calls the API once per row and expects its message.
@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 SPARK = "spark"
 MEMORY_LIMIT = "memory_limit"  # the local engine under --memory-limit
-WHERE = {SPARK: "by the Spark engine", MEMORY_LIMIT: "with memory_limit (--memory-limit)"}
+INDEX = "index"  # the local engine against an index (--against), or building one
+WHERE = {SPARK: "by the Spark engine", MEMORY_LIMIT: "with memory_limit (--memory-limit)",
+         INDEX: "with an index (--against, neardup index)"}
 GIVEN = "given"  # a row's ``refused``: any value given (not None, not False)
 
 
@@ -55,6 +57,8 @@ _FILES = ("find", "dedup")  # whole documents, from files
 _TEXT = ("find", "dedup", "evaluate", "index build")  # every Spark run that shingles texts
 _LOCAL_S_CURVE = "it computes no S-curve; use the local engine for it"
 _HELD = "holds every set in memory"
+_VECTORS = ("it compares MinHash signatures of shingle sets; run on the vectors with the "
+            "local engine")
 
 REFUSALS: tuple[Refusal, ...] = (
     # ---- the Spark engine
@@ -98,6 +102,8 @@ REFUSALS: tuple[Refusal, ...] = (
             "Spark reads files with its own Hadoop file system, whose s3a:// and gs:// "
             "connectors are JARs neardup does not install; use the local engine, which "
             "reads and writes them through fsspec"),
+    Refusal(SPARK, ("find", "dedup", "evaluate", "index build"), "embeddings",
+            "--embeddings", _VECTORS),
     Refusal(SPARK, ("evaluate",), "sweep", "--sweep", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "plot", "--plot", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "curve_from", "--curve-from", _LOCAL_S_CURVE),
@@ -124,6 +130,12 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(MEMORY_LIMIT, _FILES, "representative_field", "--representative-field",
             "a chunk at a time only the id field is kept (--representative-field id)",
             allowed=(None, "id")),
+    Refusal(MEMORY_LIMIT, _FILES, "embeddings", "--embeddings",
+            "the vectors are held whole (4 bytes a dimension); drop --memory-limit"),
+    # ---- the local engine against an index, or building one
+    Refusal(INDEX, ("find", "dedup", "index build"), "embeddings", "--embeddings",
+            "an index holds MinHash signatures of shingle sets; run find or dedup on the "
+            "vectors without --against"),
 )
 ENGINES = tuple(WHERE)
 
@@ -152,6 +164,9 @@ def check(engine: str, command: str, options: Mapping, *groups, partial: bool = 
             raise ValueError(row.message(value))
 
 
-def engine_of(engine: str, memory_limit) -> str:
-    """The table's engine for ``engine`` ("local" or "spark") with ``memory_limit``."""
-    return MEMORY_LIMIT if engine == "local" and memory_limit is not None else engine
+def engine_of(engine: str, memory_limit, against=None) -> str:
+    """The table's engine for ``engine`` ("local" or "spark") with ``memory_limit`` or
+    against an index (``against``)."""
+    if engine == "local" and memory_limit is not None:
+        return MEMORY_LIMIT
+    return INDEX if engine == "local" and against is not None else engine

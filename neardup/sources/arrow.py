@@ -120,10 +120,23 @@ def check_annotations(path: str, added: Sequence[str], shown: str) -> None:
     refuse_collisions(reader.schema.names, added, shown)
 
 
+def read_column(src: InputSource, column: str):
+    """``column`` of every row of an Arrow IPC input, as one Arrow chunked array."""
+    import pyarrow as pa
+
+    reader, is_file = _open(src)
+    if column not in reader.schema.names:
+        raise ValueError(f"{src.display}: no column {column!r}; the columns are "
+                         f"{reader.schema.names}")
+    field = reader.schema.field(column)
+    return pa.chunked_array([batch.column(column) for batch in _batches(reader, is_file)],
+                            type=field.type)
+
+
 FORMAT = Format(
     name="arrow", title="Arrow IPC", described="an Arrow IPC file",
     suffixes=(".arrow", ".feather"), read=_read_arrow, copy=_write_arrow, annotates=True,
     check_annotations=check_annotations,
     self_compressed="an Arrow IPC file is read in place, not through a decompressing stream",
-    record_unit="row", count=count_rows,
+    record_unit="row", count=count_rows, read_column=read_column,
 )

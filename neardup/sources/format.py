@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .documents import _ReadContext
+    from .documents import InputSource, _ReadContext
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,9 @@ class Format:
     leaves room for it). ``line_records``: no record is longer than its line, so the
     longest line bounds the documents. ``spark``: how Spark reads it (None: the local
     reader reads it on the driver and hands the documents to Spark).
+    ``read_column(src, name)``: one column of every row, whole, as an Arrow array (a
+    format that stores columns; embeddings are read this way, :mod:`neardup.sources.vectors`),
+    or None: the field is read with each record.
 
     ``looks_like(lines)``: whether a file's first non-blank lines look like this format
     (the first format in the registry's order that says so is named in the hint of a
@@ -100,6 +103,7 @@ class Format:
     spark: SparkReader | None = None
     looks_like: Callable[[list[str]], bool] | None = None
     hinted: bool = False
+    read_column: Callable[[InputSource, str], object] | None = None
 
     @property
     def copy_suffix(self) -> str:

@@ -204,10 +204,21 @@ def check_annotations(path: str, added: Sequence[str], shown: str) -> None:
     refuse_collisions(names, added, shown)
 
 
+def read_column(src: InputSource, column: str):
+    """``column`` of every row of a Parquet input, as one Arrow (chunked) array."""
+    import pyarrow.parquet as pq
+
+    names = pq.ParquetFile(_parquet_file(src)).schema_arrow.names
+    if column not in names:
+        raise ValueError(f"{src.display}: no column {column!r}; the columns are {names}")
+    return _read_parquet_table(src, [column]).column(column)
+
+
 FORMAT = Format(
     name="parquet", title="Parquet", described="a Parquet file", suffixes=(".parquet", ".pq"),
     read=_read_parquet, copy=_write_parquet, annotates=True,
     check_annotations=check_annotations, self_compressed="Parquet compresses its own columns",
     record_unit="row", count=count_rows,
     spark=SparkReader("parquet", "neardup.spark.read:_parquet_records", copies=True),
+    read_column=read_column,
 )

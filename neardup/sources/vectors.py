@@ -28,7 +28,6 @@ from ..cosine import NO_VECTOR, WRONG_LENGTH
 from .documents import Documents
 
 NPY_SUFFIX = ".npy"
-ARROW_READERS = ("parquet", "arrow")  # formats whose column is read whole through Arrow
 
 
 def is_npy(embeddings) -> bool:
@@ -129,29 +128,18 @@ def read_npy(path, records: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def read_column(src, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`from_arrow` of ``column`` of a Parquet or Arrow IPC input (every row)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    """:func:`from_arrow` of ``column`` of an input whose format reads columns whole
+    (its ``Format.read_column``: Parquet, Arrow IPC)."""
+    from .registry import find_format
 
-    if src.fmt == "parquet":
-        from .parquet import _parquet_file
-
-        names = pq.ParquetFile(_parquet_file(src)).schema_arrow.names
-        if column not in names:
-            raise ValueError(f"{src.display}: no column {column!r} (embeddings); the "
-                             f"columns are {names}")
-        table = pq.read_table(_parquet_file(src), columns=[column])
-    else:
-        from .arrow import _batches, _open
-
-        reader, is_file = _open(src)
-        if column not in reader.schema.names:
-            raise ValueError(f"{src.display}: no column {column!r} (embeddings); the "
-                             f"columns are {reader.schema.names}")
-        table = pa.Table.from_batches([b.select([column]) for b in _batches(reader, is_file)],
-                                      schema=reader.schema.select([column])
-                                      if hasattr(reader.schema, "select") else None)
-    return from_arrow(table.column(column))
+    spec = find_format(src.fmt)
+    if spec is None or spec.read_column is None:
+        raise ValueError(f"embeddings: {src.display} is {src.fmt}; its vectors are read "
+                         f"with its records")
+    try:
+        return from_arrow(spec.read_column(src, column))
+    except ValueError as err:
+        raise ValueError(f"embeddings: {err}") from err
 
 
 def for_documents(per_input: list[tuple[np.ndarray, np.ndarray]], documents: Documents
@@ -183,11 +171,13 @@ def read_with_records(embeddings, paths, fmt: str) -> str | None:
     is not a Parquet or Arrow IPC file (JSON Lines, CSV: a list per record), else None
     (those columns are read whole afterwards, :func:`of_documents`)."""
     from . import resolve_format
+    from .registry import find_format
 
     field = field_name(embeddings)
     if field is None:
         return None
-    if all(resolve_format(os.fspath(p), fmt) in ARROW_READERS for p in paths):
+    formats = [find_format(resolve_format(os.fspath(p), fmt)) for p in paths]
+    if all(spec is not None and spec.read_column is not None for spec in formats):
         return None
     return field
 
@@ -221,10 +211,5 @@ def of_documents(embeddings, documents: Documents, records: int, *, table=None,
     if fields is not None and column in fields:
         vectors, reasons = from_values(fields[column])
         return vectors, reasons, f"field {column}"
-    per_input = []
-    for src in documents.inputs:
-        if src.fmt not in ARROW_READERS:
-            raise ValueError(f"embeddings: {src.display} is {src.fmt}; its vectors are "
-                             f"read with its records")
-        per_input.append(read_column(src, column))
+    per_input = [read_column(src, column) for src in documents.inputs]
     return (*for_documents(per_input, documents), f"column {column}")

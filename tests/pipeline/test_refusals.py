@@ -16,7 +16,7 @@ GIVEN_VALUES = {"in_memory": True, "items": ("user", "item"), "report": "report.
                 "against": "some.index", "representative_field": "url", "annotate": True,
                 "memory_limit": "1G", "add": True, "explain": "explain.csv", "sweep": True,
                 "plot": "curve.png", "curve_from": 0.5, "compare_sketches": True,
-                "remote": "s3://bucket/never-read.jsonl"}
+                "remote": "s3://bucket/never-read.jsonl", "embeddings": "vec"}
 # a value outside a row's ``allowed``
 OTHER_VALUES = {"measure": "containment", "sketch": "simhash", "generated": "exclude",
                 "representative_field": "url"}
@@ -40,7 +40,8 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
         keywords = {"items": value}
     if row.option == "in_memory":
         inputs = ["a text in memory", "another one"]
-    if command == "dedup --against":
+    if command == "dedup --against" or (row.engine == refusals.INDEX
+                                        and command in ("find", "dedup")):
         keywords["against"] = str(tmp_path / "some.index")
     engine = "spark" if row.engine == refusals.SPARK else "local"
     if row.engine == refusals.MEMORY_LIMIT:
