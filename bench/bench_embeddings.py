@@ -5,17 +5,17 @@ SemHash, scored against the exact pairs (faiss ``IndexFlatIP``).
     python bench/bench_embeddings.py --sizes 100000 1000000 --runs 2
 
 Vectors: N generated 256-d float32 vectors (seeded, deterministic), written as Parquet (an
-``id`` column and ``vec``, a fixed-size list of float32) and as ``.npy``. They are drawn
-around N / 250 topic centres, themselves drawn 16 at a time around shared centres (topics
-of one group have cosine about 0.36 between their centres); each topic has its own spread
-(a mean pair cosine inside it from 0.5 to 0.85) and size, so unrelated vectors have
-sizeable cosines, as real embeddings do. 3 % of the base vectors get 1 to 3 planted
-near-copies at cosines 0.99, 0.95, 0.92, 0.901, 0.899, 0.88 and 0.85 to them (exactly, in
-float64, before rounding to float32: 0.9 itself is left out, where float32 rounding and not
-the method decides); copies of one source are about c1 * c2 to each other, so many pairs
-near the threshold are not planted. The rows are shuffled. Which pairs reach t is computed,
-never assumed: the truth is every pair whose cosine, in float64 on the stored vectors each
-normalised in float64, is >= t.
+``id`` column, a short ``text`` and ``vec``, a fixed-size list of float32) and as
+``.npy``. They are drawn around N / 250 topic centres, themselves drawn 16 at a time
+around shared centres (topics of one group have cosine about 0.36 between their centres);
+each topic has its own spread (a mean pair cosine inside it from 0.5 to 0.85) and size, so
+unrelated vectors have sizeable cosines, as real embeddings do. 3 % of the base vectors
+get 1 to 3 planted near-copies at cosines 0.99, 0.95, 0.92, 0.901, 0.899, 0.88 and 0.85 to
+them (exactly, in float64, before rounding to float32: 0.9 itself is left out, where
+float32 rounding and not the method decides); copies of one source are about c1 * c2 to
+each other, so many pairs near the threshold are not planted. The rows are shuffled. Which
+pairs reach t is computed, never assumed: the truth is every pair whose cosine, in float64
+on the stored vectors each normalised in float64, is >= t.
 
 Truth: faiss ``IndexFlatIP.range_search`` over all the normalised vectors at t - 1e-4 (exact
 inner products, every pair), each pair found checked again in float64. At sizes past
@@ -145,7 +145,9 @@ def corpus(cache: Path, n: int, seed: int = 0) -> dict:
     np.save(paths["centres"], centres)
     np.save(paths["planted"], planted)
     flat = pa.array(vectors.reshape(-1), type=pa.float32())
-    table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+    ids = np.arange(n, dtype=np.int64)
+    # records carry their text beside the vector, as a corpus with embeddings does
+    table = pa.table({"id": pa.array(ids), "text": pa.array([f"record {i}" for i in ids]),
                       "vec": pa.FixedSizeListArray.from_arrays(flat, DIM)})
     pq.write_table(table, paths["parquet"], row_group_size=65_536)
     print(f"[embeddings] generated {n:,} vectors in {time.perf_counter() - started:.1f} s",
@@ -334,7 +336,7 @@ def run_semhash(parquet: Path, out: Path, t: float) -> None:
     removed = np.array([int(d.record) for d in result.filtered], dtype=np.int64)
     _, neighbours, _ = result._selection_inputs  # what its selection consulted
     # its group index is the record's row here: every record is distinct text
-    groups = [int(group[0]) for group in semhash.index.items]
+    groups = [int(group[0]["text"]) for group in semhash.index.items]
     group_row = np.asarray(groups, dtype=np.int64)
     sizes = np.fromiter((len(i) for i, _ in neighbours), dtype=np.int64, count=len(neighbours))
     a = np.repeat(group_row, sizes)
