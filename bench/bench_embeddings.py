@@ -405,13 +405,15 @@ def one_size(n: int, args, paths: dict, truth_of: dict) -> dict:
 
     work = args.work / f"n{n}"
     work.mkdir(parents=True, exist_ok=True)
-    runs: dict[str, list[dict]] = {"neardup": [], "SemHash": []}
     commands = {"neardup": lambda r: neardup_command(paths["parquet"], work / f"neardup_{r}"),
                 "SemHash": lambda r: semhash_command(paths["parquet"],
                                                      work / f"semhash_{r}.npz")}
+    if n > args.semhash_max:
+        del commands["SemHash"]
     names = list(commands)
+    runs: dict[str, list[dict]] = {name: [] for name in names}
     for r in range(args.runs):
-        for name in names[r % 2:] + names[:r % 2]:
+        for name in names[r % len(names):] + names[:r % len(names)]:
             load = os.getloadavg()[0]
             row = measure(commands[name](r))
             if row["exit"] != 0:
@@ -426,30 +428,31 @@ def one_size(n: int, args, paths: dict, truth_of: dict) -> dict:
                   file=sys.stderr, flush=True)
     unit64 = unit(np.load(paths["npy"]).astype(np.float64))
     last = args.runs - 1
-    a, b = neardup_pairs(work / f"neardup_{last}")
-    quality = {"neardup": score(as_keys(a, b, n), truth_of["keys"], unit64, n, THRESHOLD)}
-    sem = np.load(work / f"semhash_{last}.npz")
-    quality["SemHash"] = score(as_keys(sem["a"], sem["b"], n), truth_of["keys"], unit64, n,
-                               THRESHOLD)
-    in_pairs = np.zeros(n, dtype=bool)
-    in_pairs[truth_of["keys"] // n] = in_pairs[truth_of["keys"] % n] = True
-    quality["SemHash"]["removed"] = int(len(sem["removed"]))
-    quality["SemHash"]["removed_without_truth_pair"] = int((~in_pairs[sem["removed"]]).sum())
-    quality["SemHash"]["removed_by_greedy_on_truth"] = greedy_removed(n, truth_of["keys"])
+    found = {"neardup": as_keys(*neardup_pairs(work / f"neardup_{last}"), n)}
+    if "SemHash" in runs:
+        sem = np.load(work / f"semhash_{last}.npz")
+        found["SemHash"] = as_keys(sem["a"], sem["b"], n)
+    quality = {name: score(keys, truth_of["keys"], unit64, n, THRESHOLD)
+               for name, keys in found.items()}
+    if "SemHash" in runs:
+        in_pairs = np.zeros(n, dtype=bool)
+        in_pairs[truth_of["keys"] // n] = in_pairs[truth_of["keys"] % n] = True
+        quality["SemHash"]["removed"] = int(len(sem["removed"]))
+        quality["SemHash"]["removed_without_truth_pair"] = int(
+            (~in_pairs[sem["removed"]]).sum())
+        quality["SemHash"]["removed_by_greedy_on_truth"] = greedy_removed(n, truth_of["keys"])
     planted = np.load(paths["planted"])
-    planted_keys = as_keys(planted[:, 0].astype(np.int64), planted[:, 1].astype(np.int64), n)
-    found_n = as_keys(a, b, n)
-    found_s = as_keys(sem["a"], sem["b"], n)
+    rows = planted[:, :2].astype(np.int64)
     by_level = {}
     for level in LEVELS:
-        keys = np.unique(as_keys(planted[planted[:, 2] == level, 0].astype(np.int64),
-                                 planted[planted[:, 2] == level, 1].astype(np.int64), n))
+        keys = as_keys(rows[planted[:, 2] == level, 0], rows[planted[:, 2] == level, 1], n)
         by_level[str(level)] = {"planted": int(len(keys)),
-                                "neardup": int(np.isin(keys, found_n).sum()),
-                                "SemHash": int(np.isin(keys, found_s).sum())}
+                                **{name: int(np.isin(keys, f).sum())
+                                   for name, f in found.items()}}
     about = {k: v for k, v in truth_of.items() if k != "keys"}
     return {"n": n, "runs": runs, "quality": quality, "truth_pairs": int(len(truth_of["keys"])),
-            "planted_pairs": int(len(planted_keys)), "by_level": by_level, "truth": about}
+            "planted_pairs": int(len(as_keys(rows[:, 0], rows[:, 1], n))),
+            "by_level": by_level, "truth": about}
 
 
 # ---------------------------------------------------------------- the report
@@ -465,11 +468,11 @@ def table(results: list[dict]) -> str:
              "| loads at the start |",
              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for res in results:
-        nd, sh = res["runs"]["neardup"], res["runs"]["SemHash"]
+        nd, sh = res["runs"]["neardup"], res["runs"].get("SemHash")
         for name, rows in res["runs"].items():
             q = res["quality"][name]
             ratio_w = ratio_c = ""
-            if name == "neardup":
+            if name == "neardup" and sh:
                 ratio_w = (f"{median(nd, 'wall_s') / median(sh, 'wall_s'):.2f} ("
                            + ", ".join(f"{x['wall_s'] / y['wall_s']:.2f}"
                                        for x, y in zip(nd, sh)) + ")")
@@ -496,23 +499,30 @@ def notes(res: dict) -> list[str]:
         how = (f"the pruned exact way ({tr['pruned_s']} s, {tr['compared_share']:.2%} of all "
                f"pairs compared; largest cluster radius {tr['largest_radius_deg']:.1f}°); the "
                "all-pairs search was not run at this size")
-    sem = q["SemHash"]
-    levels = "; ".join(f"{lv}: {v['planted']:,} planted, neardup {v['neardup']:,}, SemHash "
-                       f"{v['SemHash']:,}" for lv, v in res["by_level"].items())
-    stages = [r.get("stages", {}) for r in res["runs"]["SemHash"]]
-    return [
+    levels = "; ".join(f"{lv}: {v['planted']:,} planted, "
+                       + ", ".join(f"{name} {v[name]:,}" for name in res["runs"])
+                       for lv, v in res["by_level"].items())
+    lines = [
         f"- {n:,} vectors: {res['truth_pairs']:,} pairs at cosine ≥ {THRESHOLD} "
         f"({res['planted_pairs']:,} planted source-copy pairs, of every level); truth by {how}.",
         f"- Planted pairs found, by planted cosine: {levels}.",
-        f"- Missed pairs within 1e-5 of t (decided by rounding): neardup "
-        f"{q['neardup']['missed_near_t']}, SemHash {sem['missed_near_t']}. Pairs reported "
-        f"below t: neardup {q['neardup']['below_t']}, SemHash {sem['below_t']}.",
+        "- Missed pairs within 1e-5 of t (decided by rounding): "
+        + ", ".join(f"{name} {q[name]['missed_near_t']}" for name in res["runs"])
+        + ". Pairs reported below t: "
+        + ", ".join(f"{name} {q[name]['below_t']}" for name in res["runs"]) + "."]
+    if "SemHash" not in res["runs"]:
+        lines.append(f"- SemHash was not run at {n:,} (its time on this shared machine did "
+                     "not fit the session; see the smaller sizes for the ratio).")
+        return lines
+    sem = q["SemHash"]
+    stages = [r.get("stages", {}) for r in res["runs"]["SemHash"]]
+    lines.append(
         f"- SemHash removed {sem['removed']:,} records ({sem['removed_without_truth_pair']:,} "
         f"of them with no truth pair); its greedy rule over the truth's pairs removes "
         f"{sem['removed_by_greedy_on_truth']:,}. Its own stages (median s): "
         + ", ".join(f"{k[:-2]} {statistics.median(s[k] for s in stages):.1f}"
-                    for k in stages[0]) + ".",
-    ]
+                    for k in stages[0]) + ".")
+    return lines
 
 
 def extrapolation(results: list[dict]) -> str:
@@ -546,6 +556,19 @@ def write(results: list[dict], command_line: str) -> None:
                    f"faiss-cpu {faiss.__version__}")
 
 
+def shown(argv: list[str]) -> list[str]:
+    """The options as the report shows them: without where files went on this machine."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--cache", "--work", "--out"):
+            skip = True
+        elif not arg.startswith(("--cache=", "--work=", "--out=")):
+            out.append(arg)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
@@ -555,12 +578,15 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=None, help="where outputs go")
     parser.add_argument("--flat-max", type=int, default=FLAT_MAX,
                         help="the largest size whose truth is also the all-pairs search")
+    parser.add_argument("--semhash-max", type=int, default=10**9,
+                        help="run SemHash only at sizes up to this")
     parser.add_argument("--truth-only", action="store_true",
                         help="generate and compute the truth, run no tool")
     parser.add_argument("--out", type=Path, default=None, help="the results as JSON")
     parser.add_argument("--no-write", action="store_true",
                         help=f"do not update the {SECTION!r} section of BENCHMARKS.md")
-    parser.add_argument("--write-from", type=Path, metavar="RESULTS")
+    parser.add_argument("--write-from", type=Path, nargs="+", metavar="RESULTS",
+                        help="write the section from the results (--out) of earlier runs")
     parser.add_argument("--semhash-run", nargs=2, type=Path, metavar=("PARQUET", "OUT"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -568,12 +594,13 @@ def main() -> int:
         run_semhash(*args.semhash_run, THRESHOLD)
         return 0
     if args.write_from:
-        saved = json.loads(args.write_from.read_text())
-        write(saved["results"], saved["command"].replace(" --no-write", ""))
+        saved = [json.loads(path.read_text()) for path in args.write_from]
+        write([r for one in saved for r in one["results"]],
+              "`; `".join(one["command"].replace(" --no-write", "") for one in saved))
         return 0
     args.work = args.work or args.cache / "work"
     args.out = args.out or args.cache / "results.json"
-    command_line = " ".join(["python bench/bench_embeddings.py", *sys.argv[1:]])
+    command_line = " ".join(["python bench/bench_embeddings.py", *shown(sys.argv[1:])])
     results = []
     for n in args.sizes:
         paths = corpus(args.cache, n, args.seed)
