@@ -277,7 +277,7 @@ def truth(paths: dict, n: int, t: float, flat_max: int, cache: Path) -> dict:
     vectors = np.load(paths["npy"])
     unit64 = unit(vectors.astype(np.float64))
     unit32 = unit64.astype(np.float32)
-    about: dict = {}
+    about: dict = {"load_at_start": round(os.getloadavg()[0], 1)}
 
     def checked(a, b) -> np.ndarray:
         keep = exact_cosines(unit64, a, b) >= t
@@ -530,7 +530,9 @@ def extrapolation(results: list[dict]) -> str:
     if not flats:
         return ""
     n, s = max(flats)
-    return (f"- The all-pairs faiss search took {s} s at {n:,} vectors on this machine; it grows "
+    load = next(r["truth"].get("load_at_start") for r in results if r["n"] == n)
+    return (f"- The all-pairs faiss search took {s} s at {n:,} vectors on this machine"
+            + (f" (load {load} at its start)" if load is not None else "") + "; it grows "
             f"with N², so at 1,000,000 it would take about {s * (1e6 / n) ** 2 / 3600:.1f} h: "
             "past that size the truth is the pruned exact way (module docstring), checked "
             "against the all-pairs search at the sizes where both ran.")
