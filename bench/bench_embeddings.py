@@ -435,6 +435,8 @@ def one_size(n: int, args, paths: dict, truth_of: dict) -> dict:
                                                      work / f"semhash_{r}.npz")}
     if n > args.semhash_max:
         del commands["SemHash"]
+    for name in set(commands) - set(args.tools):
+        del commands[name]
     names = list(commands)
     runs: dict[str, list[dict]] = {name: [] for name in names}
     for r in range(args.runs):
@@ -453,7 +455,9 @@ def one_size(n: int, args, paths: dict, truth_of: dict) -> dict:
                   file=sys.stderr, flush=True)
     unit64 = unit(np.load(paths["npy"]).astype(np.float64))
     last = args.runs - 1
-    found = {"neardup": as_keys(*neardup_pairs(work / f"neardup_{last}"), n)}
+    found = {}
+    if "neardup" in runs:
+        found["neardup"] = as_keys(*neardup_pairs(work / f"neardup_{last}"), n)
     if "SemHash" in runs:
         sem = np.load(work / f"semhash_{last}.npz")
         found["SemHash"] = as_keys(sem["a"], sem["b"], n)
@@ -493,7 +497,7 @@ def table(results: list[dict]) -> str:
              "| loads at the start |",
              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for res in results:
-        nd, sh = res["runs"]["neardup"], res["runs"].get("SemHash")
+        nd, sh = res["runs"].get("neardup"), res["runs"].get("SemHash")
         for name, rows in res["runs"].items():
             q = res["quality"][name]
             ratio_w = ratio_c = ""
@@ -587,6 +591,22 @@ def write(results: list[dict], command_line: str) -> None:
                    f"faiss-cpu {faiss.__version__}")
 
 
+def merged(results: list[dict]) -> list[dict]:
+    """Results of one size from separate runs (one tool each) as one, by size."""
+    by_n: dict[int, dict] = {}
+    for res in results:
+        into = by_n.setdefault(res["n"], {**res, "runs": {}, "quality": {},
+                                          "by_level": {lv: dict(v) for lv, v in
+                                                       res["by_level"].items()}})
+        for key in ("runs", "quality"):
+            into[key].update(res[key])
+        for lv, v in res["by_level"].items():
+            into["by_level"][lv].update(v)
+    for res in by_n.values():  # neardup first, as one run lists them
+        res["runs"] = {k: res["runs"][k] for k in ("neardup", "SemHash") if k in res["runs"]}
+    return [by_n[n] for n in sorted(by_n)]
+
+
 def shown(argv: list[str]) -> list[str]:
     """The options as the report shows them: without where files went on this machine."""
     out, skip = [], False
@@ -611,6 +631,8 @@ def main() -> int:
                         help="the largest size whose truth is also the all-pairs search")
     parser.add_argument("--semhash-max", type=int, default=10**9,
                         help="run SemHash only at sizes up to this")
+    parser.add_argument("--tools", nargs="+", choices=("neardup", "SemHash"),
+                        default=["neardup", "SemHash"])
     parser.add_argument("--truth-only", action="store_true",
                         help="generate and compute the truth, run no tool")
     parser.add_argument("--out", type=Path, default=None, help="the results as JSON")
@@ -626,7 +648,7 @@ def main() -> int:
         return 0
     if args.write_from:
         saved = [json.loads(path.read_text()) for path in args.write_from]
-        write([r for one in saved for r in one["results"]],
+        write(merged([r for one in saved for r in one["results"]]),
               "`; `".join(one["command"].replace(" --no-write", "") for one in saved))
         return 0
     args.work = args.work or args.cache / "work"
