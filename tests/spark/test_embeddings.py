@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
@@ -114,18 +115,23 @@ def test_two_inputs_of_different_lengths_as_the_local_engine_counts_them(spark, 
                       "emb": pa.array([[1.0, 2.0], [1.0, 2.0]], pa.list_(pa.float32()))})
     pq.write_table(short, b)
     local, _ = _same_find([a, b], tmp_path)
-    assert local.counts["vectors"]["dimensions"] == D
+    # one input each way: the smaller length, and every vector of the other input wrong
+    assert local.counts["vectors"]["dimensions"] == 2
+    assert local.counts["vectors"]["usable"] == 2
 
 
-def test_jsonl_dedup_copy_is_the_local_one_byte_for_byte(spark, tmp_path, small_splits):
+def test_jsonl_annotated_copy_is_the_local_one_byte_for_byte(spark, tmp_path, small_splits):
     src = tmp_path / "in.jsonl"
     _write_jsonl(src)
-    local = neardup.dedup(src, tmp_path / "local.jsonl", **OPTIONS)
-    result = neardup.dedup(src, tmp_path / "spark", engine="spark", **OPTIONS)
+    local = neardup.dedup(src, tmp_path / "local.jsonl", annotate=True, keep="all",
+                          **OPTIONS)
+    result = neardup.dedup(src, tmp_path / "spark", engine="spark", annotate=True,
+                           keep="all", **OPTIONS)
     assert len(parts(tmp_path / "spark")) >= 2
     assert joined(tmp_path / "spark") == (tmp_path / "local.jsonl").read_bytes()
     same_counts(result, local, tmp_path / "spark")
-    assert local.counts["dedup"]["removed"] > 10
+    assert local.counts["dedup"]["removed"] == 0  # keep all: annotated, none removed
+    assert b'"neardup_cosine": 1.0' in (tmp_path / "local.jsonl").read_bytes()
 
 
 def test_parquet_dedup_copy_holds_the_local_rows(spark, tmp_path, small_splits):
@@ -134,5 +140,10 @@ def test_parquet_dedup_copy_holds_the_local_rows(spark, tmp_path, small_splits):
     local = neardup.dedup(src, tmp_path / "local.parquet", annotate=True, **OPTIONS)
     result = neardup.dedup(src, tmp_path / "spark", engine="spark", annotate=True, **OPTIONS)
     got = pa.concat_tables([pq.read_table(p) for p in parts(tmp_path / "spark")])
-    assert got.to_pylist() == pq.read_table(tmp_path / "local.parquet").to_pylist()
+    want = pq.read_table(tmp_path / "local.parquet")
+    assert got.schema == want.schema and "neardup_cosine" in got.column_names
+    assert got.drop(["emb"]).to_pylist() == want.drop(["emb"]).to_pylist()
+    flat = [pa.compute.list_flatten(t.column("emb")).to_numpy(zero_copy_only=False)
+            for t in (got, want)]
+    assert np.array_equal(*flat, equal_nan=True)  # NaN is a value the copy keeps
     same_counts(result, local, tmp_path / "spark")
