@@ -115,6 +115,9 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, _FILES, "embeddings", "--embeddings",
             "its executors read the vectors with the records; give them as a column or "
             "field of the input (or use the local engine)", suffix=".npy"),
+    Refusal(SPARK, ("find a DataFrame",), "embeddings", "embeddings",
+            "neardup.spark.find compares a DataFrame's texts; write it as Parquet and run "
+            "find --engine spark --embeddings on the file"),
     Refusal(SPARK, _FILES, "also_jaccard", "--also-jaccard",
             "it compares the vectors alone; use the local engine for the shingle Jaccard "
             "beside the cosine"),

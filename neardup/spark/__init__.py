@@ -427,6 +427,7 @@ def _run_config(df, text_col: str, order_col: str | None, config: FindConfig | N
 def _check_find_config(config: FindConfig) -> None:
     """What Spark refuses of a find's config (:mod:`neardup.pipeline.refusals`)."""
     refusals.check(refusals.SPARK, "find", {}, config, partial=True)
+    refusals.check(refusals.SPARK, "find a DataFrame", {}, config, partial=True)
     if config.method == "auto":  # runs LSH ("lsh" warned when the config was made)
         config.warn_if_bands_fall_short()
 

@@ -147,3 +147,17 @@ def test_parquet_dedup_copy_holds_the_local_rows(spark, tmp_path, small_splits):
             for t in (got, want)]
     assert np.array_equal(*flat, equal_nan=True)  # NaN is a value the copy keeps
     same_counts(result, local, tmp_path / "spark")
+
+
+def test_what_spark_does_not_run_on_embeddings_is_refused_by_name(spark, tmp_path):
+    src = tmp_path / "in.jsonl"
+    _write_jsonl(src)
+    with pytest.raises(ValueError, match="^--also-jaccard is not supported by the Spark"):
+        neardup.find(src, engine="spark", also_jaccard=0.5, **OPTIONS)
+    with pytest.raises(ValueError, match="^--embeddings v.npy is not supported by the Spark"):
+        neardup.find(src, engine="spark", **{**OPTIONS, "embeddings": "v.npy"})
+    with pytest.raises(ValueError, match="^--embeddings is not supported with an index"):
+        neardup.find(src, engine="spark", against=tmp_path / "some.index", **OPTIONS)
+    frame = spark.createDataFrame([("a", "one text")], "id string, text string")
+    with pytest.raises(ValueError, match="^embeddings is not supported by the Spark"):
+        neardup.spark.find(frame, embeddings="emb")
