@@ -607,8 +607,10 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     timer = SparkStageTimer(spark, quiet)
     with timer.stage(READ_STAGE):
+        # on embeddings alone a record needs no text (read with an empty one), as locally
+        text_optional = config.embeddings is not None and config.also_jaccard is None
         read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
-                     **source_options)  # runs the one pass: read, shingle, sign and band
+                     text_optional=text_optional, **source_options)  # the one pass
         report = read.report()
     if config.embeddings is not None:
         result = _find_embedded(read, config, tokenize is None, timer)

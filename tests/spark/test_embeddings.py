@@ -161,3 +161,23 @@ def test_what_spark_does_not_run_on_embeddings_is_refused_by_name(spark, tmp_pat
     frame = spark.createDataFrame([("a", "one text")], "id string, text string")
     with pytest.raises(ValueError, match="^embeddings is not supported by the Spark"):
         neardup.spark.find(frame, embeddings="emb")
+
+
+def test_records_without_a_text_are_documents_on_embeddings_alone(spark, tmp_path):
+    """A JSON object without the text field, a Parquet file without a text column: a
+    document with an empty text, as the local reader reads it (a blank text is skipped
+    all the same)."""
+    rows, texts = _vectors()
+    lines = [json.dumps({"id": f"d{k}", "emb": vec} if k % 3 else
+                        {"id": f"d{k}", "text": text, "emb": vec})
+             for k, (vec, text) in enumerate(zip(rows, texts))]
+    lines[9] = json.dumps({"id": "d9", "text": " ", "emb": rows[9]})  # blank: skipped
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    local, _ = _same_find(src, tmp_path)
+    assert local.counts["documents"] == N - 1
+    table = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": [f"d{k}" for k in range(N)],
+                             "emb": pa.array(rows, pa.list_(pa.float32()))}), table)
+    local, _ = _same_find(table, tmp_path)
+    assert local.counts["documents"] == N and local.counts["shingles"] == 0
