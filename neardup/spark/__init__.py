@@ -637,7 +637,9 @@ def _find_embedded(read, config: FindConfig, char_fallback: bool,
     if char_fallback and config.shingle_kind == "word":
         prepare.warn_char_fallback(read.tally["chars"])
         counts.update(counting.shingling_counts(char_fallback=read.tally["chars"]))
-    return _found_result(rows, found, counts, config, plan, read.document_count, timer)
+    result = _found_result(rows, found, counts, config, plan, read.document_count, timer)
+    result.pairs_schema = found.local.pairs_schema  # with the cosine column
+    return result
 
 
 def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text",),

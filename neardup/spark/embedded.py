@@ -227,7 +227,7 @@ def found_on_vectors(read, config: FindConfig, timer
                  units.groupBy("reason").agg(F.count("*").alias("count"),
                                              F.sum("size").alias("shingles")).collect()}
     usable, shingles = tally.get("", (0, 0))
-    reasons = {reason: count for reason, (count, _) in tally.items() if reason}
+    reasons = {reason: tally[reason][0] for reason in sorted(tally) if reason}  # as np.unique
     plan = config.cosine_plan(usable)
     good = units.where(F.col("reason") == "")
     with timer.stage("lsh"):

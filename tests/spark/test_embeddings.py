@@ -181,3 +181,23 @@ def test_records_without_a_text_are_documents_on_embeddings_alone(spark, tmp_pat
                              "emb": pa.array(rows, pa.list_(pa.float32()))}), table)
     local, _ = _same_find(table, tmp_path)
     assert local.counts["documents"] == N and local.counts["shingles"] == 0
+
+
+def test_result_folders_are_the_local_ones(spark, tmp_path, small_splits):
+    """The single layout writes the local files byte for byte (summary.json too); the
+    parts hold the local pairs, with their cosines."""
+    src = tmp_path / "in.jsonl"
+    _write_jsonl(src)
+    neardup.find(src, out=tmp_path / "local", **OPTIONS)
+    neardup.find(src, out=tmp_path / "single", engine="spark", layout="single", **OPTIONS)
+    for name in ("pairs", "clusters", "documents", "identical", "candidates"):
+        assert ((tmp_path / "single" / f"{name}.csv").read_bytes()
+                == (tmp_path / "local" / f"{name}.csv").read_bytes()), name
+    assert ((tmp_path / "single" / "summary.json").read_bytes()
+            == (tmp_path / "local" / "summary.json").read_bytes())
+    neardup.find(src, out=tmp_path / "parts", engine="spark", layout="parts",
+                 output_format="parquet", **OPTIONS)
+    got = pq.read_table(tmp_path / "parts" / "pairs")
+    local = neardup.find(src, **OPTIONS).pairs_table()
+    assert got.column_names == local.column_names
+    assert got.to_pylist() == local.to_pylist()
