@@ -604,6 +604,10 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
         config.warn_if_bands_fall_short()
     if spark is None:
         spark = _session(quiet=quiet)
+    if config.embeddings is not None:
+        from .embedded import check_inputs
+
+        check_inputs(inputs, source_options["fmt"])
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     timer = SparkStageTimer(spark, quiet)
     with timer.stage(READ_STAGE):

@@ -32,6 +32,7 @@ choose the all-pairs comparison for a small input, which finds every pair LSH fi
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 
 import numpy as np
@@ -55,6 +56,24 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
 
 _VECTOR = "vec"  # a document's vector as read: array<double>, null for none
 _UNITS_SCHEMA = "doc long, id string, size long, text_length long, reason string, unit binary"
+
+
+def check_inputs(paths, fmt: str) -> None:
+    """ValueError, before anything is read, where an input is not a JSON Lines or Parquet
+    file Spark reads itself (a directory, a compressed file, standard input, ...): the
+    executors read the vectors where the first read found each record."""
+    from .. import sources
+    from .read import _read_by_spark
+
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else paths
+    for path in map(os.fspath, paths):
+        spec = sources.format_named(sources.resolve_format(path, fmt))
+        if spec.spark is None or spec.spark.frame not in ("text", "parquet") \
+                or not _read_by_spark(path, spec.name):
+            raise ValueError(f"{path}: --engine spark reads embeddings from JSON Lines and "
+                             f"Parquet files it reads itself (not a directory, a compressed "
+                             f"file or standard input); give those files, or run with "
+                             f"--engine local")
 
 
 def vector_frame(read, column: str) -> tuple[DataFrame, dict[int, np.ndarray], str]:

@@ -8,6 +8,7 @@ field, a null vector, vectors of the wrong length and records that fail or are s
 before their vector is read. Both engines run LSH (Spark runs no all-pairs comparison),
 so the same candidates, the same pairs."""
 
+import gzip
 import json
 
 import numpy as np
@@ -158,6 +159,10 @@ def test_what_spark_does_not_run_on_embeddings_is_refused_by_name(spark, tmp_pat
         neardup.find(src, engine="spark", **{**OPTIONS, "embeddings": "v.npy"})
     with pytest.raises(ValueError, match="^--embeddings is not supported with an index"):
         neardup.find(src, engine="spark", against=tmp_path / "some.index", **OPTIONS)
+    packed = tmp_path / "in.jsonl.gz"
+    packed.write_bytes(gzip.compress(src.read_bytes()))
+    with pytest.raises(ValueError, match="reads embeddings from JSON Lines and Parquet files"):
+        neardup.find(packed, engine="spark", **OPTIONS)
     frame = spark.createDataFrame([("a", "one text")], "id string, text string")
     with pytest.raises(ValueError, match="^embeddings is not supported by the Spark"):
         neardup.spark.find(frame, embeddings="emb")
@@ -201,3 +206,15 @@ def test_result_folders_are_the_local_ones(spark, tmp_path, small_splits):
     local = neardup.find(src, **OPTIONS).pairs_table()
     assert got.column_names == local.column_names
     assert got.to_pylist() == local.to_pylist()
+
+
+def test_method_auto_runs_cosine_lsh_and_says_so(spark, tmp_path):
+    src = tmp_path / "in.jsonl"
+    _write_jsonl(src)
+    options = {**OPTIONS, "method": "auto"}
+    result = neardup.find(src, engine="spark", **options)
+    local = neardup.find(src, **OPTIONS)  # LSH, as Spark runs it
+    assert result.counts["method_choice"] == {"method": "lsh",
+                                              "reason": "the Spark engine runs cosine LSH"}
+    pairs = result.pairs.orderBy("doc_a", "doc_b").toArrow()
+    assert pairs.to_pylist() == local.pairs_table().to_pylist()
