@@ -932,9 +932,11 @@ def _refuse(engine: str, command: str, groups: OptionGroups, memory_limit=None,
     in :data:`neardup.pipeline.refusals.REFUSALS` before any work: ``given`` are the entry
     point's keywords, then the similarity options as given, their defaults and the text
     options (the config is built later, once)."""
-    refusals.check(refusals.engine_of(engine, memory_limit, given.get("against")), command,
-                   {**given, "memory_limit": memory_limit, **groups.similarity},
-                   FindConfig, groups.prepare)
+    options = {**given, "memory_limit": memory_limit, **groups.similarity}
+    table_engine = refusals.engine_of(engine, memory_limit, given.get("against"))
+    refusals.check(table_engine, command, options, FindConfig, groups.prepare)
+    if table_engine == refusals.SPARK and given.get("against") is not None:
+        refusals.check(refusals.INDEX, command, options, FindConfig, groups.prepare)
 
 
 def _spark_against(against, groups: OptionGroups, outputs: dict, force: bool):

@@ -135,8 +135,9 @@ def fixed_method(config: FindConfig, scheduler: str) -> tuple[str, dict | None]:
         return "lsh", {"method": "lsh", "reason": "memory limit: the exact join and the "
                                                   "planner hold every set in memory"}
     if scheduler == "spark":
+        runs = "cosine LSH" if config.embeddings is not None else "MinHash + LSH"
         return "lsh", {"method": "lsh", "reason": "chosen by the user" if method == "lsh"
-                       else "the Spark engine runs MinHash + LSH"}
+                       else f"the Spark engine runs {runs}"}
     return method, (None if method == "auto" else choice)
 
 

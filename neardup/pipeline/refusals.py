@@ -3,9 +3,11 @@
 The local engine runs every option, but embeddings against an index (or in one). Under
 ``--memory-limit`` it reads, shingles and signs a chunk at a time (embeddings: reads,
 normalises and spills the vectors), so what needs every set or text in memory is refused;
-the Spark engine runs MinHash + LSH or SimHash on Jaccard, from files. A row names the
-engine, the commands it applies to (``dedup --against``: a dedup against an index, ``dedup
---unit``: units inside documents), the option (its library keyword) and the values refused;
+the Spark engine runs MinHash + LSH or SimHash on Jaccard, and cosine LSH on vectors read
+with the records, from files (against an index, the index's rows apply to it too). A row
+names the engine, the commands it applies to (``dedup --against``: a dedup against an
+index, ``dedup --unit``: units inside documents), the option (its library keyword) and the
+values refused (or a path's ``suffix``);
 :func:`check` raises the row's message, which names the CLI flag. ``neardup.api`` checks
 every entry point once, before reading anything or starting Spark; the Spark engine's own
 DataFrame entry points (:func:`neardup.spark.find`, :func:`neardup.spark.evaluate`) check
@@ -16,6 +18,7 @@ and expects its message.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -40,8 +43,12 @@ class Refusal:
     why: str
     refused: tuple | str = GIVEN
     allowed: tuple | None = None
+    suffix: str | None = None  # refused: a path ending so (any case), e.g. ".npy"
 
     def refuses(self, value) -> bool:
+        if self.suffix is not None:
+            return isinstance(value, (str, os.PathLike)) and \
+                os.fspath(value).lower().endswith(self.suffix)
         if self.allowed is not None:
             return value not in self.allowed
         if self.refused == GIVEN:
@@ -50,7 +57,7 @@ class Refusal:
 
     def message(self, value) -> str:
         named = self.flag if self.refused == GIVEN and self.allowed is None \
-            else f"{self.flag} {value}"
+            and self.suffix is None else f"{self.flag} {value}"
         return f"{named} is not supported {WHERE[self.engine]}: {self.why}"
 
 
@@ -58,8 +65,7 @@ _FILES = ("find", "dedup")  # whole documents, from files
 _TEXT = ("find", "dedup", "evaluate", "index build")  # every Spark run that shingles texts
 _LOCAL_S_CURVE = "it computes no S-curve; use the local engine for it"
 _HELD = "holds every set in memory"
-_VECTORS = ("it compares MinHash signatures of shingle sets; run on the vectors with the "
-            "local engine")
+_VECTORS = ("it runs on shingle sets here; run on the vectors with the local engine")
 
 REFUSALS: tuple[Refusal, ...] = (
     # ---- the Spark engine
@@ -104,8 +110,16 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal(SPARK, ("dedup", "dedup --unit"), "out", "--out",
             "dedup --engine spark copies files into out= (a folder of part files); "
             "standard output is the local engine's", refused=("-",)),
-    Refusal(SPARK, ("find", "dedup", "evaluate", "index build"), "embeddings",
-            "--embeddings", _VECTORS),
+    Refusal(SPARK, ("evaluate", "index build"), "embeddings", "--embeddings", _VECTORS),
+    Refusal(SPARK, _FILES, "embeddings", "--embeddings",
+            "its executors read the vectors with the records; give them as a column or "
+            "field of the input (or use the local engine)", suffix=".npy"),
+    Refusal(SPARK, ("find a DataFrame",), "embeddings", "embeddings",
+            "neardup.spark.find compares a DataFrame's texts; write it as Parquet and run "
+            "find --engine spark --embeddings on the file"),
+    Refusal(SPARK, _FILES, "also_jaccard", "--also-jaccard",
+            "it compares the vectors alone; use the local engine for the shingle Jaccard "
+            "beside the cosine"),
     Refusal(SPARK, ("evaluate",), "sweep", "--sweep", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "plot", "--plot", _LOCAL_S_CURVE),
     Refusal(SPARK, ("evaluate",), "curve_from", "--curve-from", _LOCAL_S_CURVE),

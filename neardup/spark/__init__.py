@@ -212,11 +212,20 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
     if char_fallback and config.shingle_kind == "word":
         prepare.warn_char_fallback(tally["chars"])
         counts.update(counting.shingling_counts(char_fallback=tally["chars"]))
-    spark = signed.sparkSession
+    return _found_result(signed.select("doc", "id", "size"), found, counts, config, plan,
+                         documents, timer)
+
+
+def _found_result(base: DataFrame, found: Found, counts: dict, config: FindConfig,
+                  plan: lsh.BandPlan, documents: int, timer: SparkStageTimer
+                  ) -> SparkFindResult:
+    """The result's DataFrames from what the driver ``found`` of the documents on an
+    edge; ``base``: every document's (doc, id, size), and on embeddings ``reason``
+    (its vector's, "" for a usable one: its status)."""
+    spark = base.sparkSession
     tables = found.tables()
     frames = {name: _frame(spark, table) for name, table in tables.items()}
     in_clusters = spark.sparkContext.broadcast(found.in_clusters())
-    base = signed.select("doc", "id", "size")
     document_rows = base.mapInArrow(settled(_document_rows(in_clusters, config.min_shingles)),
                                     _DOCUMENT_SCHEMA)
     documents_frame = document_rows.orderBy("doc")
@@ -264,7 +273,11 @@ def _document_rows(in_clusters, min_shingles: int):
                                  if docs.size else ids, ids)
             kept = np.where(where, representative[at] if docs.size else True, True)
             size = batch.column("size").to_numpy()
-            status = np.where(size >= min_shingles, "ok", "too few shingles")
+            if "reason" in batch.schema.names:  # embeddings: a vector set aside, its reason
+                reason = batch.column("reason").to_numpy(zero_copy_only=False)
+                status = np.where(reason == "", "ok", reason)
+            else:
+                status = np.where(size >= min_shingles, "ok", "too few shingles")
             yield pa.RecordBatch.from_arrays(
                 [batch.column("doc"), ids, batch.column("size"), pa.array(status, pa.string()),
                  cluster, pa.array(kept)],
@@ -416,6 +429,7 @@ def _run_config(df, text_col: str, order_col: str | None, config: FindConfig | N
 def _check_find_config(config: FindConfig) -> None:
     """What Spark refuses of a find's config (:mod:`neardup.pipeline.refusals`)."""
     refusals.check(refusals.SPARK, "find", {}, config, partial=True)
+    refusals.check(refusals.SPARK, "find a DataFrame", {}, config, partial=True)
     if config.method == "auto":  # runs LSH ("lsh" warned when the config was made)
         config.warn_if_bands_fall_short()
 
@@ -592,15 +606,24 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
         config.warn_if_bands_fall_short()
     if spark is None:
         spark = _session(quiet=quiet)
+    if config.embeddings is not None:
+        from .embedded import check_inputs
+
+        check_inputs(inputs, source_options["fmt"])
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     timer = SparkStageTimer(spark, quiet)
     with timer.stage(READ_STAGE):
+        # on embeddings alone a record needs no text (read with an empty one), as locally
+        text_optional = config.embeddings is not None and config.also_jaccard is None
         read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
-                     **source_options)  # runs the one pass: read, shingle, sign and band
+                     text_optional=text_optional, **source_options)  # the one pass
         report = read.report()
-    result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed,
-                            char_fallback=tokenize is None, documents=read.document_count,
-                            tally=read.tally, timer=timer)
+    if config.embeddings is not None:
+        result = _find_embedded(read, config, tokenize is None, timer)
+    else:
+        result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed,
+                                char_fallback=tokenize is None,
+                                documents=read.document_count, tally=read.tally, timer=timer)
     result.read_report = report
     if against is not None:
         from .against import with_index
@@ -608,6 +631,21 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
         with timer.stage("against index", keep=False):  # with_index times it
             result = with_index(result, read.signed, against)
     return result, read
+
+
+def _find_embedded(read, config: FindConfig, char_fallback: bool,
+                   timer: SparkStageTimer) -> SparkFindResult:
+    """:func:`_find_numbered` on the vectors of ``read``'s documents
+    (:mod:`neardup.spark.embedded`)."""
+    from .embedded import found_on_vectors
+
+    found, counts, rows, plan = found_on_vectors(read, config, timer)
+    if char_fallback and config.shingle_kind == "word":
+        prepare.warn_char_fallback(read.tally["chars"])
+        counts.update(counting.shingling_counts(char_fallback=read.tally["chars"]))
+    result = _found_result(rows, found, counts, config, plan, read.document_count, timer)
+    result.pairs_schema = found.local.pairs_schema  # with the cosine column
+    return result
 
 
 def evaluate_sources(inputs, *, spark=None, text_fields: Sequence[str] = ("text",),

@@ -58,7 +58,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core import remote
-from ..sources.annotations import ANNOTATION_COLUMNS, ANNOTATION_FIELDS
+from ..sources.annotations import (
+    ANNOTATION_COLUMNS,
+    ANNOTATION_FIELDS,
+    COSINE_COLUMN,
+    PREFIX,
+    annotation_columns,
+)
 from ..sources.copies import write_deduplicated
 from .read import _ranked, open_bytes, positioned, read_lines
 from .write import TableOrder, in_parts, key_bucket, part_runs, task_folder
@@ -94,15 +100,28 @@ def check_dedup_inputs(paths: Sequence[str], formats: Sequence[str],
 
 
 # an outcome row: whether the copy holds the document, and the fields --annotate adds
+# (on embeddings, the cosine too: :func:`neardup.sources.annotations.annotation_columns`)
 _ANNOTATION_TYPES = {"cluster": "string", "cluster_size": "long", "kept": "boolean",
-                     "duplicate_of": "string", "jaccard": "double"}
+                     "duplicate_of": "string", "jaccard": "double", COSINE_COLUMN: "double"}
 _ARROW_TYPES = {"string": pa.string(), "long": pa.int64(), "boolean": pa.bool_(),
                 "double": pa.float64()}
-OUTCOME_SCHEMA = "doc long, written boolean, " + ", ".join(
-    f"{field} {_ANNOTATION_TYPES[name]}" for name, field in zip(ANNOTATION_COLUMNS,
-                                                                ANNOTATION_FIELDS))
-ANNOTATION_SCHEMA = pa.schema([(field, _ARROW_TYPES[_ANNOTATION_TYPES[name]])
-                               for name, field in zip(ANNOTATION_COLUMNS, ANNOTATION_FIELDS)])
+
+
+def outcome_schema(cosine: bool = False) -> str:
+    """The outcome rows' schema (:func:`outcome_rows`); ``cosine``: a run on embeddings."""
+    return "doc long, written boolean, " + ", ".join(
+        f"{PREFIX}{name} {_ANNOTATION_TYPES[name]}" for name in annotation_columns(cosine))
+
+
+OUTCOME_SCHEMA = outcome_schema()
+# every annotation field a copy may add, with its Arrow type
+ANNOTATION_SCHEMA = pa.schema([(PREFIX + name, _ARROW_TYPES[_ANNOTATION_TYPES[name]])
+                               for name in annotation_columns(cosine=True)])
+
+
+def _fields_in(names) -> list[str]:
+    """The annotation fields among ``names``, in their order."""
+    return [field for field in ANNOTATION_SCHEMA.names if field in names]
 
 
 def outcome_rows(documents: DataFrame, on_edges: pa.Table) -> DataFrame:
@@ -115,8 +134,13 @@ def outcome_rows(documents: DataFrame, on_edges: pa.Table) -> DataFrame:
                       "written": on_edges.column("written"),
                       **{field: on_edges.column(name).cast(ANNOTATION_SCHEMA.field(field).type)
                          for name, field in zip(ANNOTATION_COLUMNS, ANNOTATION_FIELDS)}})
+    cosine = COSINE_COLUMN in on_edges.column_names
+    if cosine:  # a run on embeddings: the cosine to the document kept, after the rest
+        table = table.append_column(PREFIX + COSINE_COLUMN,
+                                    on_edges.column(COSINE_COLUMN).cast(pa.float64()))
     held = documents.sparkSession.sparkContext.broadcast(table)
-    return documents.select("doc", "id").mapInArrow(_outcome_batches(held), OUTCOME_SCHEMA)
+    return documents.select("doc", "id").mapInArrow(_outcome_batches(held),
+                                                    outcome_schema(cosine))
 
 
 def _outcome_batches(held):
@@ -165,7 +189,7 @@ def write_copies(read, documents: DataFrame, out: str | os.PathLike, *,
     line, the text column's value for a Parquet row); every other record as without."""
     from .. import sources
 
-    fields = list(ANNOTATION_FIELDS) if annotate else []
+    fields = _fields_in(documents.columns) if annotate else []
     if read.records is None:  # read on the driver: the local writer, the local layout
         # a URL: written locally and uploaded whole once written
         with remote.Staging(last=(sources.DEDUP_MARKER,)) as staging:
@@ -238,7 +262,7 @@ def _driver_copy(read, documents: DataFrame, out, edits: DataFrame | None, text_
     if edits is None:
         annotations = None if not fields else pa.table(
             [flags.column(field).cast(ANNOTATION_SCHEMA.field(field).type)
-             for field in fields], names=list(ANNOTATION_COLUMNS))
+             for field in fields], names=[field.removeprefix(PREFIX) for field in fields])
         return write_deduplicated(read.local_documents, keep, read.paths, out,
                                           annotate=annotations)
     changed = edits.orderBy("doc").toArrow()
@@ -292,7 +316,8 @@ def _copy(read, source: int, path: str, fmt: str, gone: DataFrame, folder: Path,
         frame = spark.read.parquet(path)
         schema = pq.read_schema(path)
         if notes is not None:  # the local copy's columns after the input's
-            schema = pa.schema(list(schema) + list(ANNOTATION_SCHEMA),
+            schema = pa.schema(list(schema) + [ANNOTATION_SCHEMA.field(field) for field
+                                               in _fields_in(notes.columns)],
                                metadata=schema.metadata)
         write = _parquet_parts(str(folder), schema)
     kept = (positioned(frame if frame_kind == "text" else _ranked(frame), read.starts, source)
@@ -399,13 +424,13 @@ def _annotated_lines(batch: pa.RecordBatch, raw: pa.Array, encoding: str) -> pa.
     from neardup.sources.annotations import json_fields
     from neardup.sources.lines import annotated_line
 
+    names = _fields_in(batch.schema.names)
     where = np.flatnonzero(batch.column(ANNOTATION_FIELDS[0]).is_valid()
                            .to_numpy(zero_copy_only=False))
     if not where.size:
         return raw
     at = pa.array(where)
-    fields = json_fields(ANNOTATION_FIELDS, [batch.column(field).take(at).to_pylist()
-                                             for field in ANNOTATION_FIELDS])
+    fields = json_fields(names, [batch.column(field).take(at).to_pylist() for field in names])
     lines = raw.to_pylist()
     for k, added in zip(where.tolist(), fields):  # the line's ending added back, taken off
         lines[k] = annotated_line(lines[k] + b"\n", added, encoding)[:-1]

@@ -232,7 +232,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           exclude: Sequence[str] = (), encoding: str = "utf-8",
           max_problems: int = 100, respect_ignore: bool = True, follow_links: bool = False,
           allow_empty: bool = False, signer=None, min_shingles: int | None = None,
-          text_strings: bool = False) -> _Read:
+          text_strings: bool = False, text_optional: bool = False) -> _Read:
     """The inputs read as records (one Spark pass over each file, numbered by one small
     job over the persisted records, which also counts the report's outcomes); with
     ``signer`` (:func:`neardup.spark.stages._sign_batches`'s body), each partition's
@@ -241,7 +241,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     of at least ``min_shingles`` shingles, their shingles, those shingled by characters).
     ``text_strings``: a text field (JSON, Parquet) holding a number, a boolean, a list or
     an object is skipped with its reason, as the local reader's ``text_strings`` skips it
-    (a units run writes the text back into the field)."""
+    (a units run writes the text back into the field). ``text_optional``: a JSON object
+    without any text field, or every row of a Parquet file without any text column, is
+    a document with an empty text, as the local reader's (a run on embeddings alone)."""
     from .. import sources
 
     _require_spark()
@@ -293,7 +295,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         read.units.append(spec.record_unit)
         if spec.spark.frame == "text":
             body = parser(index, encoding, not_decodable, text_fields, id_field, prefix,
-                          text_strings)
+                          text_strings, text_optional=text_optional)
             if remote.is_url(path):
                 read.versions[index] = remote.stat_token(path)
             read.splits[index] = splits = line_splits(spark, path)
@@ -319,17 +321,20 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         spark_names = [c for c in frame.columns if c != _CORRUPT]
         columns = (spark_names if corrupt is None else
                    [c.encode("latin-1").decode(codec, "surrogateescape") for c in spark_names])
-        for column in text_fields + ([id_field] if id_field else []):
+        texts_here = text_fields
+        if text_optional and corrupt is None and not set(text_fields) & set(columns):
+            texts_here = []  # no text column: each row a document with an empty text
+        for column in texts_here + ([id_field] if id_field else []):
             if column not in columns:
                 raise ValueError(f"{path}: no column {column!r}; the columns are {columns}")
         spark_name = dict(zip(columns, spark_names))
         selected = frame.select(
-            *[frame[spark_name[c]].alias(f"_t{k}") for k, c in enumerate(text_fields)],
+            *[frame[spark_name[c]].alias(f"_t{k}") for k, c in enumerate(texts_here)],
             (frame[spark_name[id_field]] if id_field else F.lit(None).cast("string"))
             .alias("_id"),
             *([corrupt.alias("_corrupt")] if corrupt is not None else []))
         if spec.spark.frame == "parquet":
-            body = parser(index, codec, not_decodable, text_fields, id_field, prefix,
+            body = parser(index, codec, not_decodable, texts_here, id_field, prefix,
                           text_strings)
         else:
             body = parser(index, sep, width, len(text_fields), id_field, prefix, encoding,
@@ -664,26 +669,28 @@ class _RecordRows:
                            ("fields", fields)):
             self.columns[key].append(value)
 
-    def add_text(self, record: int, doc_id: str, text: str, not_decodable: str) -> None:
-        """A record with its text: processed, or skipped as the local readers skip it."""
+    def add_text(self, record: int, doc_id: str, text: str, not_decodable: str,
+                 no_text: bool = False) -> None:
+        """A record with its text: processed, or skipped as the local readers skip it
+        (``no_text``: a record read without a text field, whose empty text is kept)."""
         from ..sources import has_surrogates  # executors import this module: sources lazily
 
         if has_surrogates(text) or has_surrogates(doc_id):
             self.add(record, "skipped", not_decodable)
-        elif not text.strip():
+        elif not no_text and not text.strip():
             self.add(record, "skipped", "empty text")
         else:
             self.add(record, "processed", doc_id=doc_id, text=text)
 
-    def add_object(self, record: int, doc_id: str, text: str) -> None:
+    def add_object(self, record: int, doc_id: str, text: str, no_text: bool = False) -> None:
         """A JSON object's record with its text and id: processed, or failed or skipped as
-        the local JSONL reader sorts it."""
+        the local JSONL reader sorts it (``no_text``: as :meth:`add_text`)."""
         from ..sources import has_surrogates
 
         if has_surrogates(text) or has_surrogates(doc_id):
             self.add(record, "failed", "lone surrogate escape: not valid Unicode",
                      is_object=True)
-        elif not text.strip():
+        elif not no_text and not text.strip():
             self.add(record, "skipped", "empty text", is_object=True)
         else:
             self.add(record, "processed", doc_id=doc_id, text=text, is_object=True)
@@ -728,10 +735,12 @@ def _parsed_block(rows: _RecordRows, lines: list, records: list, text_fields: li
 
 
 def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: list[str],
-                   id_field: str | None, prefix: str, text_strings: bool = False):
+                   id_field: str | None, prefix: str, text_strings: bool = False,
+                   text_optional: bool = False):
     """mapInArrow body: (raw line, record) → records, as the local JSONL reader sorts them
     (``text_strings``: a text field that holds no string is skipped, as :func:`_read` says;
-    Arrow's block parser reads string text fields only, so it never meets one)."""
+    Arrow's block parser reads string text fields only, so it never meets one; nor an
+    object without one, which ``text_optional`` reads with an empty text)."""
     from ..sources import (
         JSONL_FIELDS_NAMED,
         as_text,
@@ -767,22 +776,25 @@ def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: 
                 if not isinstance(obj, dict):
                     rows.add(record, "failed", "not a JSON object")
                     continue
-                absent = next((name for name in text_fields if obj.get(name) is None), None)
+                fields = text_fields
+                if text_optional and not any(name in obj for name in text_fields):
+                    fields = []  # no text field: a document with an empty text
+                absent = next((name for name in fields if obj.get(name) is None), None)
                 if absent is None and id_field is not None and obj.get(id_field) is None:
                     absent = id_field
                 if absent is not None:
                     rows.add(record, "failed", f"missing field {absent!r}", is_object=True,
                              fields=[printable(k) for k in list(obj)[:JSONL_FIELDS_NAMED + 1]])
                     continue
-                wrong = text_not_strings(text_fields, [obj[name] for name in text_fields]
+                wrong = text_not_strings(fields, [obj[name] for name in fields]
                                          ) if text_strings else None
                 if wrong is not None:
                     rows.add(record, "skipped", wrong, is_object=True)
                     continue
-                text = "\n".join(as_text(obj[name]) for name in text_fields)
+                text = "\n".join(as_text(obj[name]) for name in fields)
                 doc_id = (as_text(obj[id_field]) if id_field is not None
                           else f"{prefix}{record + 1}")
-                rows.add_object(record, doc_id, text)
+                rows.add_object(record, doc_id, text, no_text=not fields)
             yield rows.batch()
     return run
 
@@ -852,6 +864,6 @@ def _parquet_records(source: int, codec: str, not_decodable: str, text_fields: l
                 except UnicodeDecodeError:
                     rows.add(record, "skipped", not_decodable)
                     continue
-                rows.add_text(record, doc_id, text, not_decodable)
+                rows.add_text(record, doc_id, text, not_decodable, no_text=not text_fields)
             yield rows.batch()
     return run

@@ -24,6 +24,8 @@ OTHER_VALUES = {"measure": "containment", "sketch": "simhash", "generated": "exc
 
 
 def _value(row: refusals.Refusal):
+    if row.suffix is not None:  # a path ending so
+        return f"vectors{row.suffix}"
     if row.allowed is not None:
         return OTHER_VALUES[row.option]
     return GIVEN_VALUES[row.option] if row.refused == refusals.GIVEN else row.refused[0]
@@ -50,6 +52,9 @@ def _call(row: refusals.Refusal, command: str, tmp_path):
     out = str(tmp_path / "out")
     if row.option == "out":
         out = value
+    if command == "find a DataFrame":  # neardup.spark.find's own check, of its config
+        return refusals.check(refusals.SPARK, command, {},
+                              neardup.FindConfig(**{row.option: value}), partial=True)
     if command == "find":
         return api.find(inputs, engine=engine, out=out, **keywords)
     if command in ("dedup", "dedup --against"):
