@@ -24,7 +24,8 @@ P = 1 - (1 - p(c)^r)^b, and :func:`band_plan` chooses b × r with
 P(t) ≥ :data:`neardup.lsh.MIN_P_AT_THRESHOLD` and the same steep-point guard, in p. The
 bits are packed 8 to a byte (``np.packbits``) where they are kept; the band keys and
 the candidate search are :func:`neardup.lsh.band_keys` and
-:func:`neardup.lsh.candidate_pairs` run on the bit matrix.
+:func:`neardup.lsh.candidate_pairs` run on the bit matrix, a band at a time
+(:func:`candidate_pairs`: each band's bits packed, its keys made as it is grouped).
 
 **What is exact** (:func:`exact_cosine`): a reported cosine is the cosine of the two
 normalised float32 vectors computed in float64, ``dot(u, v) / (|u| · |v|)`` with every
@@ -184,11 +185,39 @@ def band_keys(unit: np.ndarray, plan: lsh.BandPlan, seed: int, planes: np.ndarra
     return keys
 
 
+def band_bytes(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
+               batch: int | None = None) -> np.ndarray:
+    """(b, n, ceil(r/8)) uint8: each band's r bits of each row packed to bytes, as
+    :func:`band_keys` hashes them, band by band (a band's bytes contiguous): ceil(r/8)
+    bytes a band and row where its key takes 8. ``batch`` rows (SIGN_BATCH when None) are
+    signed at a time: a row's bytes do not depend on it."""
+    batch = batch or SIGN_BATCH
+    planes = hyperplanes(unit.shape[1], plan.bands * plan.rows, seed)
+    per_band = (plan.rows + 7) // 8
+    out = np.empty((plan.bands, unit.shape[0], per_band), dtype=np.uint8)
+    for lo in range(0, unit.shape[0], batch):
+        bits = signature_bits(unit[lo:lo + batch], planes)
+        packed = np.packbits(bits.reshape(bits.shape[0], plan.bands, plan.rows), axis=2)
+        out[:, lo:lo + bits.shape[0]] = packed.transpose(1, 0, 2)
+    return out
+
+
+def band_columns(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
+                 batch: int | None = None):
+    """The columns of :func:`band_keys` (uint64[n] each) one band at a time, from
+    :func:`band_bytes`: the same keys, without the (n, b) of them held at once."""
+    packed = band_bytes(unit, plan, seed, batch=batch)
+    for band in range(plan.bands):
+        yield lsh.band_key_column(packed[band], band)
+
+
 def candidate_pairs(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
-                    max_bucket: int = 1000, policy: str = "star"):
-    """(i, j, stats) of :func:`neardup.lsh.candidate_pairs` over the rows' band keys."""
-    return lsh.candidate_pairs(band_keys(unit, plan, seed), max_bucket=max_bucket,
-                               policy=policy)
+                    max_bucket: int = 1000, policy: str = "star", batch: int | None = None):
+    """(i, j, stats) of :func:`neardup.lsh.candidate_pairs` over the rows' band keys,
+    grouped a band at a time (:func:`band_columns`,
+    :func:`neardup.lsh.candidate_pairs_by_band`)."""
+    return lsh.candidate_pairs_by_band(band_columns(unit, plan, seed, batch=batch),
+                                       unit.shape[0], max_bucket=max_bucket, policy=policy)
 
 
 def exact_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, *,
