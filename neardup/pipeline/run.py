@@ -125,6 +125,7 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
             fields=getattr(documents, "fields", None))
         unit, why = normalised(found, why, sets.n, timer)
         del found  # the vectors as read: only their unit copy is searched
+        release_freed_memory()  # and Arrow's buffers of their column
         with kernels:
             result = find_unit(unit, why, sets.sizes, documents.ids, config, source=shown,
                                timer=timer, sets=sets, representative_key=key,
