@@ -54,6 +54,7 @@ MAX_HYPERPLANES = 4096
 CANDIDATES_PER_VECTOR = 10
 SCREEN_MARGIN = 1e-3  # float32 cosines this far below t are checked in float64
 SIGN_BATCH = 1 << 15  # rows projected at a time: (batch, K) float32 and (batch, K) bits
+SIGN_BYTES = 1 << 26  # band_bytes: at most this much of (rows, b·r) float32 projections
 PAIR_BATCH = 1 << 18  # candidate pairs verified at a time: two (batch, d) gathers
 EXACT_BLOCK = 2048  # rows per block of the all-pairs products: (block, block) float32
 
@@ -189,16 +190,18 @@ def band_bytes(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
                batch: int | None = None) -> np.ndarray:
     """(b, n, ceil(r/8)) uint8: each band's r bits of each row packed to bytes, as
     :func:`band_keys` hashes them, band by band (a band's bytes contiguous): ceil(r/8)
-    bytes a band and row where its key takes 8. ``batch`` rows (SIGN_BATCH when None) are
-    signed at a time: a row's bytes do not depend on it."""
-    batch = batch or SIGN_BATCH
-    planes = hyperplanes(unit.shape[1], plan.bands * plan.rows, seed)
+    bytes a band and row where its key takes 8. ``batch`` rows are signed at a time (when
+    None, as many as keep their projections within SIGN_BYTES, at most SIGN_BATCH): a
+    row's bytes do not depend on it."""
+    used = plan.bands * plan.rows
+    batch = batch or max(1, min(SIGN_BATCH, SIGN_BYTES // (4 * used)))
+    planes = hyperplanes(unit.shape[1], used, seed)
     per_band = (plan.rows + 7) // 8
     out = np.empty((plan.bands, unit.shape[0], per_band), dtype=np.uint8)
     for lo in range(0, unit.shape[0], batch):
-        bits = signature_bits(unit[lo:lo + batch], planes)
-        packed = np.packbits(bits.reshape(bits.shape[0], plan.bands, plan.rows), axis=2)
-        out[:, lo:lo + bits.shape[0]] = packed.transpose(1, 0, 2)
+        sides = unit[lo:lo + batch] @ planes >= 0  # signature_bits, packed from the bools
+        packed = np.packbits(sides.reshape(sides.shape[0], plan.bands, plan.rows), axis=2)
+        out[:, lo:lo + sides.shape[0]] = packed.transpose(1, 0, 2)
     return out
 
 
