@@ -304,7 +304,9 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
     if not codes:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), stats
-    i, j = _distinct_pairs(np.concatenate(codes) if len(codes) > 1 else codes[0], n)
+    every = np.concatenate(codes) if len(codes) > 1 else codes[0]
+    codes.clear()  # the bands' own arrays: not held beside their concatenation
+    i, j = _distinct_pairs(every, n)
     return i, j, stats
 
 
