@@ -259,3 +259,25 @@ def test_banding_a_band_at_a_time_in_small_batches_equals_every_key_at_once(monk
     np.testing.assert_array_equal(p.set_i, vi)
     np.testing.assert_array_equal(p.set_j, vj)
     np.testing.assert_array_equal(result.cosine, vc)  # bit for bit
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_the_candidates_file_streamed_in_small_batches_is_the_same(tmp_path, monkeypatch, fmt):
+    """The candidates table is written a batch of rows at a time (tens of millions of
+    cosine candidates): the same rows and the same file bytes as one whole table."""
+    import pyarrow as pa
+
+    from neardup import result as result_module
+    from neardup.sinks import read_manifest, write_result
+
+    x = planted_vectors(600, 24, 3)
+    run = neardup.find(frame(x), embeddings="vec", threshold=0.8, method="lsh", seed=2)
+    whole = run.candidates_table()
+    assert whole.num_rows > 100 and not whole.column("verified").to_numpy().all()
+    assert pa.concat_tables(list(run.iter_candidates_tables(7))).equals(whole)
+    write_result(run, tmp_path / "whole", fmt)
+    monkeypatch.setattr(result_module, "CANDIDATE_ROWS", 13)
+    write_result(run, tmp_path / "batched", fmt)
+    files = [{f["name"]: f.get("sha256") for f in read_manifest(tmp_path / d)["files"]}
+             for d in ("whole", "batched")]
+    assert files[0] == files[1] and files[0][f"candidates.{fmt}"]
