@@ -55,6 +55,7 @@ CANDIDATES_PER_VECTOR = 10
 SCREEN_MARGIN = 1e-3  # float32 cosines this far below t are checked in float64
 SIGN_BATCH = 1 << 15  # rows projected at a time: (batch, K) float32 and (batch, K) bits
 SIGN_BYTES = 1 << 26  # band_bytes: at most this much of (rows, b·r) float32 projections
+NORMALISE_BYTES = 1 << 24  # normalise: a batch's float64 copy (rows, d) within this
 PAIR_BATCH = 1 << 18  # candidate pairs verified at a time: two (batch, d) gathers
 EXACT_BLOCK = 2048  # rows per block of the all-pairs products: (block, block) float32
 
@@ -103,14 +104,16 @@ def cosine_curve(cosine, bands: int, rows: int) -> np.ndarray:
 
 
 def normalise(vectors: np.ndarray, reasons: np.ndarray | None = None, *,
-              batch: int = SIGN_BATCH) -> tuple[np.ndarray, np.ndarray]:
+              batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(unit float32 (n, d), reasons object[n]): each row divided by its float64 norm;
     ``reasons`` (the reader's, "" where it found a vector) gain :data:`NOT_FINITE` and
     :data:`ZERO_NORM`. An unusable row is left as zeros. ``batch`` rows at a time (three
-    float64 copies of a batch; a row's result does not depend on it)."""
+    float64 copies of a batch, each within NORMALISE_BYTES when ``batch`` is None; a
+    row's result does not depend on it)."""
     vectors = np.asarray(vectors)
     if vectors.ndim != 2:
         raise ValueError(f"vectors must be a 2-D array (n, d), got shape {vectors.shape}")
+    batch = batch or max(1, min(SIGN_BATCH, NORMALISE_BYTES // (8 * max(vectors.shape[1], 1))))
     n = vectors.shape[0]
     if reasons is None:
         reasons = np.full(n, "", dtype=object)

@@ -123,6 +123,7 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
         found, why, shown = vectors.of_documents(
             config.embeddings, documents, report.records_seen, table=table,
             fields=getattr(documents, "fields", None))
+        release_freed_memory()  # the column's chunks, combined into the vectors
         unit, why = normalised(found, why, sets.n, timer)
         del found  # the vectors as read: only their unit copy is searched
         release_freed_memory()  # and Arrow's buffers of their column
