@@ -54,7 +54,6 @@ MAX_HYPERPLANES = 4096
 CANDIDATES_PER_VECTOR = 10
 SCREEN_MARGIN = 1e-3  # float32 cosines this far below t are checked in float64
 SIGN_BATCH = 1 << 15  # rows projected at a time: (batch, K) float32 and (batch, K) bits
-SIGN_BYTES = 1 << 26  # band_bytes: at most this much of (rows, b·r) float32 projections
 NORMALISE_BYTES = 1 << 24  # normalise: a batch's float64 copy (rows, d) within this
 PAIR_BATCH = 1 << 18  # candidate pairs verified at a time: two (batch, d) gathers
 EXACT_BLOCK = 2048  # rows per block of the all-pairs products: (block, block) float32
@@ -193,11 +192,12 @@ def band_bytes(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
                batch: int | None = None) -> np.ndarray:
     """(b, n, ceil(r/8)) uint8: each band's r bits of each row packed to bytes, as
     :func:`band_keys` hashes them, band by band (a band's bytes contiguous): ceil(r/8)
-    bytes a band and row where its key takes 8. ``batch`` rows are signed at a time (when
-    None, as many as keep their projections within SIGN_BYTES, at most SIGN_BATCH): a
-    row's bytes do not depend on it."""
+    bytes a band and row where its key takes 8. ``batch`` rows (SIGN_BATCH when None)
+    are signed at a time, as :func:`band_keys` signs them: the matrix product's rounding
+    may depend on its shape, and a product within rounding of 0 decides a bit (at 1M
+    vectors, batches of 4,826 rows made 3 of 69M candidates other than these do)."""
     used = plan.bands * plan.rows
-    batch = batch or max(1, min(SIGN_BATCH, SIGN_BYTES // (4 * used)))
+    batch = batch or SIGN_BATCH
     planes = hyperplanes(unit.shape[1], used, seed)
     per_band = (plan.rows + 7) // 8
     out = np.empty((plan.bands, unit.shape[0], per_band), dtype=np.uint8)
@@ -247,15 +247,17 @@ def exact_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, *,
 
 
 def screened_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float, *,
-                    batch: int = PAIR_BATCH) -> np.ndarray:
+                    batch: int = PAIR_BATCH, out: np.ndarray | None = None) -> np.ndarray:
     """float64[P]: the cosine of each pair, exact (:func:`exact_cosine`) where its float32
     dot product is ≥ ``threshold`` - SCREEN_MARGIN, else that float32 value (a pair that
-    far below t cannot reach it: see the module docstring)."""
+    far below t cannot reach it: see the module docstring). ``out``: a float64[P] to
+    write them into (and return), rather than a new one."""
     i = np.ascontiguousarray(i, dtype=np.int64)
     j = np.ascontiguousarray(j, dtype=np.int64)
     dot = np.empty(i.size, dtype=np.float32)
     _pair_dots(np.ascontiguousarray(unit), i, j, dot)  # no (P, d) gathers
-    value = dot.astype(np.float64)
+    value = np.empty(i.size, dtype=np.float64) if out is None else out
+    value[:] = dot
     near = np.flatnonzero(dot >= threshold - SCREEN_MARGIN)
     value[near] = exact_cosine(unit, i[near], j[near], batch=batch)
     return value

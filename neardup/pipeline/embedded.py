@@ -157,8 +157,8 @@ def find_unit(unit: np.ndarray, reasons: np.ndarray, sizes: np.ndarray, ids: Seq
         cos = np.full(doc_i.size, np.nan)
         both = has_vector[doc_i] & has_vector[doc_j]
         if both.all():  # no copies of the candidates (as a mask takes)
-            cos[:] = cosine.screened_cosine(unit, row(doc_i), row(doc_j), config.threshold,
-                                            batch=pair_batch)
+            cosine.screened_cosine(unit, row(doc_i), row(doc_j), config.threshold,
+                                   batch=pair_batch, out=cos)
         else:
             cos[both] = cosine.screened_cosine(unit, row(doc_i[both]), row(doc_j[both]),
                                                config.threshold, batch=pair_batch)

@@ -223,9 +223,11 @@ def test_the_shingle_pipeline_refuses_a_config_with_embeddings():
 
 
 def test_banding_a_band_at_a_time_in_small_batches_equals_every_key_at_once(monkeypatch):
-    """The search holds one band's keys at a time, signing 97 rows at a time and
-    verifying 113 pairs at a time: the same candidates, bucket figures, cosines and
-    pairs as every row's (n, b) keys grouped at once and verified in one batch."""
+    """The search holds one band's keys at a time and verifies 113 pairs at a time: the
+    same candidates, bucket figures, cosines and pairs as every row's (n, b) keys
+    grouped at once and verified in one batch. (Rows are signed in the same batches as
+    band_keys signs them: a product within rounding of 0 may take the other sign in a
+    matrix product of another shape.)"""
     x = planted_vectors(3000, 24, 7)
     t, seed = 0.8, 5
     unit, _ = cosine.normalise(x)
@@ -233,21 +235,19 @@ def test_banding_a_band_at_a_time_in_small_batches_equals_every_key_at_once(monk
     keys = cosine.band_keys(unit, plan, seed)
     for max_bucket in (1000, 12):  # 12: buckets over the limit, starred
         ri, rj, rstats = lsh.candidate_pairs(keys, max_bucket=max_bucket)
-        ci, cj, stats = cosine.candidate_pairs(unit, plan, seed, max_bucket=max_bucket,
-                                               batch=97)
+        ci, cj, stats = cosine.candidate_pairs(unit, plan, seed, max_bucket=max_bucket)
         np.testing.assert_array_equal(ci, ri)
         np.testing.assert_array_equal(cj, rj)
         assert stats.as_dict() == rstats.as_dict() and stats.per_band == rstats.per_band
     assert rstats.buckets_over_limit > 0 and ri.size > 1000
     for band in (0, plan.bands - 1):
         np.testing.assert_array_equal(
-            lsh.band_key_column(cosine.band_bytes(unit, plan, seed, batch=97)[band], band),
+            lsh.band_key_column(cosine.band_bytes(unit, plan, seed)[band], band),
             keys[:, band])
     ri, rj, _ = lsh.candidate_pairs(keys)
     vi, vj, vc = cosine.verify(unit, ri, rj, t)
     np.testing.assert_array_equal(cosine.screened_cosine(unit, ri, rj, t, batch=113),
                                   cosine.screened_cosine(unit, ri, rj, t))
-    monkeypatch.setattr(cosine, "SIGN_BATCH", 97)
     monkeypatch.setattr(cosine, "PAIR_BATCH", 113)
     result = neardup.find(frame(x), embeddings="vec", threshold=t, method="lsh", seed=seed,
                           hyperplanes=1024)
