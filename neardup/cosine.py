@@ -24,7 +24,8 @@ P = 1 - (1 - p(c)^r)^b, and :func:`band_plan` chooses b × r with
 P(t) ≥ :data:`neardup.lsh.MIN_P_AT_THRESHOLD` and the same steep-point guard, in p. The
 bits are packed 8 to a byte (``np.packbits``) where they are kept; the band keys and
 the candidate search are :func:`neardup.lsh.band_keys` and
-:func:`neardup.lsh.candidate_pairs` run on the bit matrix.
+:func:`neardup.lsh.candidate_pairs` run on the bit matrix, a band at a time
+(:func:`candidate_pairs`: each band's bits packed, its keys made as it is grouped).
 
 **What is exact** (:func:`exact_cosine`): a reported cosine is the cosine of the two
 normalised float32 vectors computed in float64, ``dot(u, v) / (|u| · |v|)`` with every
@@ -53,6 +54,7 @@ MAX_HYPERPLANES = 4096
 CANDIDATES_PER_VECTOR = 10
 SCREEN_MARGIN = 1e-3  # float32 cosines this far below t are checked in float64
 SIGN_BATCH = 1 << 15  # rows projected at a time: (batch, K) float32 and (batch, K) bits
+NORMALISE_BYTES = 1 << 24  # normalise: a batch's float64 copy (rows, d) within this
 PAIR_BATCH = 1 << 18  # candidate pairs verified at a time: two (batch, d) gathers
 EXACT_BLOCK = 2048  # rows per block of the all-pairs products: (block, block) float32
 
@@ -101,14 +103,16 @@ def cosine_curve(cosine, bands: int, rows: int) -> np.ndarray:
 
 
 def normalise(vectors: np.ndarray, reasons: np.ndarray | None = None, *,
-              batch: int = SIGN_BATCH) -> tuple[np.ndarray, np.ndarray]:
+              batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(unit float32 (n, d), reasons object[n]): each row divided by its float64 norm;
     ``reasons`` (the reader's, "" where it found a vector) gain :data:`NOT_FINITE` and
     :data:`ZERO_NORM`. An unusable row is left as zeros. ``batch`` rows at a time (three
-    float64 copies of a batch; a row's result does not depend on it)."""
+    float64 copies of a batch, each within NORMALISE_BYTES when ``batch`` is None; a
+    row's result does not depend on it)."""
     vectors = np.asarray(vectors)
     if vectors.ndim != 2:
         raise ValueError(f"vectors must be a 2-D array (n, d), got shape {vectors.shape}")
+    batch = batch or max(1, min(SIGN_BATCH, NORMALISE_BYTES // (8 * max(vectors.shape[1], 1))))
     n = vectors.shape[0]
     if reasons is None:
         reasons = np.full(n, "", dtype=object)
@@ -184,11 +188,42 @@ def band_keys(unit: np.ndarray, plan: lsh.BandPlan, seed: int, planes: np.ndarra
     return keys
 
 
+def band_bytes(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
+               batch: int | None = None) -> np.ndarray:
+    """(b, n, ceil(r/8)) uint8: each band's r bits of each row packed to bytes, as
+    :func:`band_keys` hashes them, band by band (a band's bytes contiguous): ceil(r/8)
+    bytes a band and row where its key takes 8. ``batch`` rows (SIGN_BATCH when None)
+    are signed at a time, as :func:`band_keys` signs them: the matrix product's rounding
+    may depend on its shape, and a product within rounding of 0 decides a bit (at 1M
+    vectors, batches of 4,826 rows made 3 of 69M candidates other than these do)."""
+    used = plan.bands * plan.rows
+    batch = batch or SIGN_BATCH
+    planes = hyperplanes(unit.shape[1], used, seed)
+    per_band = (plan.rows + 7) // 8
+    out = np.empty((plan.bands, unit.shape[0], per_band), dtype=np.uint8)
+    for lo in range(0, unit.shape[0], batch):
+        sides = unit[lo:lo + batch] @ planes >= 0  # signature_bits, packed from the bools
+        packed = np.packbits(sides.reshape(sides.shape[0], plan.bands, plan.rows), axis=2)
+        out[:, lo:lo + sides.shape[0]] = packed.transpose(1, 0, 2)
+    return out
+
+
+def band_columns(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
+                 batch: int | None = None):
+    """The columns of :func:`band_keys` (uint64[n] each) one band at a time, from
+    :func:`band_bytes`: the same keys, without the (n, b) of them held at once."""
+    packed = band_bytes(unit, plan, seed, batch=batch)
+    for band in range(plan.bands):
+        yield lsh.band_key_column(packed[band], band)
+
+
 def candidate_pairs(unit: np.ndarray, plan: lsh.BandPlan, seed: int, *,
-                    max_bucket: int = 1000, policy: str = "star"):
-    """(i, j, stats) of :func:`neardup.lsh.candidate_pairs` over the rows' band keys."""
-    return lsh.candidate_pairs(band_keys(unit, plan, seed), max_bucket=max_bucket,
-                               policy=policy)
+                    max_bucket: int = 1000, policy: str = "star", batch: int | None = None):
+    """(i, j, stats) of :func:`neardup.lsh.candidate_pairs` over the rows' band keys,
+    grouped a band at a time (:func:`band_columns`,
+    :func:`neardup.lsh.candidate_pairs_by_band`)."""
+    return lsh.candidate_pairs_by_band(band_columns(unit, plan, seed, batch=batch),
+                                       unit.shape[0], max_bucket=max_bucket, policy=policy)
 
 
 def exact_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, *,
@@ -212,15 +247,17 @@ def exact_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, *,
 
 
 def screened_cosine(unit: np.ndarray, i: np.ndarray, j: np.ndarray, threshold: float, *,
-                    batch: int = PAIR_BATCH) -> np.ndarray:
+                    batch: int = PAIR_BATCH, out: np.ndarray | None = None) -> np.ndarray:
     """float64[P]: the cosine of each pair, exact (:func:`exact_cosine`) where its float32
     dot product is ≥ ``threshold`` - SCREEN_MARGIN, else that float32 value (a pair that
-    far below t cannot reach it: see the module docstring)."""
+    far below t cannot reach it: see the module docstring). ``out``: a float64[P] to
+    write them into (and return), rather than a new one."""
     i = np.ascontiguousarray(i, dtype=np.int64)
     j = np.ascontiguousarray(j, dtype=np.int64)
     dot = np.empty(i.size, dtype=np.float32)
     _pair_dots(np.ascontiguousarray(unit), i, j, dot)  # no (P, d) gathers
-    value = dot.astype(np.float64)
+    value = np.empty(i.size, dtype=np.float64) if out is None else out
+    value[:] = dot
     near = np.flatnonzero(dot >= threshold - SCREEN_MARGIN)
     value[near] = exact_cosine(unit, i[near], j[near], batch=batch)
     return value

@@ -238,6 +238,15 @@ def band_keys(matrix: np.ndarray, bands: int, rows: int) -> np.ndarray:
     return keys
 
 
+def band_key_column(matrix: np.ndarray, band: int) -> np.ndarray:
+    """uint64[n]: :func:`band_keys` of one band alone, ``band_keys(m, b, r)[:, band]``
+    for ``matrix`` = that band's r columns ``m[:, band * r:(band + 1) * r]`` (the same
+    hash, band index mixed in), so that a caller can hold a band's key at a time."""
+    keys = np.empty(matrix.shape[0], dtype=np.uint64)
+    _band_key_column(np.ascontiguousarray(matrix), int(band), keys)
+    return keys
+
+
 @dataclass
 class CandidateStats:
     buckets_over_limit: int = 0
@@ -295,7 +304,9 @@ def candidate_pairs_by_band(columns, n: int, *, max_bucket: int = 1000,
     if not codes:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty.copy(), stats
-    i, j = _distinct_pairs(np.concatenate(codes) if len(codes) > 1 else codes[0], n)
+    every = np.concatenate(codes) if len(codes) > 1 else codes[0]
+    codes.clear()  # the bands' own arrays: not held beside their concatenation
+    i, j = _distinct_pairs(every, n)
     return i, j, stats
 
 
@@ -388,6 +399,15 @@ def _band_keys(matrix, bands, rows, out):
             for c in range(band * rows, (band + 1) * rows):
                 h = mix64(h ^ np.uint64(matrix[d, c]))
             out[d, band] = h
+
+
+@njit(cache=True)
+def _band_key_column(matrix, band, out):
+    for d in range(matrix.shape[0]):  # as _band_keys does for one band
+        h = mix64(np.uint64(band) + np.uint64(0x9E3779B97F4A7C15))
+        for c in range(matrix.shape[1]):
+            h = mix64(h ^ np.uint64(matrix[d, c]))
+        out[d] = h
 
 
 @njit(cache=True)

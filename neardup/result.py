@@ -19,6 +19,7 @@ from .pairs import PAIR_SCHEMA, PairSet, identical_table, pair_table, too_many_p
 from .shingling import ShingleSets
 
 DOCUMENT_ROWS = 1 << 16  # rows of the documents table built at a time (a few MB)
+CANDIDATE_ROWS = 1 << 20  # rows of the candidates table built at a time (~50 MB)
 # an explain table's matched_source for a document of the run's own input (against an
 # index, the other is neardup.index.query.SOURCE_INDEX)
 SOURCE_NEW = "new"
@@ -153,7 +154,22 @@ class FindResult:
 
     def candidates_table(self) -> pa.Table:
         """Every LSH candidate (distinct sets only) with its exact Jaccard and estimate."""
-        c = self.candidates
+        return self.candidates_rows(0, len(self.candidates["i"]))
+
+    def iter_candidates_tables(self, max_rows: int | None = None):
+        """The rows of :meth:`candidates_table` in batches of ``max_rows`` (default
+        CANDIDATE_ROWS): the same rows, without the rounded copies of every candidate's
+        numbers held at once (tens of millions of candidates in a cosine run)."""
+        total = len(self.candidates["i"])
+        step = max_rows or CANDIDATE_ROWS
+        for lo in range(0, total, step):
+            yield self.candidates_rows(lo, min(total, lo + step))
+        if total == 0:
+            yield self.candidates_rows(0, 0)
+
+    def candidates_rows(self, lo: int, hi: int) -> pa.Table:
+        """The rows of :meth:`candidates_table` for candidates lo to hi - 1."""
+        c = {k: v[lo:hi] for k, v in self.candidates.items()}
         measure = "cosine" if "cosine" in c else self.config.measure
         extra = {} if measure == "jaccard" else {measure: columns.nullable_floats(
             c[measure].round(6))}

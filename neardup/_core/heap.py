@@ -30,7 +30,11 @@ def _malloc_trim():
 
 
 def release_freed_memory() -> bool:
-    """Return the heap's free pages to the system (glibc); whether it could be asked."""
+    """Return the heap's free pages to the system (glibc), and Arrow's pool's (which
+    keeps the buffers of a column read and converted, hundreds of MB for vectors); whether
+    glibc could be asked."""
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
     trim = _malloc_trim()
     if trim is None:
         return False

@@ -57,14 +57,21 @@ def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
     has one) and, with ``config.also_jaccard``, their shingle ``sets``. ``source``:
     what the counts name as the vectors' origin."""
     timer = timer or StageTimer(quiet=True)
-    n = sets.n
-    if vectors.shape[0] != n:
-        raise ValueError(f"{vectors.shape[0]} vectors for {n} documents")
-    with timer.stage("normalise", f"{n:,} vectors of {vectors.shape[1]} dimensions"):
-        unit, reasons = cosine.normalise(vectors, reasons)
+    unit, reasons = normalised(vectors, reasons, sets.n, timer)
     return find_unit(unit, reasons, sets.sizes, ids, config, source=source, timer=timer,
                      sets=sets, representative_key=representative_key,
                      keep_arrays=keep_arrays)
+
+
+def normalised(vectors: np.ndarray, reasons: np.ndarray, n: int, timer: StageTimer
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The "normalise" stage of :func:`find_vectors` (:func:`neardup.cosine.normalise`)
+    for ``n`` documents: a caller that drops ``vectors`` after it and calls
+    :func:`find_unit` holds one copy of them, not two, while they are searched."""
+    if vectors.shape[0] != n:
+        raise ValueError(f"{vectors.shape[0]} vectors for {n} documents")
+    with timer.stage("normalise", f"{n:,} vectors of {vectors.shape[1]} dimensions"):
+        return cosine.normalise(vectors, reasons)
 
 
 @dataclass
@@ -135,7 +142,8 @@ def find_unit(unit: np.ndarray, reasons: np.ndarray, sizes: np.ndarray, ids: Seq
                                                    max_bucket=config.max_bucket,
                                                    policy=config.bucket_policy)
         candidates = ci.size
-        doc_i, doc_j = rows[ci], rows[cj]
+        # rows is 0..n-1 when every document has a vector: no copies of the candidates
+        doc_i, doc_j = (ci, cj) if rows.size == n else (rows[ci], rows[cj])
         del side
     if config.either:
         with timer.stage("jaccard " + method):
@@ -148,9 +156,16 @@ def find_unit(unit: np.ndarray, reasons: np.ndarray, sizes: np.ndarray, ids: Seq
     with timer.stage("verify", f"{doc_i.size:,} candidates"):
         cos = np.full(doc_i.size, np.nan)
         both = has_vector[doc_i] & has_vector[doc_j]
-        cos[both] = cosine.screened_cosine(unit, row(doc_i[both]), row(doc_j[both]),
-                                           config.threshold, batch=pair_batch)
-        jac = np.full(doc_i.size, np.nan)
+        if both.all():  # no copies of the candidates (as a mask takes)
+            cosine.screened_cosine(unit, row(doc_i), row(doc_j), config.threshold,
+                                   batch=pair_batch, out=cos)
+        else:
+            cos[both] = cosine.screened_cosine(unit, row(doc_i[both]), row(doc_j[both]),
+                                               config.threshold, batch=pair_batch)
+        # NaN columns, one read-only value each where nothing fills them (not 8 bytes a
+        # candidate each: 550 MB at 69M candidates)
+        unmeasured = np.broadcast_to(np.float64(np.nan), doc_i.shape)
+        jac = np.full(doc_i.size, np.nan) if jaccard_side else unmeasured
         if jaccard_side:
             counted = shingled[doc_i] & shingled[doc_j]
             jac[counted] = verify.exact_jaccard(sets, doc_i[counted], doc_j[counted])
@@ -159,7 +174,7 @@ def find_unit(unit: np.ndarray, reasons: np.ndarray, sizes: np.ndarray, ids: Seq
             again = np.flatnonzero(keep & both & (cos < config.threshold))
             cos[again] = cosine.exact_cosine(unit, row(doc_i[again]), row(doc_j[again]))
         candidate_arrays = {"i": doc_i, "j": doc_j, "jaccard": jac,
-                            "estimate": np.full(doc_i.size, np.nan), "cosine": cos,
+                            "estimate": unmeasured, "cosine": cos,
                             "verified": keep}
         if config.verify:
             doc_i, doc_j, cos, jac = doc_i[keep], doc_j[keep], cos[keep], jac[keep]

@@ -40,7 +40,7 @@ from ..sources.options import as_paths
 from ..text import prepare
 from ..text.batches import ShingleSetsBuilder
 from . import find_sets, kernels_for
-from .embedded import find_vectors
+from .embedded import find_unit, normalised
 
 PREVIEW_CLUSTERS = 100  # the largest clusters whose members of a line file get a preview
 PREVIEW_MEMBERS = 6  # per cluster: its first members in input order (and the one kept)
@@ -123,11 +123,15 @@ def find_documents(inputs, groups: OptionGroups, *, quiet: bool,
         found, why, shown = vectors.of_documents(
             config.embeddings, documents, report.records_seen, table=table,
             fields=getattr(documents, "fields", None))
+        release_freed_memory()  # the column's chunks, combined into the vectors
+        unit, why = normalised(found, why, sets.n, timer)
+        del found  # the vectors as read: only their unit copy is searched
+        release_freed_memory()  # and Arrow's buffers of their column
         with kernels:
-            result = find_vectors(sets, found, why, documents.ids, config, source=shown,
-                                  timer=timer, representative_key=key,
-                                  keep_arrays=keep_arrays)
-        del found
+            result = find_unit(unit, why, sets.sizes, documents.ids, config, source=shown,
+                               timer=timer, sets=sets, representative_key=key,
+                               keep_arrays=keep_arrays)
+        del unit
     else:
         with kernels:
             result = find_sets(sets, documents.ids, config, timer=timer,

@@ -251,6 +251,11 @@ def write_result(result, out_dir: str | os.PathLike, fmt: str = "csv", *,
             first = next(result.iter_documents_tables(1))
             tables[name] = (result.iter_documents_tables(), first.schema, result.n)
             continue
+        if name == "candidates":  # as many as tens of millions: streamed too
+            first = next(result.iter_candidates_tables(1))
+            tables[name] = (result.iter_candidates_tables(), first.schema,
+                            len(result.candidates["i"]))
+            continue
         table = getattr(result, f"{name}_table")()
         tables[name] = ([table], table.schema, None)
     if layout == "parts":

@@ -45,7 +45,8 @@ def field_name(embeddings) -> str | None:
 
 def from_arrow(column) -> tuple[np.ndarray, np.ndarray]:
     """(vectors (rows, d) float32 or float64, reasons object[rows]) of an Arrow column of
-    lists (fixed-size or not) of numbers; a null element inside a list is NaN."""
+    lists (fixed-size or not) of numbers; a null element inside a list is NaN. When every
+    row has a vector of the common length the vectors may be Arrow's buffer, read-only."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -70,6 +71,10 @@ def from_arrow(column) -> tuple[np.ndarray, np.ndarray]:
     wrong = valid & (lengths != d)
     reasons[wrong] = WRONG_LENGTH
     good = valid & ~wrong
+    if good.all():  # the column's values as they are (read-only where Arrow's): no copy
+        values = pc.list_flatten(column).cast(pa.from_numpy_dtype(dtype))
+        flat = values.fill_null(np.nan).to_numpy(zero_copy_only=False)
+        return flat.reshape(rows, d), reasons
     vectors = np.zeros((rows, d), dtype=dtype)
     if good.any():
         picked = column.filter(pa.array(good))
@@ -204,6 +209,9 @@ def for_documents(per_input: list[tuple[np.ndarray, np.ndarray]], documents: Doc
     n = len(documents.ids)
     if not per_input:
         return np.zeros((n, 0)), np.full(n, NO_VECTOR, dtype=object)
+    if len(per_input) == 1 and per_input[0][0].shape[0] == n \
+            and np.array_equal(documents.record, np.arange(n)):
+        return per_input[0]  # document d is record d: the vectors as read, not a copy
     dims = [v.shape[1] for v, _ in per_input]
     d = max(set(dims), key=lambda x: (sum(1 for y in dims if y == x), -x))
     dtype = np.result_type(*[v.dtype for v, _ in per_input], np.float32)

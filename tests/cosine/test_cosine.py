@@ -220,3 +220,64 @@ def test_the_shingle_pipeline_refuses_a_config_with_embeddings():
 
     with pytest.raises(ValueError, match="embeddings compare the records' vectors"):
         find_texts(["some text of a record"], embeddings="vec")
+
+
+def test_banding_a_band_at_a_time_in_small_batches_equals_every_key_at_once(monkeypatch):
+    """The search holds one band's keys at a time and verifies 113 pairs at a time: the
+    same candidates, bucket figures, cosines and pairs as every row's (n, b) keys
+    grouped at once and verified in one batch. (Rows are signed in the same batches as
+    band_keys signs them: a product within rounding of 0 may take the other sign in a
+    matrix product of another shape.)"""
+    x = planted_vectors(3000, 24, 7)
+    t, seed = 0.8, 5
+    unit, _ = cosine.normalise(x)
+    plan = cosine.band_plan(t, 1024)
+    keys = cosine.band_keys(unit, plan, seed)
+    for max_bucket in (1000, 12):  # 12: buckets over the limit, starred
+        ri, rj, rstats = lsh.candidate_pairs(keys, max_bucket=max_bucket)
+        ci, cj, stats = cosine.candidate_pairs(unit, plan, seed, max_bucket=max_bucket)
+        np.testing.assert_array_equal(ci, ri)
+        np.testing.assert_array_equal(cj, rj)
+        assert stats.as_dict() == rstats.as_dict() and stats.per_band == rstats.per_band
+    assert rstats.buckets_over_limit > 0 and ri.size > 1000
+    for band in (0, plan.bands - 1):
+        np.testing.assert_array_equal(
+            lsh.band_key_column(cosine.band_bytes(unit, plan, seed)[band], band),
+            keys[:, band])
+    ri, rj, _ = lsh.candidate_pairs(keys)
+    vi, vj, vc = cosine.verify(unit, ri, rj, t)
+    np.testing.assert_array_equal(cosine.screened_cosine(unit, ri, rj, t, batch=113),
+                                  cosine.screened_cosine(unit, ri, rj, t))
+    monkeypatch.setattr(cosine, "PAIR_BATCH", 113)
+    result = neardup.find(frame(x), embeddings="vec", threshold=t, method="lsh", seed=seed,
+                          hyperplanes=1024)
+    assert result.counts["candidates"] == ri.size
+    np.testing.assert_array_equal(result.candidates["i"], ri)
+    np.testing.assert_array_equal(result.candidates["j"], rj)
+    p = result.pair_set
+    assert vi.size > 50
+    np.testing.assert_array_equal(p.set_i, vi)
+    np.testing.assert_array_equal(p.set_j, vj)
+    np.testing.assert_array_equal(result.cosine, vc)  # bit for bit
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_the_candidates_file_streamed_in_small_batches_is_the_same(tmp_path, monkeypatch, fmt):
+    """The candidates table is written a batch of rows at a time (tens of millions of
+    cosine candidates): the same rows and the same file bytes as one whole table."""
+    import pyarrow as pa
+
+    from neardup import result as result_module
+    from neardup.sinks import read_manifest, write_result
+
+    x = planted_vectors(600, 24, 3)
+    run = neardup.find(frame(x), embeddings="vec", threshold=0.8, method="lsh", seed=2)
+    whole = run.candidates_table()
+    assert whole.num_rows > 100 and not whole.column("verified").to_numpy().all()
+    assert pa.concat_tables(list(run.iter_candidates_tables(7))).equals(whole)
+    write_result(run, tmp_path / "whole", fmt)
+    monkeypatch.setattr(result_module, "CANDIDATE_ROWS", 13)
+    write_result(run, tmp_path / "batched", fmt)
+    files = [{f["name"]: f.get("sha256") for f in read_manifest(tmp_path / d)["files"]}
+             for d in ("whole", "batched")]
+    assert files[0] == files[1] and files[0][f"candidates.{fmt}"]
