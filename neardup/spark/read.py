@@ -502,7 +502,9 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
         offsets[1:] = ends
     else:  # the values without the separators
         values = pa.py_buffer(buffer[~newline])
-        offsets[1:] = ends - ranks - newline[ends - 1]
+        offsets[1:] = ends - ranks - 1  # each line's end less the separators through it
+        if not data.endswith(b"\n"):
+            offsets[-1] += 1  # the last line has none
     for first in range(0, ends.size, batch_rows):
         n = min(batch_rows, ends.size - first)
         raw = pa.Array.from_buffers(pa.large_binary(), n, [
