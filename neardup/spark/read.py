@@ -474,22 +474,28 @@ def _split_lines(path: str, splits: list[tuple[int, int]], batch_rows: int, body
 
 def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
               newlines: bool = True) -> Iterator[pa.RecordBatch]:
-    """The batches of :func:`_split_lines` for the split [start, end) of ``path``."""
+    """The batches of :func:`_split_lines` for the split [start, end) of ``path``.
+
+    The split is read into one buffer, its last line appended in place, and its line ends
+    found a block at a time: no copy of the split and no mask as large as it (a fresh
+    allocation that size is paid for page by page, more than the comparison itself)."""
     with open_bytes(path) as f:
         if start > 0:
             f.seek(start - 1)
             f.readline()  # the line under way at start belongs to the split before
             start = f.tell()
-        data = f.read(end - start) if start < end else b""
+        if start >= end:
+            return
+        data = bytearray(end - start)
+        del data[f.readinto(data) or 0:]
         if not data:
             return
         if not data.endswith(b"\n"):
-            data += f.readline()  # the last line, through its end
+            data += f.readline()  # the last line, through its end (grown in place)
     if start == 0 and data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM):]
+        del data[:len(_UTF8_BOM)]
     buffer = np.frombuffer(data, dtype=np.uint8)
-    newline = buffer == _NEWLINE
-    ends = np.flatnonzero(newline) + 1  # each line through its "\n"
+    ends = _newlines(buffer) + 1  # each line through its "\n"
     if not data.endswith(b"\n"):
         ends = np.append(ends, len(data))
     if ends.size == 0:
@@ -501,7 +507,7 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
         values = pa.py_buffer(data)
         offsets[1:] = ends
     else:  # the values without the separators
-        values = pa.py_buffer(buffer[~newline])
+        values = pa.py_buffer(buffer[buffer != _NEWLINE])
         offsets[1:] = ends - ranks - 1  # each line's end less the separators through it
         if not data.endswith(b"\n"):
             offsets[-1] += 1  # the last line has none
@@ -512,6 +518,18 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
         yield pa.RecordBatch.from_arrays(
             [raw, pa.array(ranks[first:first + n]), pa.array(np.full(n, part, dtype=np.int32))],
             names=["raw", "record", "part"])
+
+
+def _newlines(buffer: np.ndarray, block: int = 1 << 22) -> np.ndarray:
+    """The positions of the "\\n" bytes of ``buffer`` (uint8), compared ``block`` bytes
+    at a time into one reused mask."""
+    mask = np.empty(min(block, buffer.size), dtype=bool)
+    found = [np.empty(0, dtype=np.int64)]
+    for at in range(0, buffer.size, block):
+        part = buffer[at:at + block]
+        np.equal(part, _NEWLINE, out=mask[:part.size])
+        found.append(np.flatnonzero(mask[:part.size]) + at)
+    return np.concatenate(found)
 
 
 def _ranked(df: DataFrame) -> DataFrame:
@@ -715,15 +733,21 @@ def _parsed_block(rows: _RecordRows, raw: pa.Array, records: list, text_fields: 
     is the line-by-line one (:func:`neardup.sources.jsonl.parse_block`, the local reader's
     fast path); False, nothing added, when the batch must go line by line. Never given
     a line holding a byte-order mark (the file's first may: line by line). ``raw``: the
-    batch's lines, each with its "\n" (:func:`_lines_of`): the block is their bytes as
-    read, one copy, no object a line."""
+    batch's lines; where each but the last ends with its "\n" (:func:`_lines_of`), the
+    block is their bytes as read, one copy and no object a line, else they are joined."""
     from ..sources.jsonl import parse_block
 
     if not len(raw) or raw.null_count:
         return False
-    _, offsets, values = raw.cast(pa.large_binary()).buffers()
-    start, end = np.frombuffer(offsets, dtype=np.int64)[[raw.offset, raw.offset + len(raw)]]
-    block = values[int(start):int(end)].to_pybytes()
+    raw = raw.cast(pa.large_binary())
+    _, offsets, values = raw.buffers()
+    at = np.frombuffer(offsets, dtype=np.int64)[raw.offset:raw.offset + len(raw) + 1]
+    ends = at[1:-1]
+    if (np.diff(at)[:-1] > 0).all() and (
+            np.frombuffer(values, dtype=np.uint8)[ends - 1] == _NEWLINE).all():
+        block = values[int(at[0]):int(at[-1])].to_pybytes()
+    else:
+        block = b"\n".join(raw.to_pylist())
     parsed = parse_block(block, 1, text_fields, id_field, [], utf8)  # 1: no BOM anywhere
     if parsed is None:
         return False
