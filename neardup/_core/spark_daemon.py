@@ -63,14 +63,9 @@ def preload(modules: tuple[str, ...] = PRELOADED) -> list[str]:
         except Exception:
             missing.append(name)
     try:
-        from .jit import load_numba
+        from .jit import load_target
 
-        load_numba()
-        from numba.core import entrypoints
-        from numba.core.registry import cpu_target
-
-        entrypoints.init_all()
-        cpu_target.target_context.refresh()
+        load_target()
     except Exception:
         missing.append("numba")
     gc.collect()
