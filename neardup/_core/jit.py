@@ -92,6 +92,21 @@ def load_numba() -> types.ModuleType:
     return numba
 
 
+def load_target() -> None:
+    """numba imported (:func:`load_numba`) and its CPU target made ready: its entry points
+    run and its registries loaded (dozens of modules, scipy's among them), which a
+    process's first kernel call does before it loads the kernel's cached code, about a
+    second of CPU. Runs no kernel and starts no thread of numba's."""
+    load_numba()
+    from numba.core import entrypoints
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    with global_compiler_lock:
+        entrypoints.init_all()
+        cpu_target.target_context.refresh()
+
+
 class Kernel:
     """A numba kernel that imports numba and builds its dispatcher when first called."""
 

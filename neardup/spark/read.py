@@ -440,67 +440,82 @@ def read_lines(spark: SparkSession, path: str, splits: list[tuple[int, int]]) ->
     def as_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             yield batch.set_column(0, "raw", batch.column(0).cast(pa.binary()))
-    return _in_splits(spark, path, splits, as_rows, "raw binary, record long, part int")
+    return _in_splits(spark, path, splits, as_rows, "raw binary, record long, part int",
+                      newlines=False)
 
 
 def _in_splits(spark: SparkSession, path: str, splits: list[tuple[int, int]], body,
-               schema: str) -> DataFrame:
+               schema: str, newlines: bool = True) -> DataFrame:
     """``body`` run over the lines of each split of ``path`` (:func:`_split_lines`), a
     task a split."""
     return spark.range(len(splits), numPartitions=len(splits)).mapInArrow(
-        settled(_split_lines(path, splits, _batch_rows(spark), body)), schema)
+        settled(_split_lines(path, splits, _batch_rows(spark), body, newlines)), schema)
 
 
 def _batch_rows(spark: SparkSession) -> int:
     return max(1, int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")))
 
 
-def _split_lines(path: str, splits: list[tuple[int, int]], batch_rows: int, body):
+def _split_lines(path: str, splits: list[tuple[int, int]], batch_rows: int, body,
+                 newlines: bool = True):
     """mapInArrow body over ``spark.range(len(splits))`` (a split a partition): each split's
     lines read from the file by this worker, as Spark's text reader (Hadoop's line
     reader, "\n" only) gives them, so no line crosses the JVM: the lines that start in
     [start, end) (a split but the first starts after the first "\n" at or past
     start - 1; the last line may run past end), a UTF-8 byte-order mark at the file's
     start left out. They go to ``body`` (:func:`_numbering`'s) as batches of at most
-    ``batch_rows`` lines (raw, record: the line's rank in its split, part: the split)."""
+    ``batch_rows`` lines (raw, record: the line's rank in its split, part: the split),
+    each line with its "\n" (the file's last line may have none; the split's bytes are
+    not copied: the format's record body trims it), or without it unless ``newlines``."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         def lines() -> Iterator[pa.RecordBatch]:
             for batch in batches:
                 for part in batch.column(0).to_pylist():
-                    yield from _lines_of(path, *splits[part], part, batch_rows)
+                    yield from _lines_of(path, *splits[part], part, batch_rows, newlines)
         yield from body(lines())
     return run
 
 
-def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int
-              ) -> Iterator[pa.RecordBatch]:
-    """The batches of :func:`_split_lines` for the split [start, end) of ``path``."""
+def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
+              newlines: bool = True) -> Iterator[pa.RecordBatch]:
+    """The batches of :func:`_split_lines` for the split [start, end) of ``path``.
+
+    The split is read into one buffer, its last line appended in place, and its line ends
+    found a block at a time: no copy of the split and no mask as large as it (a fresh
+    allocation that size is paid for page by page, more than the comparison itself)."""
     with open_bytes(path) as f:
         if start > 0:
             f.seek(start - 1)
             f.readline()  # the line under way at start belongs to the split before
             start = f.tell()
-        data = f.read(end - start) if start < end else b""
+        if start >= end:
+            return
+        data = bytearray(end - start)
+        del data[f.readinto(data) or 0:]
         if not data:
             return
         if not data.endswith(b"\n"):
-            data += f.readline()  # the last line, through its end
+            data += f.readline()  # the last line, through its end (grown in place)
     if start == 0 and data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM):]
+        del data[:len(_UTF8_BOM)]
     buffer = np.frombuffer(data, dtype=np.uint8)
-    newline = buffer == _NEWLINE
-    ends = np.flatnonzero(newline)
+    ends = _newlines(buffer) + 1  # each line through its "\n"
     if not data.endswith(b"\n"):
         ends = np.append(ends, len(data))
     if ends.size == 0:
         return
-    # the values without the separators: line k is values[offsets[k]:offsets[k + 1]]
-    values = pa.py_buffer(buffer[~newline])
     ranks = np.arange(ends.size, dtype=np.int64)
     offsets = np.empty(ends.size + 1, dtype=np.int64)
     offsets[0] = 0
-    offsets[1:] = ends - ranks
+    if newlines:  # the data as read (no copy): line k is values[offsets[k]:offsets[k + 1]]
+        values = pa.py_buffer(data)
+        offsets[1:] = ends
+    else:  # the values without the separators
+        values = pa.py_buffer(buffer[buffer != _NEWLINE])
+        offsets[1:] = ends - ranks - 1  # each line's end less the separators through it
+        if not data.endswith(b"\n"):
+            offsets[-1] += 1  # the last line has none
     for first in range(0, ends.size, batch_rows):
         n = min(batch_rows, ends.size - first)
         raw = pa.Array.from_buffers(pa.large_binary(), n, [
@@ -508,6 +523,18 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int
         yield pa.RecordBatch.from_arrays(
             [raw, pa.array(ranks[first:first + n]), pa.array(np.full(n, part, dtype=np.int32))],
             names=["raw", "record", "part"])
+
+
+def _newlines(buffer: np.ndarray, block: int = 1 << 22) -> np.ndarray:
+    """The positions of the "\\n" bytes of ``buffer`` (uint8), compared ``block`` bytes
+    at a time into one reused mask."""
+    mask = np.empty(min(block, buffer.size), dtype=bool)
+    found = [np.empty(0, dtype=np.int64)]
+    for at in range(0, buffer.size, block):
+        part = buffer[at:at + block]
+        np.equal(part, _NEWLINE, out=mask[:part.size])
+        found.append(np.flatnonzero(mask[:part.size]) + at)
+    return np.concatenate(found)
 
 
 def _ranked(df: DataFrame) -> DataFrame:
@@ -707,17 +734,27 @@ class _RecordRows:
         ], names=["source", "record", "id", "text", "outcome", "reason", "object", "fields"])
 
 
-def _parsed_block(rows: _RecordRows, lines: list, records: list, text_fields: list[str],
+def _parsed_block(rows: _RecordRows, raw: pa.Array, records: list, text_fields: list[str],
                   id_field: str | None, prefix: str, utf8: bool) -> bool:
     """A batch's lines sorted into ``rows`` at once by Arrow's JSON parser when its answer
     is the line-by-line one (:func:`neardup.sources.jsonl.parse_block`, the local reader's
     fast path); False, nothing added, when the batch must go line by line. Never given
-    a line holding a byte-order mark (the file's first may: line by line)."""
+    a line holding a byte-order mark (the file's first may: line by line). ``raw``: the
+    batch's lines; where each but the last ends with its "\n" (:func:`_lines_of`), the
+    block is their bytes as read, one copy and no object a line, else they are joined."""
     from ..sources.jsonl import parse_block
 
-    if not lines or any(raw is None for raw in lines):
+    if not len(raw) or raw.null_count:
         return False
-    block = b"\n".join(lines)
+    raw = raw.cast(pa.large_binary())
+    _, offsets, values = raw.buffers()
+    at = np.frombuffer(offsets, dtype=np.int64)[raw.offset:raw.offset + len(raw) + 1]
+    ends = at[1:-1]
+    if (np.diff(at)[:-1] > 0).all() and (
+            np.frombuffer(values, dtype=np.uint8)[ends - 1] == _NEWLINE).all():
+        block = values[int(at[0]):int(at[-1])].to_pybytes()
+    else:
+        block = b"\n".join(raw.to_pylist())
     parsed = parse_block(block, 1, text_fields, id_field, [], utf8)  # 1: no BOM anywhere
     if parsed is None:
         return False
@@ -754,12 +791,14 @@ def _jsonl_records(source: int, encoding: str, not_decodable: str, text_fields: 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             rows = _RecordRows(source)
-            lines = batch.column("raw").to_pylist()
-            if _parsed_block(rows, lines, batch.column("record").to_pylist(), text_fields,
-                             id_field, prefix, utf8):
+            records = batch.column("record").to_pylist()
+            if _parsed_block(rows, batch.column("raw"), records, text_fields, id_field,
+                             prefix, utf8):
                 yield rows.batch()
                 continue
-            for raw, record in zip(lines, batch.column("record").to_pylist()):
+            for raw, record in zip(batch.column("raw").to_pylist(), records):
+                if raw is not None and raw.endswith(b"\n"):
+                    raw = raw[:-1]  # the line as Spark's text reader gives it
                 if raw is None or not raw.strip():
                     rows.add(record, _BLANK)  # not a record; a line all the same
                     continue

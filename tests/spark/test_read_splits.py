@@ -29,7 +29,9 @@ def _lines(original: bytes) -> list[bytes]:
 
 
 def _read(path, splits, batch_rows):
-    got = []
+    """The lines as read for a find (each with its "\n": the file's bytes as they are)
+    and as read for a copy (without), checked to be the same lines."""
+    got, bare = [], []
     for part, (start, end) in enumerate(splits):
         ranks = []
         for batch in _lines_of(str(path), start, end, part, batch_rows):
@@ -38,7 +40,13 @@ def _read(path, splits, batch_rows):
             ranks += batch.column("record").to_pylist()
             got += batch.column("raw").to_pylist()
         assert ranks == list(range(len(ranks)))  # the line's rank in its split
-    return got
+        for batch in _lines_of(str(path), start, end, part, batch_rows, newlines=False):
+            bare += batch.column("raw").to_pylist()
+    data = path.read_bytes()
+    assert b"".join(got) == data.removeprefix(BOM)[:len(b"".join(got))]
+    assert all(line.endswith(b"\n") for line in got[:-1])
+    assert [line.removesuffix(b"\n") for line in got] == bare
+    return bare
 
 
 def test_every_cut_of_a_file_gives_each_line_once_in_order(tmp_path):

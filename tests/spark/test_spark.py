@@ -790,7 +790,9 @@ def test_dedup_on_spark_parquet_rows_and_driver_read_inputs_as_local(spark, tmp_
 
 
 @pytest.mark.parametrize("id_field", [None, "id"])
-def test_jsonl_batches_parsed_at_once_sort_records_as_line_by_line(monkeypatch, id_field):
+@pytest.mark.parametrize("newlines", [False, True])
+def test_jsonl_batches_parsed_at_once_sort_records_as_line_by_line(monkeypatch, id_field,
+                                                                   newlines):
     from neardup.spark import read as spark_read
 
     lines = [json.dumps({"id": f"d{k}", "text": f"document {k} caf\u00e9 \U0001f600"})
@@ -798,6 +800,8 @@ def test_jsonl_batches_parsed_at_once_sort_records_as_line_by_line(monkeypatch, 
     # (a lone surrogate escape makes Arrow refuse the batch: line by line, tested above)
     lines[2:2] = ["", "   ", json.dumps({"id": "e", "text": "  "}), "\t"]
     raw = [line.encode() for line in lines]  # ASCII: json escapes the surrogate and emoji
+    if newlines:  # as a split's lines are read (the last line of a file may have none)
+        raw = [line + b"\n" for line in raw[:-1]] + [raw[-1]]
     batch = pa.RecordBatch.from_arrays(
         [pa.array(raw, pa.binary()), pa.array(np.arange(10, 10 + len(raw)))],
         names=["raw", "record"])
