@@ -255,13 +255,7 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
                                            estimate[real])
 
     with timer.stage("cluster"):
-        key = None
-        if config.representative in ("longest", "shortest"):
-            key = sizes if representative_key is None else representative_key
-        elif config.representative == "field":
-            if representative_key is None:
-                raise ValueError("representative='field' needs a field value per document")
-            key = representative_key
+        key = ranking_key(config, sizes, representative_key)
         pair_set, labels, representative = cluster_pairs(
             n, usable, copies_of, copies, doc_i, doc_j, jaccard, estimate, config, key)
 
@@ -287,6 +281,20 @@ def find_sets(sets: ShingleSets, ids: Sequence[str], config: FindConfig, *,
         seconds=dict(timer.seconds),
         sets=sets if keep_arrays else None, signatures=signatures if keep_arrays else None,
     )
+
+
+
+def ranking_key(config: FindConfig, sizes: np.ndarray, representative_key=None):
+    """What ranks a cluster's documents for its representative: None (the first), the
+    sizes or ``representative_key`` ("longest"/"shortest"), or the field's values
+    ("field", which needs ``representative_key``)."""
+    if config.representative in ("longest", "shortest"):
+        return sizes if representative_key is None else representative_key
+    if config.representative == "field":
+        if representative_key is None:
+            raise ValueError("representative='field' needs a field value per document")
+        return representative_key
+    return None
 
 
 def cluster_pairs(n: int, usable: np.ndarray, copies_of: np.ndarray, copies: np.ndarray,

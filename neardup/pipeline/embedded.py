@@ -45,7 +45,7 @@ from .._core.progress import StageTimer
 from ..config import FindConfig
 from ..result import FindResult
 from ..shingling import ShingleSets
-from . import band_in_batches, cluster_pairs
+from . import band_in_batches, cluster_pairs, ranking_key
 
 
 def find_vectors(sets: ShingleSets, vectors: np.ndarray, reasons: np.ndarray,
@@ -182,13 +182,7 @@ def find_unit(unit: np.ndarray, reasons: np.ndarray, sizes: np.ndarray, ids: Seq
         doc_i, doc_j, cos, jac = doc_i[order], doc_j[order], cos[order], jac[order]
 
     with timer.stage("cluster"):
-        key = None
-        if config.representative in ("longest", "shortest"):
-            key = sizes if representative_key is None else representative_key
-        elif config.representative == "field":
-            if representative_key is None:
-                raise ValueError("representative='field' needs a field value per document")
-            key = representative_key
+        key = ranking_key(config, sizes, representative_key)
         none = np.empty(0, dtype=np.int64)
         pair_set, labels, representative = cluster_pairs(
             n, usable, none, none, doc_i, doc_j, jac, np.full(doc_i.size, np.nan), config,
