@@ -62,6 +62,7 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = F = None
 
 DRIVER_PAIRS = LOCAL_EDGES  # candidates or copies the driver verifies and clusters at most
+DRIVER_DOCUMENTS = 1 << 22  # documents whose columns the driver holds at most (held_columns)
 
 
 def _refuse_past_bound(what: str, count: int) -> None:
@@ -78,8 +79,19 @@ def shared_fingerprints(usable: DataFrame) -> tuple[np.ndarray, np.ndarray]:
     table = (usable.select("fingerprint", "doc")
              .withColumn("_m", F.count("*").over(_by_fingerprint()))
              .where(F.col("_m") > 1).select("fingerprint", "doc").toArrow())
-    doc = table.column("doc").to_numpy().astype(np.int64)
-    prints = table.column("fingerprint").to_numpy()
+    return _shared(table.column("doc").to_numpy().astype(np.int64),
+                   table.column("fingerprint").to_numpy())
+
+
+def held_fingerprints(columns: pa.Table, min_shingles: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shared_fingerprints` from the documents' columns the driver holds
+    (:func:`held_columns`): no job."""
+    usable = columns.column("size").to_numpy() >= min_shingles
+    return _shared(columns.column("doc").to_numpy()[usable],
+                   columns.column("fingerprint").to_numpy()[usable])
+
+
+def _shared(doc: np.ndarray, prints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(doc, kind="stable")
     doc, prints = doc[order], prints[order]
     _, first_index, inverse = np.unique(prints, return_index=True, return_inverse=True)
@@ -87,6 +99,25 @@ def shared_fingerprints(usable: DataFrame) -> tuple[np.ndarray, np.ndarray]:
     member = first_of != doc
     _refuse_past_bound("identical copies", int(member.sum()))
     return first_of[member], doc[member]
+
+
+def held_columns(signed: DataFrame, documents: int) -> pa.Table | None:
+    """Every document's doc, id, size and fingerprint, collected to the driver in doc
+    order by one job, when there are at most :data:`DRIVER_DOCUMENTS` (a few dozen bytes
+    each): the driver then groups the identical sets, counts the repeated ids and writes
+    the documents table itself, with no job for each. None past that: each is a Spark
+    job."""
+    if documents > DRIVER_DOCUMENTS:
+        return None
+    table = signed.select("doc", "id", "size", "fingerprint").toArrow()
+    doc = table.column("doc").to_numpy()
+    if doc.size > 1 and not (doc[1:] > doc[:-1]).all():
+        table = table.take(pa.array(np.argsort(doc, kind="stable")))
+    return pa.table({"doc": table.column("doc").cast(pa.int64()),
+                     "id": table.column("id").cast(pa.string()),
+                     "size": table.column("size").cast(pa.int64()),
+                     "fingerprint": table.column("fingerprint").cast(pa.int64())}
+                    ).combine_chunks()
 
 
 def _by_fingerprint():
@@ -273,12 +304,15 @@ class Edges:
 
 
 def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
-                   plan: lsh.BandPlan, n: int, timer) -> Edges:
+                   plan: lsh.BandPlan, n: int, timer, columns: pa.Table | None = None
+                   ) -> Edges:
     """Identical sets grouped, the candidate search over the heads, and the documents on
     an edge fetched and verified on the driver (steps 1 to 3 of the module), for
-    :func:`found_on_driver` and Spark's evaluate alike."""
+    :func:`found_on_driver` and Spark's evaluate alike; ``columns``: the documents'
+    columns the driver holds (:func:`held_columns`), if it does."""
     with timer.stage("group identical sets"):
-        heads_of, copies = shared_fingerprints(usable)
+        heads_of, copies = (shared_fingerprints(usable) if columns is None
+                            else held_fingerprints(columns, config.min_shingles))
     while True:
         if config.sketch == "simhash":
             with timer.stage("hamming search"):
@@ -303,11 +337,13 @@ def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
 
 
 def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n: int,
-                    documents: dict, char_fallback: bool, timer) -> tuple[Found, dict]:
+                    documents: dict, char_fallback: bool, timer,
+                    columns: pa.Table | None = None) -> tuple[Found, dict]:
     """The find past signing (see the module): (what the driver found, the counts).
-    ``documents``: n, usable, shingles, chars of the signed documents."""
+    ``documents``: n, usable, shingles, chars of the signed documents; ``columns``: their
+    columns, if the driver holds them (:func:`held_columns`)."""
     usable = signed.where(F.col("size") >= config.min_shingles)
-    edges = verified_edges(signed, usable, config, plan, n, timer)
+    edges = verified_edges(signed, usable, config, plan, n, timer, columns)
     docs, table, sets, h, c = edges.docs, edges.table, edges.sets, edges.h, edges.c
     i, j, jaccard, estimate = edges.i, edges.j, edges.jaccard, edges.estimate
     copies, ci, search = edges.copies, edges.ci, edges.search

@@ -36,12 +36,14 @@ import codecs
 import csv
 import io
 import json
+import mmap
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._core import remote
 from .session import _require_spark
@@ -149,11 +151,12 @@ class _Read:
             raise RuntimeError(f"{remote.shown(path)} changed since it was read; read it "
                                f"again")
 
-    def report(self) -> dict:
+    def report(self, ids: pa.Array | None = None) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs); a
         read that processed nothing while records failed is refused as the local
         reader refuses it (:meth:`~neardup.sources.ReadReport.refuse_nothing_processed`),
-        unless ``allow_empty``."""
+        unless ``allow_empty``. ``ids``: every document's id, when the driver holds them
+        (the repeated ones are counted there, not by a job)."""
         if self.local_report is not None:
             return self.local_report
         from .. import sources
@@ -199,7 +202,8 @@ class _Read:
         out = report.as_dict()
         out["inputs"] = self.inputs
         notes = list(self.notes)
-        repeated = (records.where(F.col("outcome") == "processed").groupBy("id").count()
+        repeated = (len(ids) - len(pc.unique(ids)) if ids is not None else
+                    records.where(F.col("outcome") == "processed").groupBy("id").count()
                     .where(F.col("count") > 1).agg(F.sum(F.col("count") - 1)).first()[0])
         if repeated:
             notes.append(f"{int(repeated):,} documents have an id an earlier document has: the "
@@ -481,28 +485,17 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
               newlines: bool = True) -> Iterator[pa.RecordBatch]:
     """The batches of :func:`_split_lines` for the split [start, end) of ``path``.
 
-    The split is read into one buffer, its last line appended in place, and its line ends
-    found a block at a time: no copy of the split and no mask as large as it (a fresh
-    allocation that size is paid for page by page, more than the comparison itself)."""
-    with open_bytes(path) as f:
-        if start > 0:
-            f.seek(start - 1)
-            f.readline()  # the line under way at start belongs to the split before
-            start = f.tell()
-        if start >= end:
-            return
-        data = bytearray(end - start)
-        del data[f.readinto(data) or 0:]
-        if not data:
-            return
-        if not data.endswith(b"\n"):
-            data += f.readline()  # the last line, through its end (grown in place)
-    if start == 0 and data.startswith(_UTF8_BOM):
-        del data[:len(_UTF8_BOM)]
+    The split's bytes are mapped from a local file (no copy, and no fresh memory to
+    fault in page by page) or read into one buffer from a URL; its line ends are found a
+    block at a time, into one reused mask."""
+    data = _split_bytes(path, start, end)
+    if data is None:
+        return
     buffer = np.frombuffer(data, dtype=np.uint8)
     ends = _newlines(buffer) + 1  # each line through its "\n"
-    if not data.endswith(b"\n"):
-        ends = np.append(ends, len(data))
+    ended = buffer.size > 0 and buffer[-1] == _NEWLINE
+    if not ended:
+        ends = np.append(ends, buffer.size)
     if ends.size == 0:
         return
     ranks = np.arange(ends.size, dtype=np.int64)
@@ -514,7 +507,7 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
     else:  # the values without the separators
         values = pa.py_buffer(buffer[buffer != _NEWLINE])
         offsets[1:] = ends - ranks - 1  # each line's end less the separators through it
-        if not data.endswith(b"\n"):
+        if not ended:
             offsets[-1] += 1  # the last line has none
     for first in range(0, ends.size, batch_rows):
         n = min(batch_rows, ends.size - first)
@@ -523,6 +516,42 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
         yield pa.RecordBatch.from_arrays(
             [raw, pa.array(ranks[first:first + n]), pa.array(np.full(n, part, dtype=np.int32))],
             names=["raw", "record", "part"])
+
+
+def _split_bytes(path: str, start: int, end: int):
+    """The bytes of the lines of ``path`` that start in [start, end) (see
+    :func:`_split_lines`), a UTF-8 byte-order mark at the file's start left out; None
+    when no line starts there. A local file is mapped (a view of its pages), a URL read."""
+    if remote.is_url(path):
+        with open_bytes(path) as f:
+            if start > 0:
+                f.seek(start - 1)
+                f.readline()  # the line under way at start belongs to the split before
+                start = f.tell()
+            if start >= end:
+                return None
+            data = bytearray(end - start)
+            del data[f.readinto(data) or 0:]
+            if data and not data.endswith(b"\n"):
+                data += f.readline()  # the last line, through its end (grown in place)
+        if not data:
+            return None
+        if start == 0 and data.startswith(_UTF8_BOM):
+            del data[:len(_UTF8_BOM)]  # a file of the mark alone: one empty line
+        return data
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if min(end, size) <= start:
+            return None
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if start > 0:  # the line under way at start belongs to the split before
+        start = mapped.find(b"\n", start - 1) + 1 or size
+    if start >= min(end, size):
+        return None
+    stop = mapped.find(b"\n", end - 1) + 1 or size  # the last line, through its end
+    if start == 0 and mapped[:len(_UTF8_BOM)] == _UTF8_BOM:
+        start = len(_UTF8_BOM)  # a file of the mark alone: one empty line
+    return memoryview(mapped)[start:stop]
 
 
 def _newlines(buffer: np.ndarray, block: int = 1 << 22) -> np.ndarray:
