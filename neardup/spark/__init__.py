@@ -88,7 +88,7 @@ from .stages import (
     _signer,
 )
 from .units import dedup_units_sources
-from .worker import settled
+from .worker import settled, warming
 from .write import TableOrder, cluster_bucket, key_bucket, write_result
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -157,6 +157,8 @@ class SparkFindResult:
 # ---------------------------------------------------------------- the pipeline
 
 READ_STAGE = "read, shingle and sign"  # the one pass over the inputs
+# what a worker signs before the first pass, loading the signer's kernels (worker.warming)
+_WARM_TEXT = " ".join(f"w{k}" for k in range(64))
 
 
 def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
@@ -625,10 +627,12 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     timer = SparkStageTimer(spark, quiet)
     with timer.stage(READ_STAGE):
+        warm = warming(spark, lambda: signer([_WARM_TEXT]))
         # on embeddings alone a record needs no text (read with an empty one), as locally
         text_optional = config.embeddings is not None and config.also_jaccard is None
         read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
                      text_optional=text_optional, **source_options)  # the one pass
+        warm.join()
         columns = (None if config.embeddings is not None
                    else held_columns(read.signed, read.document_count))
         report = read.report(None if columns is None else columns.column("id"))

@@ -50,6 +50,7 @@ from .stages import (
     _band_blobs,
     _bucket_batches,
     _csr,
+    _entry_types,
     _partition_targets,
     _row_values,
 )
@@ -134,14 +135,17 @@ def lsh_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig,
     :func:`~neardup.spark.stages._partition_targets`' small one)."""
     spark = usable.sparkSession
     n = max(1, n)
-    parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * 24 // (64 << 20))
-    blobs = _band_blobs(_partition_targets(spark, parts))
+    types = _entry_types(n, plan.bands)
+    entry = 8 + sum(t.itemsize for t in types)  # bytes a bucket entry: 64 MB a partition
+    parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * entry // (64 << 20))
+    blobs = _band_blobs(_partition_targets(spark, parts), types)
     skipped = spark.sparkContext.broadcast(np.asarray(skip, dtype=np.int64))
     rows = (usable.select("doc", "keys")
             .mapInArrow(settled(lambda batches: blobs(_skipping(batches, skipped))),
                         "dest long, entries binary")
             .repartition(parts, "dest")
-            .mapInArrow(settled(_bucket_batches(n, config.max_bucket, config.bucket_policy)),
+            .mapInArrow(settled(_bucket_batches(n, config.max_bucket, config.bucket_policy,
+                                                types)),
                         _BUCKETED_SCHEMA).toArrow())
     a = rows.column("doc_a")
     stats = pc.is_null(a)
