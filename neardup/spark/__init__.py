@@ -184,18 +184,18 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
 def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize=None,
                    signed: DataFrame | None = None, char_fallback: bool = False,
                    documents: int | None = None, tally: dict | None = None,
-                   timer: SparkStageTimer | None = None,
-                   columns: pa.Table | None = None) -> SparkFindResult:
+                   timer: SparkStageTimer | None = None, read=None) -> SparkFindResult:
     """:func:`find` on numbered documents (doc, id, and text unless ``signed`` holds
     their sketches already, as :func:`~neardup.spark.read._read` gives them with a signer);
     ``char_fallback``: the documents were (or are) signed with it, and it is counted;
     ``documents``: how many there are (numbered 0..documents-1), when known; ``tally``:
     the reader's (:attr:`neardup.spark.read._Read.tally`, with ``documents``), so that no
     query counts the signed documents again; ``timer``: the run's stages (progress on
-    standard error unless it is quiet; a quiet one by default); ``columns``: the
-    documents' columns, when the driver holds them
-    (:func:`~neardup.spark.found.held_columns`). Past signing, the stages of
-    :mod:`neardup.spark.found`: a few wide jobs, the rest on the driver."""
+    standard error unless it is quiet; a quiet one by default); ``read``: the read
+    ``signed`` comes from, on files (the documents' columns the driver holds, the
+    sketches its pass left out: :func:`~neardup.spark.found.verified_edges`). Past
+    signing, the stages of :mod:`neardup.spark.found`: a few wide jobs, the rest on the
+    driver."""
     if timer is None:
         timer = SparkStageTimer(docs.sparkSession, quiet=True)
     plan = config.band_plan()
@@ -213,12 +213,12 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
         documents = 0 if row["last"] is None else int(row["last"]) + 1
         tally = {key: int(row[key] or 0) for key in ("usable", "shingles", "chars")}
     found, counts = found_on_driver(signed, config, plan, documents, tally, char_fallback,
-                                    timer, columns)
+                                    timer, read)
     if char_fallback and config.shingle_kind == "word":
         prepare.warn_char_fallback(tally["chars"])
         counts.update(counting.shingling_counts(char_fallback=tally["chars"]))
     return _found_result(signed.select("doc", "id", "size"), found, counts, config, plan,
-                         documents, timer, columns)
+                         documents, timer, None if read is None else read.columns)
 
 
 def _found_result(base: DataFrame, found: Found, counts: dict, config: FindConfig,
@@ -628,21 +628,26 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
     timer = SparkStageTimer(spark, quiet)
     with timer.stage(READ_STAGE):
         warm = warming(spark, lambda: signer([_WARM_TEXT]))
+        light = None  # the pass keeps only what the search needs, unless an index needs all
+        if against is None and config.embeddings is None:
+            light = _signer(config, config.band_plan(), normalize, tokenize,
+                            char_fallback=True, sketches=False)
         # on embeddings alone a record needs no text (read with an empty one), as locally
         text_optional = config.embeddings is not None and config.also_jaccard is None
         read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
-                     text_optional=text_optional, **source_options)  # the one pass
+                     text_optional=text_optional, light_signer=light,
+                     **source_options)  # the one pass
         warm.join()
-        columns = (None if config.embeddings is not None
-                   else held_columns(read.signed, read.document_count))
-        report = read.report(None if columns is None else columns.column("id"))
+        if config.embeddings is None:
+            read.columns = held_columns(read.signed, read.document_count)
+        report = read.report(None if read.columns is None else read.columns.column("id"))
     if config.embeddings is not None:
         result = _find_embedded(read, config, tokenize is None, timer)
     else:
         result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed,
                                 char_fallback=tokenize is None,
                                 documents=read.document_count, tally=read.tally, timer=timer,
-                                columns=columns)
+                                read=read)
     result.read_report = report
     if against is not None:
         from .against import with_index

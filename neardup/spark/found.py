@@ -210,20 +210,26 @@ def hamming_stats(entries: DataFrame, k: int) -> dict:
     return counting.search_counts(lsh.CandidateStats(), stats)
 
 
-def fetched(signed: DataFrame, docs: np.ndarray) -> pa.Table:
+def fetched(signed: DataFrame, docs: np.ndarray, read=None) -> pa.Table:
     """doc, id, size, text_length, shingles, signature, simhash of ``docs`` (sorted), as
     Arrow, sorted by doc: one filtering pass over the persisted documents, in the JVM (a
     semi-join with ``docs`` broadcast), so only these documents reach the driver and none
-    goes through a Python worker."""
+    goes through a Python worker. ``read``: the read whose pass ``signed`` comes from,
+    if it kept no shingles and signatures (:attr:`neardup.spark.read._Read.signer`):
+    these documents are signed again from their lines (one more job)."""
     from pyspark.sql.types import LongType, StructField, StructType
 
     spark = signed.sparkSession
     wanted = spark.createDataFrame(pa.table({"doc": pa.array(docs, pa.int64())}),
                                    schema=StructType([StructField("doc", LongType())]))
     columns = ("doc", "id", "size", "text_length", "shingles", "signature", "simhash")
+    if read is not None and read.signer is None:
+        read = None  # its pass kept the sketches
+    if read is not None:
+        columns += ("source", "part", "record")
     table = (signed.select(*columns).join(F.broadcast(wanted), "doc", "left_semi")
-             .toArrow())
-    return table.sort_by("doc")
+             .toArrow()).sort_by("doc")
+    return table if read is None else read.resigned(table).select(list(columns[:7]))
 
 
 class Found:
@@ -308,12 +314,14 @@ class Edges:
 
 
 def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
-                   plan: lsh.BandPlan, n: int, timer, columns: pa.Table | None = None
-                   ) -> Edges:
+                   plan: lsh.BandPlan, n: int, timer, read=None) -> Edges:
     """Identical sets grouped, the candidate search over the heads, and the documents on
     an edge fetched and verified on the driver (steps 1 to 3 of the module), for
-    :func:`found_on_driver` and Spark's evaluate alike; ``columns``: the documents'
-    columns the driver holds (:func:`held_columns`), if it does."""
+    :func:`found_on_driver` and Spark's evaluate alike; ``read``: the read ``signed``
+    comes from (:class:`neardup.spark.read._Read`), when a find on files made it: the
+    documents' columns the driver holds (its ``columns``, :func:`held_columns`) and the
+    sketches its pass left out (:func:`fetched`)."""
+    columns = None if read is None else read.columns
     with timer.stage("group identical sets"):
         heads_of, copies = (shared_fingerprints(usable) if columns is None
                             else held_fingerprints(columns, config.min_shingles))
@@ -326,7 +334,7 @@ def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
                 ci, cj, search = lsh_candidates(usable, copies, config, plan, n)
         with timer.stage("verify", f"{ci.size:,} candidates"):
             docs = np.unique(np.concatenate([heads_of, copies, ci, cj]))
-            table = fetched(signed, docs)
+            table = fetched(signed, docs, read)
             sets = _csr(table.column("shingles"), config.hash_bits)
             local = np.searchsorted(docs, np.concatenate([heads_of, copies, ci, cj]))
             h, c, i, j = np.split(local, np.cumsum([heads_of.size, copies.size, ci.size]))
@@ -341,13 +349,13 @@ def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
 
 
 def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n: int,
-                    documents: dict, char_fallback: bool, timer,
-                    columns: pa.Table | None = None) -> tuple[Found, dict]:
+                    documents: dict, char_fallback: bool, timer, read=None
+                    ) -> tuple[Found, dict]:
     """The find past signing (see the module): (what the driver found, the counts).
-    ``documents``: n, usable, shingles, chars of the signed documents; ``columns``: their
-    columns, if the driver holds them (:func:`held_columns`)."""
+    ``documents``: n, usable, shingles, chars of the signed documents; ``read``: the
+    read they come from, if a find on files made it (:func:`verified_edges`)."""
     usable = signed.where(F.col("size") >= config.min_shingles)
-    edges = verified_edges(signed, usable, config, plan, n, timer, columns)
+    edges = verified_edges(signed, usable, config, plan, n, timer, read)
     docs, table, sets, h, c = edges.docs, edges.table, edges.sets, edges.h, edges.c
     i, j, jaccard, estimate = edges.i, edges.j, edges.jaccard, edges.estimate
     copies, ci, search = edges.copies, edges.ci, edges.search

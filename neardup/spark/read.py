@@ -142,6 +142,48 @@ class _Read:
     splits: dict = field(default_factory=dict)
     # source -> a remote input's size and version (ETag) when it was read
     versions: dict = field(default_factory=dict)
+    # source -> the record body a line input was read with (:func:`_numbering`'s)
+    bodies: dict = field(default_factory=dict)
+    # every document's doc, id, size, fingerprint, when the driver holds them (a find's:
+    # neardup.spark.found.held_columns)
+    columns: pa.Table | None = None
+    # the full signer, when the pass ran the light one (``signed`` has no shingles and
+    # signatures, and source, part, record instead: :meth:`resigned` fills them in)
+    signer: object = None
+
+    def resigned(self, table: pa.Table) -> pa.Table:
+        """``table`` (rows of ``signed``, a few documents) with its shingles and
+        signature filled in: their lines read again from their splits and signed by the
+        full signer, in one job; as it is when the pass kept them (``signer`` None)."""
+        if self.signer is None or not table.num_rows:
+            return table
+        source = table.column("source").to_numpy().astype(np.int64)
+        part = table.column("part").to_numpy().astype(np.int64)
+        key = (source << 32) + part
+        splits, where = np.unique(key, return_inverse=True)
+        first = np.array([self.starts[int(k) >> 32, int(k) & 0xFFFFFFFF] for k in splits],
+                         dtype=np.int64)  # each split's first record in its input
+        rank = table.column("record").to_numpy().astype(np.int64) - first[where]
+        rows = np.arange(table.num_rows)
+        wanted = []
+        for k, at in enumerate(np.split(np.argsort(where, kind="stable"),
+                                        np.cumsum(np.bincount(where))[:-1])):
+            order = at[np.argsort(rank[at], kind="stable")]
+            wanted.append((int(splits[k]) >> 32, int(splits[k]) & 0xFFFFFFFF, rank[order],
+                           rows[order]))
+        spark = self.signed.sparkSession
+        tasks = min(len(wanted), 2 * max(1, spark.sparkContext.defaultParallelism))
+        again = spark.range(len(wanted), numPartitions=tasks).mapInArrow(
+            settled(_resigning(self.paths, self.splits, self.bodies, wanted, self.signer)),
+            "row long, shingles binary, signature binary").toArrow()
+        order = np.argsort(again.column("row").to_numpy(), kind="stable")
+        if order.size != table.num_rows:
+            raise RuntimeError(f"{order.size} of {table.num_rows} documents were found "
+                               f"again in their lines: an input changed since it was read")
+        for name in ("shingles", "signature"):
+            table = table.set_column(table.schema.get_field_index(name), name,
+                                     again.column(name).take(pa.array(order)))
+        return table
 
     def check_unchanged(self, source: int) -> None:
         """RuntimeError where the remote input ``source`` changed since it was read (its
@@ -236,7 +278,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           exclude: Sequence[str] = (), encoding: str = "utf-8",
           max_problems: int = 100, respect_ignore: bool = True, follow_links: bool = False,
           allow_empty: bool = False, signer=None, min_shingles: int | None = None,
-          text_strings: bool = False, text_optional: bool = False) -> _Read:
+          text_strings: bool = False, text_optional: bool = False,
+          light_signer=None) -> _Read:
     """The inputs read as records (one Spark pass over each file, numbered by one small
     job over the persisted records, which also counts the report's outcomes); with
     ``signer`` (:func:`neardup.spark.stages._sign_batches`'s body), each partition's
@@ -247,7 +290,12 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     an object is skipped with its reason, as the local reader's ``text_strings`` skips it
     (a units run writes the text back into the field). ``text_optional``: a JSON object
     without any text field, or every row of a Parquet file without any text column, is
-    a document with an empty text, as the local reader's (a run on embeddings alone)."""
+    a document with an empty text, as the local reader's (a run on embeddings alone).
+    ``light_signer``: ``signer`` without the shingles and signature (:func:`~neardup.spark.
+    stages._signer`'s ``sketches``); where every input is a line file Spark reads in
+    splits, the pass runs it, so the persisted rows are a fraction of the size, and
+    :meth:`_Read.resigned` signs the few documents the driver verifies again, from their
+    lines."""
     from .. import sources
 
     _require_spark()
@@ -290,6 +338,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
                  formats=formats, allow_empty=allow_empty, encoding=encoding)
     record_schema = (_RECORD_SCHEMA + _PART_SCHEMA
                      + ("" if signer is None else ", " + _SIGNED_COLUMNS))
+    if light_signer is not None and all(sources.format_named(f).spark.frame == "text"
+                                        for f in formats):
+        read.signer, signer = signer, light_signer  # the full one signs again (resigned)
     parts = []
     for index, (path, path_fmt, name) in enumerate(zip(paths, formats, names)):
         prefix = f"{sources.printable(name)}:" if several else ""
@@ -303,6 +354,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
             if remote.is_url(path):
                 read.versions[index] = remote.stat_token(path)
             read.splits[index] = splits = line_splits(spark, path)
+            read.bodies[index] = body
             parts.append(_in_splits(spark, path, splits, _numbering(body, signer),
                                     record_schema))
             continue
@@ -358,7 +410,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     processed = read.records.where(F.col("outcome") == "processed")
     read.documents = processed.select("doc", "id", "text")
     if signer is not None:
-        read.signed = processed.select("doc", "id", *_SIGNED_NAMES)
+        read.signed = processed.select("doc", "id", *_SIGNED_NAMES,
+                                       *(("source", "part", "record")
+                                         if read.signer is not None else ()))
     return read
 
 
@@ -687,6 +741,55 @@ def _numbering(body, signer):
                 columns[names.index("text")] = pa.nulls(n, pa.string())
             yield pa.RecordBatch.from_arrays(columns, names=names)
     return run
+
+
+def _resigning(paths: list[str], splits: dict, bodies: dict, wanted: list, signer):
+    """mapInArrow body over ``spark.range(len(wanted))``: for each (source, part, ranks,
+    rows) of ``wanted``, the lines of those ranks in that split read again
+    (:func:`_lines_ranked`), made records by the input's body and signed by ``signer``:
+    (row, shingles, signature), a row each."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for t in batch.column(0).to_pylist():
+                source, part, ranks, rows = wanted[t]
+                lines = _lines_ranked(paths[source], *splits[source][part], part, ranks)
+                texts, outcomes = [], []
+                for out in bodies[source](iter([lines])):
+                    texts += out.column("text").to_pylist()
+                    outcomes += out.column("outcome").to_pylist()
+                if outcomes != ["processed"] * rows.size:
+                    raise RuntimeError(f"{paths[source]} changed since it was read: its "
+                                       f"documents are not where they were")
+                signed = signer(texts)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(rows), signed[_SIGNED_NAMES.index("shingles")],
+                     signed[_SIGNED_NAMES.index("signature")]],
+                    names=["row", "shingles", "signature"])
+    return run
+
+
+def _lines_ranked(path: str, start: int, end: int, part: int, ranks: np.ndarray
+                  ) -> pa.RecordBatch:
+    """The lines of ranks ``ranks`` (sorted) in the split [start, end) of ``path``, as
+    :func:`_lines_of` gives them (raw with its "\n", record: the rank, part)."""
+    data = _split_bytes(path, start, end)
+    buffer = np.frombuffer(data if data is not None else b"", dtype=np.uint8)
+    ends = _newlines(buffer) + 1
+    if buffer.size and buffer[-1] != _NEWLINE:
+        ends = np.append(ends, buffer.size)
+    if ranks.size and ranks[-1] >= ends.size:
+        raise RuntimeError(f"{path} changed since it was read: it has fewer lines")
+    begins = np.concatenate([[0], ends[:-1]])
+    lo, hi = begins[ranks], ends[ranks]
+    offsets = np.zeros(ranks.size + 1, dtype=np.int64)
+    np.cumsum(hi - lo, out=offsets[1:])
+    at = np.repeat(lo - offsets[:-1], hi - lo) + np.arange(offsets[-1])
+    raw = pa.Array.from_buffers(pa.large_binary(), ranks.size, [
+        None, pa.py_buffer(offsets), pa.py_buffer(buffer[at].tobytes())])
+    return pa.RecordBatch.from_arrays(
+        [raw, pa.array(ranks), pa.array(np.full(ranks.size, part, dtype=np.int32))],
+        names=["raw", "record", "part"])
 
 
 def _spread(column: pa.Array, where: np.ndarray, n: int) -> pa.Array:

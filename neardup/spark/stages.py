@@ -96,14 +96,16 @@ def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
 
 
 def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
-            char_fallback: bool = False):
+            char_fallback: bool = False, sketches: bool = True):
     """texts → their sketch columns (:data:`_SIGNED_NAMES`: text_length, shingles, size,
     fingerprint, signature, keys, simhash, chars) as Arrow arrays, one row a text;
     documents below ``min_shingles`` get no sketch and no keys. MinHash: the signature
     and its band keys (simhash null); SimHash: the fingerprint (simhash, as a long) and
     its block keys (signature null). ``char_fallback`` (prose read from files, as the
     local file run shingles it, no ``tokenize``): a text mostly without spaces is
-    shingled by characters (:func:`neardup.text.prepare.shingle_prose`), ``chars`` True."""
+    shingled by characters (:func:`neardup.text.prepare.shingle_prose`), ``chars`` True.
+    Without ``sketches``, the shingles and signature columns are null: a first pass that
+    keeps only what the search needs, its documents on an edge signed again later."""
     plugins = {"tokenize": tokenize}
     if normalize is not None:
         plugins["normalize"] = normalize
@@ -138,10 +140,11 @@ def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
             keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
             signature = _rows_of(signatures.matrix, usable, n)
         return [pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
-                _binary_rows(sets.values, sets.offsets),
+                (_binary_rows(sets.values, sets.offsets) if sketches
+                 else pa.nulls(n, pa.binary())),
                 pa.array(sizes.astype(np.int64)),
                 pa.array(set_prints.view(np.int64)),
-                signature,
+                signature if sketches else pa.nulls(n, pa.binary()),
                 _rows_of(np.ascontiguousarray(keys).view(np.int64), usable, n),
                 simhash_column,
                 pa.array(chars)]
