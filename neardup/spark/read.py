@@ -776,8 +776,8 @@ def _lines_ranked(path: str, start: int, end: int, part: int, ranks: np.ndarray
     data = _split_bytes(path, start, end)
     buffer = np.frombuffer(data if data is not None else b"", dtype=np.uint8)
     ends = _newlines(buffer) + 1
-    if buffer.size and buffer[-1] != _NEWLINE:
-        ends = np.append(ends, buffer.size)
+    if data is not None and not (buffer.size and buffer[-1] == _NEWLINE):
+        ends = np.append(ends, buffer.size)  # the last line has no "\n" (or is empty)
     if ranks.size and ranks[-1] >= ends.size:
         raise RuntimeError(f"{path} changed since it was read: it has fewer lines")
     begins = np.concatenate([[0], ends[:-1]])
