@@ -140,7 +140,7 @@ class _Read:
     # source -> the byte ranges a JSON Lines input was read in (:func:`line_splits`), so
     # that a second read (:func:`read_lines`) splits it the same way
     splits: dict = field(default_factory=dict)
-    # source -> a remote input's size and version (ETag) when it was read
+    # source -> a line input's version when it was read (_version: size and ETag or mtime)
     versions: dict = field(default_factory=dict)
     # source -> the record body a line input was read with (:func:`_numbering`'s)
     bodies: dict = field(default_factory=dict)
@@ -164,6 +164,8 @@ class _Read:
         first = np.array([self.starts[int(k) >> 32, int(k) & 0xFFFFFFFF] for k in splits],
                          dtype=np.int64)  # each split's first record in its input
         rank = table.column("record").to_numpy().astype(np.int64) - first[where]
+        for index in np.unique(source).tolist():
+            self.check_unchanged(index)
         rows = np.arange(table.num_rows)
         wanted = []
         for k, at in enumerate(np.split(np.argsort(where, kind="stable"),
@@ -186,10 +188,11 @@ class _Read:
         return table
 
     def check_unchanged(self, source: int) -> None:
-        """RuntimeError where the remote input ``source`` changed since it was read (its
-        size and ETag), before a second read (the dedup copy) splits it as the first."""
+        """RuntimeError where the line input ``source`` changed since it was read (its
+        size and ETag, or on a file system its size and modification time), before a
+        second read (the dedup copy, a verification's) splits it as the first."""
         path = self.paths[source]
-        if source in self.versions and remote.stat_token(path) != self.versions[source]:
+        if source in self.versions and _version(path) != self.versions[source]:
             raise RuntimeError(f"{remote.shown(path)} changed since it was read; read it "
                                f"again")
 
@@ -351,8 +354,7 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         if spec.spark.frame == "text":
             body = parser(index, encoding, not_decodable, text_fields, id_field, prefix,
                           text_strings, text_optional=text_optional)
-            if remote.is_url(path):
-                read.versions[index] = remote.stat_token(path)
+            read.versions[index] = _version(path)
             read.splits[index] = splits = line_splits(spark, path)
             read.bodies[index] = body
             parts.append(_in_splits(spark, path, splits, _numbering(body, signer),
@@ -437,6 +439,16 @@ def open_bytes(path: str):
     if remote.is_url(path):
         return remote.open_input(path)
     return open(path, "rb")
+
+
+def _version(path: str) -> tuple:
+    """What tells a line input read again from the one read first: (size, ETag or the
+    like) of a URL (:func:`neardup._core.remote.stat_token`), (size, modification time)
+    of a file, as the local engine's copy checks it."""
+    if remote.is_url(path):
+        return remote.stat_token(path)
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns)
 
 
 def file_size(path: str) -> int:

@@ -231,6 +231,37 @@ def test_files_run_same_tables_and_repeated_ids_as_local_either_way(spark, corpu
     assert note.startswith(f"{repeated:,} documents have an id an earlier document has")
 
 
+def test_documents_signed_again_are_as_first_signed_and_a_changed_input_is_refused(spark,
+                                                                                  tmp_path):
+    """The pass on line files keeps no shingles and signatures; the documents verified are
+    read and signed again: the sets and signatures of a pass that kept them. An input
+    changed since the pass is an error, never another document's sets."""
+    from neardup.config import FindConfig
+    from neardup.spark import found as spark_found
+    from neardup.spark import read as spark_read
+
+    path = tmp_path / "docs.jsonl"
+    texts = [" ".join(f"w{(k * 7 + i) % 40}" for i in range(30)) for k in range(60)]
+    lines = [json.dumps({"id": str(k), "text": t}) for k, t in enumerate(texts)]
+    lines[5:5] = ["", "not json"]  # a blank line and a failed record shift the ranks
+    path.write_text("\n".join(lines) + "\n")
+    config = FindConfig.from_options(shingle_kind="word", shingle_size=3, threshold=0.5)
+    signers = [spark_stages._signer(config, config.band_plan(), None, None,
+                                    char_fallback=True, sketches=k) for k in (True, False)]
+    reads = [spark_read._read(spark, [path], id_field="id", signer=signers[0],
+                              light_signer=light, min_shingles=config.min_shingles)
+             for light in (None, signers[1])]
+    full, light = reads
+    assert full.signer is None and light.signer is signers[0]
+    docs = np.array([0, 3, 4, 5, 30, 59])
+    kept, again = (spark_found.fetched(r.signed, docs, r) for r in reads)
+    assert kept.column("shingles").null_count == 0
+    assert again.equals(kept)
+    path.write_text("\n".join(reversed(lines)) + "\n")  # the same bytes, other lines
+    with pytest.raises(RuntimeError, match="changed since it was read"):
+        spark_found.fetched(light.signed, docs, light)
+
+
 def test_an_empty_table_is_one_part_with_the_local_columns(runs, tmp_path, manifest_is_true):
     local, result = runs
     empty = dataclasses.replace(result, identical=result.identical.limit(0))
