@@ -75,7 +75,7 @@ from ..pipeline import refusals
 from ..sinks import resolve_layout
 from ..text import prepare
 from .components import connected_components
-from .found import Found, found_on_driver, on_edges, verified_edges
+from .found import Found, found_on_driver, held_columns, on_edges, verified_edges
 from .progress import SparkStageTimer
 from .read import _read, read_documents, read_sources
 from .repeats import repeats_sources
@@ -88,7 +88,7 @@ from .stages import (
     _signer,
 )
 from .units import dedup_units_sources
-from .worker import settled
+from .worker import settled, warming
 from .write import TableOrder, cluster_bucket, key_bucket, write_result
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -157,6 +157,8 @@ class SparkFindResult:
 # ---------------------------------------------------------------- the pipeline
 
 READ_STAGE = "read, shingle and sign"  # the one pass over the inputs
+# what a worker signs before the first pass, loading the signer's kernels (worker.warming)
+_WARM_TEXT = " ".join(f"w{k}" for k in range(64))
 
 
 def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
@@ -182,15 +184,18 @@ def find(df: DataFrame, *, text_col: str = "text", id_col: str | None = "id",
 def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize=None,
                    signed: DataFrame | None = None, char_fallback: bool = False,
                    documents: int | None = None, tally: dict | None = None,
-                   timer: SparkStageTimer | None = None) -> SparkFindResult:
+                   timer: SparkStageTimer | None = None, read=None) -> SparkFindResult:
     """:func:`find` on numbered documents (doc, id, and text unless ``signed`` holds
     their sketches already, as :func:`~neardup.spark.read._read` gives them with a signer);
     ``char_fallback``: the documents were (or are) signed with it, and it is counted;
     ``documents``: how many there are (numbered 0..documents-1), when known; ``tally``:
     the reader's (:attr:`neardup.spark.read._Read.tally`, with ``documents``), so that no
     query counts the signed documents again; ``timer``: the run's stages (progress on
-    standard error unless it is quiet; a quiet one by default). Past signing, the stages
-    of :mod:`neardup.spark.found`: a few wide jobs, the rest on the driver."""
+    standard error unless it is quiet; a quiet one by default); ``read``: the read
+    ``signed`` comes from, on files (the documents' columns the driver holds, the
+    sketches its pass left out: :func:`~neardup.spark.found.verified_edges`). Past
+    signing, the stages of :mod:`neardup.spark.found`: a few wide jobs, the rest on the
+    driver."""
     if timer is None:
         timer = SparkStageTimer(docs.sparkSession, quiet=True)
     plan = config.band_plan()
@@ -208,20 +213,22 @@ def _find_numbered(docs: DataFrame, config: FindConfig, normalize=None, tokenize
         documents = 0 if row["last"] is None else int(row["last"]) + 1
         tally = {key: int(row[key] or 0) for key in ("usable", "shingles", "chars")}
     found, counts = found_on_driver(signed, config, plan, documents, tally, char_fallback,
-                                    timer)
+                                    timer, read)
     if char_fallback and config.shingle_kind == "word":
         prepare.warn_char_fallback(tally["chars"])
         counts.update(counting.shingling_counts(char_fallback=tally["chars"]))
     return _found_result(signed.select("doc", "id", "size"), found, counts, config, plan,
-                         documents, timer)
+                         documents, timer, None if read is None else read.columns)
 
 
 def _found_result(base: DataFrame, found: Found, counts: dict, config: FindConfig,
-                  plan: lsh.BandPlan, documents: int, timer: SparkStageTimer
-                  ) -> SparkFindResult:
+                  plan: lsh.BandPlan, documents: int, timer: SparkStageTimer,
+                  columns: pa.Table | None = None) -> SparkFindResult:
     """The result's DataFrames from what the driver ``found`` of the documents on an
     edge; ``base``: every document's (doc, id, size), and on embeddings ``reason``
-    (its vector's, "" for a usable one: its status)."""
+    (its vector's, "" for a usable one: its status). ``columns``: ``base``'s columns,
+    when the driver holds them (:func:`~neardup.spark.found.held_columns`): it writes
+    the documents table from them."""
     spark = base.sparkSession
     tables = found.tables()
     frames = {name: _frame(spark, table) for name, table in tables.items()}
@@ -240,7 +247,11 @@ def _found_result(base: DataFrame, found: Found, counts: dict, config: FindConfi
     orders["clusters"] = TableOrder((F.col("cluster_size").desc(), "label", "doc"),
                                     cluster_bucket(n), cluster_rows)
     held = {name: (frames[name], table) for name, table in tables.items()}
-    held["documents"] = (documents_frame, document_rows)  # written by document ranges
+    # written by document ranges, or by the driver from the columns it holds
+    held["documents"] = (documents_frame, document_rows if columns is None else
+                         pa.Table.from_batches(_document_rows(in_clusters, config.min_shingles)(
+                             columns.select(["doc", "id", "size"]).to_batches()),
+                             _DOCUMENT_ARROW))
     return SparkFindResult(pairs=frames["pairs"], set_pairs=frames["set_pairs"],
                            identical=frames["identical"], clusters=frames["clusters"],
                            documents=documents_frame, candidates=frames["candidates"],
@@ -258,6 +269,9 @@ def _frame(spark, table: pa.Table) -> DataFrame:
 
 _DOCUMENT_SCHEMA = ("doc long, id string, shingles long, status string, cluster string, "
                     "representative boolean")
+_DOCUMENT_ARROW = pa.schema([("doc", pa.int64()), ("id", pa.string()), ("shingles", pa.int64()),
+                             ("status", pa.string()), ("cluster", pa.string()),
+                             ("representative", pa.bool_())])
 
 
 def _document_rows(in_clusters, min_shingles: int):
@@ -613,17 +627,27 @@ def _found(inputs, spark, quiet: bool, normalize, tokenize, options: dict,
     signer = _signer(config, config.band_plan(), normalize, tokenize, char_fallback=True)
     timer = SparkStageTimer(spark, quiet)
     with timer.stage(READ_STAGE):
+        warm = warming(spark, lambda: signer([_WARM_TEXT]))
+        light = None  # the pass keeps only what the search needs, unless an index needs all
+        if against is None and config.embeddings is None:
+            light = _signer(config, config.band_plan(), normalize, tokenize,
+                            char_fallback=True, sketches=False)
         # on embeddings alone a record needs no text (read with an empty one), as locally
         text_optional = config.embeddings is not None and config.also_jaccard is None
         read = _read(spark, inputs, signer=signer, min_shingles=config.min_shingles,
-                     text_optional=text_optional, **source_options)  # the one pass
-        report = read.report()
+                     text_optional=text_optional, light_signer=light,
+                     **source_options)  # the one pass
+        warm.join()
+        if config.embeddings is None:
+            read.columns = held_columns(read.signed, read.document_count)
+        report = read.report(None if read.columns is None else read.columns.column("id"))
     if config.embeddings is not None:
         result = _find_embedded(read, config, tokenize is None, timer)
     else:
         result = _find_numbered(read.signed.select("doc", "id"), config, signed=read.signed,
                                 char_fallback=tokenize is None,
-                                documents=read.document_count, tally=read.tally, timer=timer)
+                                documents=read.document_count, tally=read.tally, timer=timer,
+                                read=read)
     result.read_report = report
     if against is not None:
         from .against import with_index

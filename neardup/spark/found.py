@@ -50,6 +50,7 @@ from .stages import (
     _band_blobs,
     _bucket_batches,
     _csr,
+    _entry_types,
     _partition_targets,
     _row_values,
 )
@@ -62,6 +63,7 @@ except ImportError:  # pragma: no cover - exercised only without pyspark
     DataFrame = F = None
 
 DRIVER_PAIRS = LOCAL_EDGES  # candidates or copies the driver verifies and clusters at most
+DRIVER_DOCUMENTS = 1 << 22  # documents whose columns the driver holds at most (held_columns)
 
 
 def _refuse_past_bound(what: str, count: int) -> None:
@@ -78,8 +80,19 @@ def shared_fingerprints(usable: DataFrame) -> tuple[np.ndarray, np.ndarray]:
     table = (usable.select("fingerprint", "doc")
              .withColumn("_m", F.count("*").over(_by_fingerprint()))
              .where(F.col("_m") > 1).select("fingerprint", "doc").toArrow())
-    doc = table.column("doc").to_numpy().astype(np.int64)
-    prints = table.column("fingerprint").to_numpy()
+    return _shared(table.column("doc").to_numpy().astype(np.int64),
+                   table.column("fingerprint").to_numpy())
+
+
+def held_fingerprints(columns: pa.Table, min_shingles: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shared_fingerprints` from the documents' columns the driver holds
+    (:func:`held_columns`): no job."""
+    usable = columns.column("size").to_numpy() >= min_shingles
+    return _shared(columns.column("doc").to_numpy()[usable],
+                   columns.column("fingerprint").to_numpy()[usable])
+
+
+def _shared(doc: np.ndarray, prints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(doc, kind="stable")
     doc, prints = doc[order], prints[order]
     _, first_index, inverse = np.unique(prints, return_index=True, return_inverse=True)
@@ -87,6 +100,25 @@ def shared_fingerprints(usable: DataFrame) -> tuple[np.ndarray, np.ndarray]:
     member = first_of != doc
     _refuse_past_bound("identical copies", int(member.sum()))
     return first_of[member], doc[member]
+
+
+def held_columns(signed: DataFrame, documents: int) -> pa.Table | None:
+    """Every document's doc, id, size and fingerprint, collected to the driver in doc
+    order by one job, when there are at most :data:`DRIVER_DOCUMENTS` (a few dozen bytes
+    each): the driver then groups the identical sets, counts the repeated ids and writes
+    the documents table itself, with no job for each. None past that: each is a Spark
+    job."""
+    if documents > DRIVER_DOCUMENTS:
+        return None
+    table = signed.select("doc", "id", "size", "fingerprint").toArrow()
+    doc = table.column("doc").to_numpy()
+    if doc.size > 1 and not (doc[1:] > doc[:-1]).all():
+        table = table.take(pa.array(np.argsort(doc, kind="stable")))
+    return pa.table({"doc": table.column("doc").cast(pa.int64()),
+                     "id": table.column("id").cast(pa.string()),
+                     "size": table.column("size").cast(pa.int64()),
+                     "fingerprint": table.column("fingerprint").cast(pa.int64())}
+                    ).combine_chunks()
 
 
 def _by_fingerprint():
@@ -103,14 +135,17 @@ def lsh_candidates(usable: DataFrame, skip: np.ndarray, config: FindConfig,
     :func:`~neardup.spark.stages._partition_targets`' small one)."""
     spark = usable.sparkSession
     n = max(1, n)
-    parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * 24 // (64 << 20))
-    blobs = _band_blobs(_partition_targets(spark, parts))
+    types = _entry_types(n, plan.bands)
+    entry = 8 + sum(t.itemsize for t in types)  # bytes a bucket entry: 64 MB a partition
+    parts = max(2 * spark.sparkContext.defaultParallelism, n * plan.bands * entry // (64 << 20))
+    blobs = _band_blobs(_partition_targets(spark, parts), types)
     skipped = spark.sparkContext.broadcast(np.asarray(skip, dtype=np.int64))
     rows = (usable.select("doc", "keys")
             .mapInArrow(settled(lambda batches: blobs(_skipping(batches, skipped))),
                         "dest long, entries binary")
             .repartition(parts, "dest")
-            .mapInArrow(settled(_bucket_batches(n, config.max_bucket, config.bucket_policy)),
+            .mapInArrow(settled(_bucket_batches(n, config.max_bucket, config.bucket_policy,
+                                                types)),
                         _BUCKETED_SCHEMA).toArrow())
     a = rows.column("doc_a")
     stats = pc.is_null(a)
@@ -175,20 +210,26 @@ def hamming_stats(entries: DataFrame, k: int) -> dict:
     return counting.search_counts(lsh.CandidateStats(), stats)
 
 
-def fetched(signed: DataFrame, docs: np.ndarray) -> pa.Table:
+def fetched(signed: DataFrame, docs: np.ndarray, read=None) -> pa.Table:
     """doc, id, size, text_length, shingles, signature, simhash of ``docs`` (sorted), as
     Arrow, sorted by doc: one filtering pass over the persisted documents, in the JVM (a
     semi-join with ``docs`` broadcast), so only these documents reach the driver and none
-    goes through a Python worker."""
+    goes through a Python worker. ``read``: the read whose pass ``signed`` comes from,
+    if it kept no shingles and signatures (:attr:`neardup.spark.read._Read.signer`):
+    these documents are signed again from their lines (one more job)."""
     from pyspark.sql.types import LongType, StructField, StructType
 
     spark = signed.sparkSession
     wanted = spark.createDataFrame(pa.table({"doc": pa.array(docs, pa.int64())}),
                                    schema=StructType([StructField("doc", LongType())]))
     columns = ("doc", "id", "size", "text_length", "shingles", "signature", "simhash")
+    if read is not None and read.signer is None:
+        read = None  # its pass kept the sketches
+    if read is not None:
+        columns += ("source", "part", "record")
     table = (signed.select(*columns).join(F.broadcast(wanted), "doc", "left_semi")
-             .toArrow())
-    return table.sort_by("doc")
+             .toArrow()).sort_by("doc")
+    return table if read is None else read.resigned(table).select(list(columns[:7]))
 
 
 class Found:
@@ -273,12 +314,17 @@ class Edges:
 
 
 def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
-                   plan: lsh.BandPlan, n: int, timer) -> Edges:
+                   plan: lsh.BandPlan, n: int, timer, read=None) -> Edges:
     """Identical sets grouped, the candidate search over the heads, and the documents on
     an edge fetched and verified on the driver (steps 1 to 3 of the module), for
-    :func:`found_on_driver` and Spark's evaluate alike."""
+    :func:`found_on_driver` and Spark's evaluate alike; ``read``: the read ``signed``
+    comes from (:class:`neardup.spark.read._Read`), when a find on files made it: the
+    documents' columns the driver holds (its ``columns``, :func:`held_columns`) and the
+    sketches its pass left out (:func:`fetched`)."""
+    columns = None if read is None else read.columns
     with timer.stage("group identical sets"):
-        heads_of, copies = shared_fingerprints(usable)
+        heads_of, copies = (shared_fingerprints(usable) if columns is None
+                            else held_fingerprints(columns, config.min_shingles))
     while True:
         if config.sketch == "simhash":
             with timer.stage("hamming search"):
@@ -288,7 +334,7 @@ def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
                 ci, cj, search = lsh_candidates(usable, copies, config, plan, n)
         with timer.stage("verify", f"{ci.size:,} candidates"):
             docs = np.unique(np.concatenate([heads_of, copies, ci, cj]))
-            table = fetched(signed, docs)
+            table = fetched(signed, docs, read)
             sets = _csr(table.column("shingles"), config.hash_bits)
             local = np.searchsorted(docs, np.concatenate([heads_of, copies, ci, cj]))
             h, c, i, j = np.split(local, np.cumsum([heads_of.size, copies.size, ci.size]))
@@ -303,11 +349,13 @@ def verified_edges(signed: DataFrame, usable: DataFrame, config: FindConfig,
 
 
 def found_on_driver(signed: DataFrame, config: FindConfig, plan: lsh.BandPlan, n: int,
-                    documents: dict, char_fallback: bool, timer) -> tuple[Found, dict]:
+                    documents: dict, char_fallback: bool, timer, read=None
+                    ) -> tuple[Found, dict]:
     """The find past signing (see the module): (what the driver found, the counts).
-    ``documents``: n, usable, shingles, chars of the signed documents."""
+    ``documents``: n, usable, shingles, chars of the signed documents; ``read``: the
+    read they come from, if a find on files made it (:func:`verified_edges`)."""
     usable = signed.where(F.col("size") >= config.min_shingles)
-    edges = verified_edges(signed, usable, config, plan, n, timer)
+    edges = verified_edges(signed, usable, config, plan, n, timer, read)
     docs, table, sets, h, c = edges.docs, edges.table, edges.sets, edges.h, edges.c
     i, j, jaccard, estimate = edges.i, edges.j, edges.jaccard, edges.estimate
     copies, ci, search = edges.copies, edges.ci, edges.search

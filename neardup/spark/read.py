@@ -36,12 +36,14 @@ import codecs
 import csv
 import io
 import json
+import mmap
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._core import remote
 from .session import _require_spark
@@ -138,22 +140,68 @@ class _Read:
     # source -> the byte ranges a JSON Lines input was read in (:func:`line_splits`), so
     # that a second read (:func:`read_lines`) splits it the same way
     splits: dict = field(default_factory=dict)
-    # source -> a remote input's size and version (ETag) when it was read
+    # source -> a line input's version when it was read (_version: size and ETag or mtime)
     versions: dict = field(default_factory=dict)
+    # source -> the record body a line input was read with (:func:`_numbering`'s)
+    bodies: dict = field(default_factory=dict)
+    # every document's doc, id, size, fingerprint, when the driver holds them (a find's:
+    # neardup.spark.found.held_columns)
+    columns: pa.Table | None = None
+    # the full signer, when the pass ran the light one (``signed`` has no shingles and
+    # signatures, and source, part, record instead: :meth:`resigned` fills them in)
+    signer: object = None
+
+    def resigned(self, table: pa.Table) -> pa.Table:
+        """``table`` (rows of ``signed``, a few documents) with its shingles and
+        signature filled in: their lines read again from their splits and signed by the
+        full signer, in one job; as it is when the pass kept them (``signer`` None)."""
+        if self.signer is None or not table.num_rows:
+            return table
+        source = table.column("source").to_numpy().astype(np.int64)
+        part = table.column("part").to_numpy().astype(np.int64)
+        key = (source << 32) + part
+        splits, where = np.unique(key, return_inverse=True)
+        first = np.array([self.starts[int(k) >> 32, int(k) & 0xFFFFFFFF] for k in splits],
+                         dtype=np.int64)  # each split's first record in its input
+        rank = table.column("record").to_numpy().astype(np.int64) - first[where]
+        for index in np.unique(source).tolist():
+            self.check_unchanged(index)
+        rows = np.arange(table.num_rows)
+        wanted = []
+        for k, at in enumerate(np.split(np.argsort(where, kind="stable"),
+                                        np.cumsum(np.bincount(where))[:-1])):
+            order = at[np.argsort(rank[at], kind="stable")]
+            wanted.append((int(splits[k]) >> 32, int(splits[k]) & 0xFFFFFFFF, rank[order],
+                           rows[order]))
+        spark = self.signed.sparkSession
+        tasks = min(len(wanted), 2 * max(1, spark.sparkContext.defaultParallelism))
+        again = spark.range(len(wanted), numPartitions=tasks).mapInArrow(
+            settled(_resigning(self.paths, self.splits, self.bodies, wanted, self.signer)),
+            "row long, shingles binary, signature binary").toArrow()
+        order = np.argsort(again.column("row").to_numpy(), kind="stable")
+        if order.size != table.num_rows:
+            raise RuntimeError(f"{order.size} of {table.num_rows} documents were found "
+                               f"again in their lines: an input changed since it was read")
+        for name in ("shingles", "signature"):
+            table = table.set_column(table.schema.get_field_index(name), name,
+                                     again.column(name).take(pa.array(order)))
+        return table
 
     def check_unchanged(self, source: int) -> None:
-        """RuntimeError where the remote input ``source`` changed since it was read (its
-        size and ETag), before a second read (the dedup copy) splits it as the first."""
+        """RuntimeError where the line input ``source`` changed since it was read (its
+        size and ETag, or on a file system its size and modification time), before a
+        second read (the dedup copy, a verification's) splits it as the first."""
         path = self.paths[source]
-        if source in self.versions and remote.stat_token(path) != self.versions[source]:
+        if source in self.versions and _version(path) != self.versions[source]:
             raise RuntimeError(f"{remote.shown(path)} changed since it was read; read it "
                                f"again")
 
-    def report(self) -> dict:
+    def report(self, ids: pa.Array | None = None) -> dict:
         """The ReadReport the local reader would give, from ``records`` (a few jobs); a
         read that processed nothing while records failed is refused as the local
         reader refuses it (:meth:`~neardup.sources.ReadReport.refuse_nothing_processed`),
-        unless ``allow_empty``."""
+        unless ``allow_empty``. ``ids``: every document's id, when the driver holds them
+        (the repeated ones are counted there, not by a job)."""
         if self.local_report is not None:
             return self.local_report
         from .. import sources
@@ -199,7 +247,8 @@ class _Read:
         out = report.as_dict()
         out["inputs"] = self.inputs
         notes = list(self.notes)
-        repeated = (records.where(F.col("outcome") == "processed").groupBy("id").count()
+        repeated = (len(ids) - len(pc.unique(ids)) if ids is not None else
+                    records.where(F.col("outcome") == "processed").groupBy("id").count()
                     .where(F.col("count") > 1).agg(F.sum(F.col("count") - 1)).first()[0])
         if repeated:
             notes.append(f"{int(repeated):,} documents have an id an earlier document has: the "
@@ -232,7 +281,8 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
           exclude: Sequence[str] = (), encoding: str = "utf-8",
           max_problems: int = 100, respect_ignore: bool = True, follow_links: bool = False,
           allow_empty: bool = False, signer=None, min_shingles: int | None = None,
-          text_strings: bool = False, text_optional: bool = False) -> _Read:
+          text_strings: bool = False, text_optional: bool = False,
+          light_signer=None) -> _Read:
     """The inputs read as records (one Spark pass over each file, numbered by one small
     job over the persisted records, which also counts the report's outcomes); with
     ``signer`` (:func:`neardup.spark.stages._sign_batches`'s body), each partition's
@@ -243,7 +293,12 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     an object is skipped with its reason, as the local reader's ``text_strings`` skips it
     (a units run writes the text back into the field). ``text_optional``: a JSON object
     without any text field, or every row of a Parquet file without any text column, is
-    a document with an empty text, as the local reader's (a run on embeddings alone)."""
+    a document with an empty text, as the local reader's (a run on embeddings alone).
+    ``light_signer``: ``signer`` without the shingles and signature (:func:`~neardup.spark.
+    stages._signer`'s ``sketches``); where every input is a line file Spark reads in
+    splits, the pass runs it, so the persisted rows are a fraction of the size, and
+    :meth:`_Read.resigned` signs the few documents the driver verifies again, from their
+    lines."""
     from .. import sources
 
     _require_spark()
@@ -286,6 +341,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
                  formats=formats, allow_empty=allow_empty, encoding=encoding)
     record_schema = (_RECORD_SCHEMA + _PART_SCHEMA
                      + ("" if signer is None else ", " + _SIGNED_COLUMNS))
+    if light_signer is not None and all(sources.format_named(f).spark.frame == "text"
+                                        for f in formats):
+        read.signer, signer = signer, light_signer  # the full one signs again (resigned)
     parts = []
     for index, (path, path_fmt, name) in enumerate(zip(paths, formats, names)):
         prefix = f"{sources.printable(name)}:" if several else ""
@@ -296,9 +354,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
         if spec.spark.frame == "text":
             body = parser(index, encoding, not_decodable, text_fields, id_field, prefix,
                           text_strings, text_optional=text_optional)
-            if remote.is_url(path):
-                read.versions[index] = remote.stat_token(path)
+            read.versions[index] = _version(path)
             read.splits[index] = splits = line_splits(spark, path)
+            read.bodies[index] = body
             parts.append(_in_splits(spark, path, splits, _numbering(body, signer),
                                     record_schema))
             continue
@@ -354,7 +412,9 @@ def _read(spark: SparkSession, inputs, *, fmt: str = "auto",
     processed = read.records.where(F.col("outcome") == "processed")
     read.documents = processed.select("doc", "id", "text")
     if signer is not None:
-        read.signed = processed.select("doc", "id", *_SIGNED_NAMES)
+        read.signed = processed.select("doc", "id", *_SIGNED_NAMES,
+                                       *(("source", "part", "record")
+                                         if read.signer is not None else ()))
     return read
 
 
@@ -379,6 +439,16 @@ def open_bytes(path: str):
     if remote.is_url(path):
         return remote.open_input(path)
     return open(path, "rb")
+
+
+def _version(path: str) -> tuple:
+    """What tells a line input read again from the one read first: (size, ETag or the
+    like) of a URL (:func:`neardup._core.remote.stat_token`), (size, modification time)
+    of a file, as the local engine's copy checks it."""
+    if remote.is_url(path):
+        return remote.stat_token(path)
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns)
 
 
 def file_size(path: str) -> int:
@@ -481,28 +551,17 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
               newlines: bool = True) -> Iterator[pa.RecordBatch]:
     """The batches of :func:`_split_lines` for the split [start, end) of ``path``.
 
-    The split is read into one buffer, its last line appended in place, and its line ends
-    found a block at a time: no copy of the split and no mask as large as it (a fresh
-    allocation that size is paid for page by page, more than the comparison itself)."""
-    with open_bytes(path) as f:
-        if start > 0:
-            f.seek(start - 1)
-            f.readline()  # the line under way at start belongs to the split before
-            start = f.tell()
-        if start >= end:
-            return
-        data = bytearray(end - start)
-        del data[f.readinto(data) or 0:]
-        if not data:
-            return
-        if not data.endswith(b"\n"):
-            data += f.readline()  # the last line, through its end (grown in place)
-    if start == 0 and data.startswith(_UTF8_BOM):
-        del data[:len(_UTF8_BOM)]
+    The split's bytes are mapped from a local file (no copy, and no fresh memory to
+    fault in page by page) or read into one buffer from a URL; its line ends are found a
+    block at a time, into one reused mask."""
+    data = _split_bytes(path, start, end)
+    if data is None:
+        return
     buffer = np.frombuffer(data, dtype=np.uint8)
     ends = _newlines(buffer) + 1  # each line through its "\n"
-    if not data.endswith(b"\n"):
-        ends = np.append(ends, len(data))
+    ended = buffer.size > 0 and buffer[-1] == _NEWLINE
+    if not ended:
+        ends = np.append(ends, buffer.size)
     if ends.size == 0:
         return
     ranks = np.arange(ends.size, dtype=np.int64)
@@ -514,7 +573,7 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
     else:  # the values without the separators
         values = pa.py_buffer(buffer[buffer != _NEWLINE])
         offsets[1:] = ends - ranks - 1  # each line's end less the separators through it
-        if not data.endswith(b"\n"):
+        if not ended:
             offsets[-1] += 1  # the last line has none
     for first in range(0, ends.size, batch_rows):
         n = min(batch_rows, ends.size - first)
@@ -523,6 +582,42 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
         yield pa.RecordBatch.from_arrays(
             [raw, pa.array(ranks[first:first + n]), pa.array(np.full(n, part, dtype=np.int32))],
             names=["raw", "record", "part"])
+
+
+def _split_bytes(path: str, start: int, end: int):
+    """The bytes of the lines of ``path`` that start in [start, end) (see
+    :func:`_split_lines`), a UTF-8 byte-order mark at the file's start left out; None
+    when no line starts there. A local file is mapped (a view of its pages), a URL read."""
+    if remote.is_url(path):
+        with open_bytes(path) as f:
+            if start > 0:
+                f.seek(start - 1)
+                f.readline()  # the line under way at start belongs to the split before
+                start = f.tell()
+            if start >= end:
+                return None
+            data = bytearray(end - start)
+            del data[f.readinto(data) or 0:]
+            if data and not data.endswith(b"\n"):
+                data += f.readline()  # the last line, through its end (grown in place)
+        if not data:
+            return None
+        if start == 0 and data.startswith(_UTF8_BOM):
+            del data[:len(_UTF8_BOM)]  # a file of the mark alone: one empty line
+        return data
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if min(end, size) <= start:
+            return None
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if start > 0:  # the line under way at start belongs to the split before
+        start = mapped.find(b"\n", start - 1) + 1 or size
+    if start >= min(end, size):
+        return None
+    stop = mapped.find(b"\n", end - 1) + 1 or size  # the last line, through its end
+    if start == 0 and mapped[:len(_UTF8_BOM)] == _UTF8_BOM:
+        start = len(_UTF8_BOM)  # a file of the mark alone: one empty line
+    return memoryview(mapped)[start:stop]
 
 
 def _newlines(buffer: np.ndarray, block: int = 1 << 22) -> np.ndarray:
@@ -658,6 +753,55 @@ def _numbering(body, signer):
                 columns[names.index("text")] = pa.nulls(n, pa.string())
             yield pa.RecordBatch.from_arrays(columns, names=names)
     return run
+
+
+def _resigning(paths: list[str], splits: dict, bodies: dict, wanted: list, signer):
+    """mapInArrow body over ``spark.range(len(wanted))``: for each (source, part, ranks,
+    rows) of ``wanted``, the lines of those ranks in that split read again
+    (:func:`_lines_ranked`), made records by the input's body and signed by ``signer``:
+    (row, shingles, signature), a row each."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for t in batch.column(0).to_pylist():
+                source, part, ranks, rows = wanted[t]
+                lines = _lines_ranked(paths[source], *splits[source][part], part, ranks)
+                texts, outcomes = [], []
+                for out in bodies[source](iter([lines])):
+                    texts += out.column("text").to_pylist()
+                    outcomes += out.column("outcome").to_pylist()
+                if outcomes != ["processed"] * rows.size:
+                    raise RuntimeError(f"{paths[source]} changed since it was read: its "
+                                       f"documents are not where they were")
+                signed = signer(texts)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(rows), signed[_SIGNED_NAMES.index("shingles")],
+                     signed[_SIGNED_NAMES.index("signature")]],
+                    names=["row", "shingles", "signature"])
+    return run
+
+
+def _lines_ranked(path: str, start: int, end: int, part: int, ranks: np.ndarray
+                  ) -> pa.RecordBatch:
+    """The lines of ranks ``ranks`` (sorted) in the split [start, end) of ``path``, as
+    :func:`_lines_of` gives them (raw with its "\n", record: the rank, part)."""
+    data = _split_bytes(path, start, end)
+    buffer = np.frombuffer(data if data is not None else b"", dtype=np.uint8)
+    ends = _newlines(buffer) + 1
+    if data is not None and not (buffer.size and buffer[-1] == _NEWLINE):
+        ends = np.append(ends, buffer.size)  # the last line has no "\n" (or is empty)
+    if ranks.size and ranks[-1] >= ends.size:
+        raise RuntimeError(f"{path} changed since it was read: it has fewer lines")
+    begins = np.concatenate([[0], ends[:-1]])
+    lo, hi = begins[ranks], ends[ranks]
+    offsets = np.zeros(ranks.size + 1, dtype=np.int64)
+    np.cumsum(hi - lo, out=offsets[1:])
+    at = np.repeat(lo - offsets[:-1], hi - lo) + np.arange(offsets[-1])
+    raw = pa.Array.from_buffers(pa.large_binary(), ranks.size, [
+        None, pa.py_buffer(offsets), pa.py_buffer(buffer[at].tobytes())])
+    return pa.RecordBatch.from_arrays(
+        [raw, pa.array(ranks), pa.array(np.full(ranks.size, part, dtype=np.int32))],
+        names=["raw", "record", "part"])
 
 
 def _spread(column: pa.Array, where: np.ndarray, n: int) -> pa.Array:

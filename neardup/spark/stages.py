@@ -96,14 +96,16 @@ def _signature_matrix(column: pa.Array, num_perm: int, bits: int) -> np.ndarray:
 
 
 def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
-            char_fallback: bool = False):
+            char_fallback: bool = False, sketches: bool = True):
     """texts → their sketch columns (:data:`_SIGNED_NAMES`: text_length, shingles, size,
     fingerprint, signature, keys, simhash, chars) as Arrow arrays, one row a text;
     documents below ``min_shingles`` get no sketch and no keys. MinHash: the signature
     and its band keys (simhash null); SimHash: the fingerprint (simhash, as a long) and
     its block keys (signature null). ``char_fallback`` (prose read from files, as the
     local file run shingles it, no ``tokenize``): a text mostly without spaces is
-    shingled by characters (:func:`neardup.text.prepare.shingle_prose`), ``chars`` True."""
+    shingled by characters (:func:`neardup.text.prepare.shingle_prose`), ``chars`` True.
+    Without ``sketches``, the shingles and signature columns are null: a first pass that
+    keeps only what the search needs, its documents on an edge signed again later."""
     plugins = {"tokenize": tokenize}
     if normalize is not None:
         plugins["normalize"] = normalize
@@ -138,10 +140,11 @@ def _signer(config: FindConfig, plan: lsh.BandPlan, normalize, tokenize,
             keys = lsh.band_keys(signatures.matrix, plan.bands, plan.rows)
             signature = _rows_of(signatures.matrix, usable, n)
         return [pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=n)),
-                _binary_rows(sets.values, sets.offsets),
+                (_binary_rows(sets.values, sets.offsets) if sketches
+                 else pa.nulls(n, pa.binary())),
                 pa.array(sizes.astype(np.int64)),
                 pa.array(set_prints.view(np.int64)),
-                signature,
+                signature if sketches else pa.nulls(n, pa.binary()),
                 _rows_of(np.ascontiguousarray(keys).view(np.int64), usable, n),
                 simhash_column,
                 pa.array(chars)]
@@ -185,13 +188,34 @@ _SIGNED_COLUMNS = ("text_length long, shingles binary, size long, fingerprint lo
 _SIGNED_SCHEMA = "doc long, id string, " + _SIGNED_COLUMNS
 
 
-def _band_blobs(targets: np.ndarray):
+def _entry_types(n: int, bands: int) -> tuple[np.dtype, np.dtype]:
+    """The narrowest types of a bucket entry's document (below ``n``) and band (below
+    ``bands``) in a blob: a million documents of 18 bands shuffle 13 bytes an entry, not 24."""
+    doc = np.dtype(np.uint32) if n <= 1 << 32 else np.dtype(np.int64)
+    band = np.dtype(np.uint8) if bands <= 1 << 8 else np.dtype(np.uint16)
+    return doc, band
+
+
+def _entries_of(blob: bytes, types: tuple[np.dtype, np.dtype]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bands, keys, docs) of a :func:`_band_blobs` blob: its keys (int64), then its docs
+    and its bands in ``types`` (:func:`_entry_types`)."""
+    doc, band = types
+    m = len(blob) // (8 + doc.itemsize + band.itemsize)
+    keys = np.frombuffer(blob, dtype=np.int64, count=m)
+    docs = np.frombuffer(blob, dtype=doc, count=m, offset=8 * m)
+    bands = np.frombuffer(blob, dtype=band, count=m, offset=(8 + doc.itemsize) * m)
+    return bands, keys, docs
+
+
+def _band_blobs(targets: np.ndarray, types: tuple[np.dtype, np.dtype]):
     """mapInArrow body over (doc, keys) of the heads: each batch's bucket entries (band,
     key, doc) sent to the bucket partition of their (band, key), as one row per partition
     (``dest``: the value Spark's hash partitioning sends to it, ``entries``: the entries'
-    three int64 columns, bands then keys then docs): a shuffle of a few large rows, not
-    of n x b small ones."""
+    keys, docs and bands, in ``types`` (:func:`_entry_types`)): a shuffle of a few large
+    rows, not of n x b small ones."""
     parts = np.uint64(targets.size)
+    doc_type, band_type = types
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -210,25 +234,26 @@ def _band_blobs(targets: np.ndarray):
             for t in np.flatnonzero(np.diff(bounds)).tolist():
                 at = order[bounds[t]:bounds[t + 1]]
                 rows.append(int(targets[t]))
-                blobs.append(np.concatenate([bands[at], flat[at], docs[at]]).tobytes())
+                blobs.append(flat[at].tobytes() + docs[at].astype(doc_type).tobytes()
+                             + bands[at].astype(band_type).tobytes())
             yield pa.RecordBatch.from_arrays([pa.array(rows, pa.int64()),
                                               pa.array(blobs, pa.binary())],
                                              names=["dest", "entries"])
     return run
 
 
-def _bucket_batches(n: int, max_bucket: int, policy: str):
-    """mapInArrow body over one partition of :func:`_band_blobs` rows, holding whole
-    buckets: the candidate pairs inside them (:func:`~neardup.lsh.pairs_in_buckets`, the
-    local engine's rule) as (doc_a, doc_b), then one row (doc_a null) with the partition's
-    bucket stats (largest, over: buckets past ``max_bucket``, avoided: pairs they did not
-    emit)."""
+def _bucket_batches(n: int, max_bucket: int, policy: str, types: tuple[np.dtype, np.dtype]):
+    """mapInArrow body over one partition of :func:`_band_blobs` rows (entries in
+    ``types``), holding whole buckets: the candidate pairs inside them
+    (:func:`~neardup.lsh.pairs_in_buckets`, the local engine's rule) as (doc_a, doc_b),
+    then one row (doc_a null) with the partition's bucket stats (largest, over: buckets
+    past ``max_bucket``, avoided: pairs they did not emit)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        chunks = [np.frombuffer(blob, dtype=np.int64).reshape(3, -1)
+        chunks = [_entries_of(blob, types)
                   for batch in batches for blob in batch.column("entries").to_pylist()]
-        band, key, doc = (np.concatenate(chunks, axis=1) if chunks
-                          else np.empty((3, 0), dtype=np.int64))
+        band, key, doc = ([np.concatenate(column) for column in zip(*chunks)] if chunks
+                          else [np.empty(0, dtype=np.int64)] * 3)
         i, j, stats = lsh.pairs_in_buckets(band, key, doc, n, max_bucket=max_bucket,
                                            policy=policy)
         none = pa.nulls(i.size, pa.int64())

@@ -29,3 +29,31 @@ def settled(body: Body) -> Body:
         gc.freeze()
         yield from body(batches)
     return run
+
+
+def warming(spark, body: Callable[[], object]):
+    """A started thread whose one small job runs a task per core, each calling ``body()``
+    in a Python worker and returning nothing: Spark's worker daemon starts, and each
+    worker loads what ``body`` uses (numba's kernels from their cache) while the driver
+    plans the first pass, whose first tasks then reuse these workers instead of loading
+    it all themselves. The thread's ``join()`` waits for the job; an error there is
+    left to the real tasks, which would meet it again."""
+    import threading
+
+    cores = max(1, spark.sparkContext.defaultParallelism)
+
+    def warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for _ in batches:
+            pass
+        body()
+        return iter(())
+
+    def run() -> None:
+        try:
+            spark.range(cores, numPartitions=cores).mapInArrow(warm, "id long").collect()
+        except Exception:  # the first pass runs the same code and reports what fails
+            pass
+
+    thread = threading.Thread(target=run, name="neardup-spark-warm", daemon=True)
+    thread.start()
+    return thread

@@ -9,7 +9,7 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
 
-from neardup.spark.read import _lines_of, line_splits, read_lines  # noqa: E402
+from neardup.spark.read import _lines_of, _lines_ranked, line_splits, read_lines  # noqa: E402
 from tests.spark.settings import split_inputs  # noqa: E402
 
 BOM = b"\xef\xbb\xbf"
@@ -60,6 +60,31 @@ def test_every_cut_of_a_file_gives_each_line_once_in_order(tmp_path):
             splits = [(k * len(data) // n, (k + 1) * len(data) // n) for k in range(n)]
             for batch_rows in (1, 3, 1000):
                 assert _read(path, splits, batch_rows) == _lines(data), (data, n, batch_rows)
+
+
+def test_lines_read_again_by_rank_are_the_lines_read_first(tmp_path):
+    """The lines a verification reads again (a few ranks of a split) are, byte for byte,
+    the lines of those ranks the first pass read; a file that lost lines since is an
+    error, not another document."""
+    rng = np.random.default_rng(5)
+    files = AWKWARD + [bytes(rng.choice(list(b"ab\n\r"), size=int(rng.integers(1, 60))))
+                       for _ in range(100)]
+    path = tmp_path / "lines.jsonl"
+    for data in files:
+        path.write_bytes(data)
+        for n in (1, 2, 5):
+            for part, (start, end) in enumerate(
+                    [(k * len(data) // n, (k + 1) * len(data) // n) for k in range(n)]):
+                first = [line for batch in _lines_of(str(path), start, end, part, 7)
+                         for line in batch.column("raw").to_pylist()]
+                ranks = np.flatnonzero(rng.random(len(first)) < 0.5)
+                again = _lines_ranked(str(path), start, end, part, ranks)
+                assert again.column("raw").to_pylist() == [first[k] for k in ranks], data
+                assert again.column("record").to_pylist() == ranks.tolist()
+                assert again.column("part").to_pylist() == [part] * ranks.size
+    path.write_bytes(b"a\nb\n")
+    with pytest.raises(RuntimeError, match="changed since it was read"):
+        _lines_ranked(str(path), 0, 4, 0, np.array([0, 5]))
 
 
 def test_splits_cover_the_file_within_the_settings(spark, tmp_path):

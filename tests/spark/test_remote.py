@@ -81,7 +81,13 @@ def publishing(monkeypatch, s3):
     return seen
 
 
-def test_find_on_s3_gives_the_local_pairs_and_a_whole_results_folder(s3, publishing):
+def test_find_on_s3_gives_the_local_pairs_and_a_whole_results_folder(s3, publishing,
+                                                                     monkeypatch):
+    from neardup.spark import found
+
+    # the documents table written by the executors (the driver writes it up to
+    # DRIVER_DOCUMENTS documents): their parts go up to the store beside the output
+    monkeypatch.setattr(found, "DRIVER_DOCUMENTS", 0)
     fs, bucket, local = s3
     result = api.find(f"s3://{bucket}/corpus/a.jsonl", out=f"s3://{bucket}/run/",
                       engine="spark", threshold=THRESHOLD)

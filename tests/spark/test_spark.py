@@ -190,6 +190,78 @@ def test_parts_layout_same_rows_in_order_as_local_every_table(runs, tmp_path, fm
                     == local_data.candidates[name].tolist()), name
 
 
+@pytest.mark.parametrize("held", [True, False], ids=["driver holds the columns", "jobs"])
+def test_files_run_same_tables_and_repeated_ids_as_local_either_way(spark, corpus, tmp_path,
+                                                                     monkeypatch, held):
+    """A find on files: the driver holds every document's columns (identical sets, the
+    repeated ids and the documents table from them, no job for each) or, past
+    DRIVER_DOCUMENTS, a Spark job does each; both give the local engine's tables."""
+    from collections import Counter
+
+    from neardup.spark import found as spark_found
+
+    if not held:
+        monkeypatch.setattr(spark_found, "DRIVER_DOCUMENTS", 0)
+    texts, ids = zip(*[(t, i) for t, i in zip(*corpus) if t.strip()])  # all documents
+    ids = [ids[k] if k % 97 else ids[k // 2] for k in range(len(ids))]  # some ids again
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
+    options = {k: v for k, v in OPTIONS.items()}
+    local = neardup.find(path, id_field="id", **options)
+    result = neardup_spark.find_sources([path], id_field="id", spark=spark,
+                                        out=tmp_path / "spark", output_format="parquet",
+                                        **options)
+    assert result.counts == local.counts
+    assert local.counts["identical_copies"] > 0 and local.counts["pairs"] > 20
+    written = neardup.read_results(tmp_path / "spark")
+    assert written.layout == "parts" and len(written.manifest["tables"]["documents"]["files"]) > 1
+    # the local reader renames a repeated id (id#2, ...); Spark keeps it and counts it
+    renamed = [k for k, (a, b) in enumerate(zip(ids, local.ids)) if a != b]
+    repeated = sum(n - 1 for n in Counter(ids).values())
+    assert len(renamed) == repeated > 0
+    for name in ("pairs", "identical", "clusters", "candidates", "documents"):
+        table, local_table = written[name], getattr(local, f"{name}_table")()
+        named = [f.name for f in table.schema if f.type == pa.string() and f.name != "status"]
+        assert table.drop_columns(named).equals(local_table.drop_columns(named)), name
+        docs = [c for c in table.column_names if c.startswith("doc")]
+        for column, doc in zip([c for c in named if c.startswith("id")], docs):
+            assert table.column(column).to_pylist() == [ids[d] for d in
+                                                        table.column(doc).to_pylist()], name
+    (note,) = [n for n in result.read_report["notes"] if "an id an earlier document" in n]
+    assert note.startswith(f"{repeated:,} documents have an id an earlier document has")
+
+
+def test_documents_signed_again_are_as_first_signed_and_a_changed_input_is_refused(spark,
+                                                                                  tmp_path):
+    """The pass on line files keeps no shingles and signatures; the documents verified are
+    read and signed again: the sets and signatures of a pass that kept them. An input
+    changed since the pass is an error, never another document's sets."""
+    from neardup.config import FindConfig
+    from neardup.spark import found as spark_found
+    from neardup.spark import read as spark_read
+
+    path = tmp_path / "docs.jsonl"
+    texts = [" ".join(f"w{(k * 7 + i) % 40}" for i in range(30)) for k in range(60)]
+    lines = [json.dumps({"id": str(k), "text": t}) for k, t in enumerate(texts)]
+    lines[5:5] = ["", "not json"]  # a blank line and a failed record shift the ranks
+    path.write_text("\n".join(lines) + "\n")
+    config = FindConfig.from_options(shingle_kind="word", shingle_size=3, threshold=0.5)
+    signers = [spark_stages._signer(config, config.band_plan(), None, None,
+                                    char_fallback=True, sketches=k) for k in (True, False)]
+    reads = [spark_read._read(spark, [path], id_field="id", signer=signers[0],
+                              light_signer=light, min_shingles=config.min_shingles)
+             for light in (None, signers[1])]
+    full, light = reads
+    assert full.signer is None and light.signer is signers[0]
+    docs = np.array([0, 3, 4, 5, 30, 59])
+    kept, again = (spark_found.fetched(r.signed, docs, r) for r in reads)
+    assert kept.column("shingles").null_count == 0
+    assert again.equals(kept)
+    path.write_text("\n".join(reversed(lines)) + "\n")  # the same bytes, other lines
+    with pytest.raises(RuntimeError, match="changed since it was read"):
+        spark_found.fetched(light.signed, docs, light)
+
+
 def test_an_empty_table_is_one_part_with_the_local_columns(runs, tmp_path, manifest_is_true):
     local, result = runs
     empty = dataclasses.replace(result, identical=result.identical.limit(0))
