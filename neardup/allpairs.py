@@ -56,8 +56,9 @@ prefixes (at most one entry per element), a few arrays of n, and the output;
 never n². An element of one set alone (on text shingles, nearly all of them) has no
 list: no other set can meet it. Ranking sorts every element once, as (value,
 position) in 64 bits: at its peak about 16 bytes an element besides the sets
-(4.8 GB of anonymous memory at a million documents of 196 word 5-grams, 8.9 GB
-before these savings).
+(``neardup find --method exact`` on a million documents of 196 word 5-grams: 5.8 GB
+resident at the peak, 9.0 GB before elements of one set lost their lists and the
+ranking its copies).
 """
 
 from __future__ import annotations
