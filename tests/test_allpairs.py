@@ -16,6 +16,7 @@ from neardup.allpairs import (
     indexing_prefix_lengths,
     probing_prefix_lengths,
     rank_sets,
+    rank_sets_numpy,
 )
 from neardup.shingling import ShingleOptions, ShingleSets, shingle
 
@@ -201,6 +202,31 @@ def test_ranks_put_rare_elements_first_and_ties_by_value():
     ranked = rank_sets(sets)
     # frequencies: 3:1, 5:1, 7:2, 9:3 -> ranks 3:0, 5:1, 7:2, 9:3
     assert ranked.values.tolist() == [1, 2, 3, 2, 3, 0, 3]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ranks_below_n_single_are_the_elements_of_one_set_alone(seed, monkeypatch):
+    """The join keeps no list for them: they must be exactly the elements no two sets
+    share, ranked as a stable sort by frequency ranks them (both rankings agree; the
+    elements packed with their positions a few at a time)."""
+    from neardup import allpairs
+
+    monkeypatch.setattr(allpairs, "_BLOCK", 7)
+    rng = np.random.default_rng(seed)
+    sets = ShingleSets.from_sets([set(rng.integers(0, 60, int(rng.integers(0, 12))).tolist())
+                                  for _ in range(40)])
+    order = rng.permutation(sets.n)
+    for ranked in (rank_sets(sets, order), rank_sets_numpy(sets, order)):
+        values, counts = np.unique(sets.values, return_counts=True)
+        assert ranked.n_single == int((counts == 1).sum())
+        expected = np.argsort(counts, kind="stable")  # rarest first, ties by value
+        rank_of = dict(zip(values[expected].tolist(), range(values.size)))
+        picked = [sorted(rank_of[v] for v in sets.values[sets.offsets[d]:sets.offsets[d + 1]])
+                  for d in order]
+        assert [ranked.values[ranked.offsets[k]:ranked.offsets[k + 1]].tolist()
+                for k in range(order.size)] == picked
+        singles = {rank_of[v] for v in values[counts == 1].tolist()}
+        assert singles == set(range(ranked.n_single))
 
 
 def test_prefix_lengths_follow_the_formulas():
