@@ -705,17 +705,6 @@ def notes(results: list[dict], workers: int) -> list[str]:
         "tool the CPU-seconds ratio is the steadier comparison of the two."]
 
 
-def machine_lines() -> list[str]:
-    from importlib.metadata import version
-
-    from common import machine_lines as core_lines
-
-    lines = [line for line in core_lines() if "reproduce" not in line]
-    return [line.replace("rensa", f"datatrove {version('datatrove')}, spacy "
-                         f"{version('spacy')}, rensa", 1) if line.startswith("- Python")
-            else line for line in lines]
-
-
 def main(argv=None) -> int:
     import argparse
     from pathlib import Path
@@ -769,7 +758,9 @@ def main(argv=None) -> int:
         results.append(res)
     if args.generate_only:
         return 0
-    text = render(results, machine_lines(), command, args.workers, args.shards,
+    from common import machine_lines_with_datatrove
+
+    text = render(results, machine_lines_with_datatrove(), command, args.workers, args.shards,
                   args.datatrove_max, args.fields_max)
     print(text)
     if not args.no_write:

@@ -300,17 +300,6 @@ def bench_corpus(name: str, in_path, repeats: int, workers: int) -> dict:
             "truth": int(a.size), "identical": identical, "repeats": repeats, "rows": rows}
 
 
-def machine_lines() -> list[str]:
-    from importlib.metadata import version
-
-    from common import machine_lines as core_lines
-
-    lines = [line for line in core_lines() if "reproduce" not in line]
-    return [line.replace("rensa", f"datatrove {version('datatrove')}, spacy "
-                         f"{version('spacy')}, rensa", 1) if line.startswith("- Python")
-            else line for line in lines]
-
-
 def main(argv=None) -> int:
     import argparse
     from pathlib import Path
@@ -343,7 +332,9 @@ def main(argv=None) -> int:
         results.append(bench_corpus("Go 1.27.0 src", path, args.repeats[-1], args.workers))
 
     command = " ".join(["python bench/bench_datatrove.py", *(argv or sys.argv[1:])])
-    machine = machine_lines()
+    from common import machine_lines_with_datatrove
+
+    machine = machine_lines_with_datatrove()
     (cache / "results.json").write_text(json.dumps(
         {"results": results, "machine": machine, "command": command, "workers": args.workers},
         indent=1))

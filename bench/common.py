@@ -198,6 +198,16 @@ def write_engine_section(section: str, title: str, script: str, doc: str, cores:
                    f"{cores} cores, 24 GiB, Python {platform.python_version()}.\n\n" + text)
 
 
+def machine_lines_with_datatrove() -> list[str]:
+    """:func:`machine_lines` with datatrove's and spaCy's versions too (the scripts that run
+    datatrove)."""
+    from importlib.metadata import version
+
+    return [line.replace("rensa", f"datatrove {version('datatrove')}, spacy "
+                         f"{version('spacy')}, rensa", 1) if line.startswith("- Python")
+            else line for line in machine_lines()]
+
+
 def machine_lines() -> list[str]:
     """The date, the machine and the versions of neardup, datasketch, rensa, numpy and numba,
     as markdown list items (each script adds its own ``- reproduce:`` line)."""

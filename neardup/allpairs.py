@@ -345,7 +345,8 @@ def _prefix_postings(offsets, ranks, index_len, n_elements, first=0):
     """
     n = offsets.size - 1
     post_offsets = np.zeros(n_elements - first + 1, dtype=np.int64)
-    total = _shared_entries(offsets, ranks, index_len, first)
+    _count_postings(offsets, ranks, index_len, post_offsets, first)
+    total = int(post_offsets[-1])
     post_doc = np.empty(total, dtype=np.int32 if n < 2**31 else np.int64)
     post_pos = np.empty(total, dtype=np.int32 if total < 2**31 else np.int64)
     _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos, first)
@@ -419,26 +420,21 @@ def _distribute_ranks(offsets, new_id, new_offsets, by_value, group_bounds, grou
 
 
 @njit(cache=True)
-def _shared_entries(offsets, ranks, index_len, first):
-    """The indexing-prefix entries of elements of rank ``first`` and above."""
-    total = 0
-    for d in range(offsets.size - 1):
-        for p in range(offsets[d], offsets[d] + index_len[d]):
-            if ranks[p] >= first:
-                total += 1
-    return total
-
-
-@njit(cache=True)
-def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos, first):
-    """Counting sort of the indexing-prefix entries by element (rank less ``first``; the
-    elements below ``first`` have no list), sets in order."""
+def _count_postings(offsets, ranks, index_len, post_offsets, first):
+    """``post_offsets``: the CSR bounds of the indexing-prefix entries by element (rank
+    less ``first``; the elements below ``first`` have no list)."""
     for d in range(offsets.size - 1):
         for p in range(offsets[d], offsets[d] + index_len[d]):
             if ranks[p] >= first:
                 post_offsets[ranks[p] - first + 1] += 1
     for e in range(post_offsets.size - 1):
         post_offsets[e + 1] += post_offsets[e]
+
+
+@njit(cache=True)
+def _fill_postings(offsets, ranks, index_len, post_offsets, post_doc, post_pos, first):
+    """Counting sort of the indexing-prefix entries into the lists of
+    :func:`_count_postings`, sets in order."""
     fill = post_offsets[:-1].copy()
     for d in range(offsets.size - 1):
         for i in range(index_len[d]):

@@ -775,18 +775,19 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
     else:
         config = groups.config()
         if config.embeddings is not None:
-            return _evaluate_vectors(inputs, groups, config, quiet=quiet, plot=plot,
-                                     json_path=json_path, sweep=sweep, curve_from=curve_from,
-                                     compare_sketches=compare_sketches)
-        documents, report = read_documents(as_paths(inputs), progress=not quiet,
-                                           **groups.source.given())
-        prepared = prepare.shingle_documents(documents.texts, documents.ids,
-                                             config.shingle_options(), groups.prepare,
-                                             StageTimer(quiet))
-        result = evaluation.evaluate_sets(prepared.sets, config, sweep=sweep,
-                                          curve_from=curve_from, truth=truth,
-                                          compare_sketches=compare_sketches)
-        result.read_report = report.as_dict()
+            result = _evaluate_vectors(inputs, groups, config, quiet=quiet, sweep=sweep,
+                                       curve_from=curve_from,
+                                       compare_sketches=compare_sketches)
+        else:
+            documents, report = read_documents(as_paths(inputs), progress=not quiet,
+                                               **groups.source.given())
+            prepared = prepare.shingle_documents(documents.texts, documents.ids,
+                                                 config.shingle_options(), groups.prepare,
+                                                 StageTimer(quiet))
+            result = evaluation.evaluate_sets(prepared.sets, config, sweep=sweep,
+                                              curve_from=curve_from, truth=truth,
+                                              compare_sketches=compare_sketches)
+            result.read_report = report.as_dict()
     if plot is not None:
         evaluation.plot_curve(result, plot)
     if json_path is not None:
@@ -795,7 +796,7 @@ def evaluate(inputs, *, quiet: bool = True, sweep=False, curve_from: float | Non
 
 
 def _evaluate_vectors(inputs, groups: OptionGroups, config: FindConfig, *, quiet: bool,
-                      plot, json_path, sweep, curve_from, compare_sketches) -> Evaluation:
+                      sweep, curve_from, compare_sketches) -> Evaluation:
     """:func:`evaluate` of a run on embeddings: the vectors of ``inputs`` read as
     :func:`find` reads them, cosine LSH against all pairs
     (:func:`neardup.evaluate.evaluate_vectors`)."""
@@ -814,10 +815,6 @@ def _evaluate_vectors(inputs, groups: OptionGroups, config: FindConfig, *, quiet
                                          fields=documents.fields)
     result = evaluation.evaluate_vectors(found, why, config, curve_from=curve_from)
     result.read_report = report.as_dict()
-    if plot is not None:
-        evaluation.plot_curve(result, plot)
-    if json_path is not None:
-        sinks.write_json(result.as_dict(), json_path)
     return result
 
 

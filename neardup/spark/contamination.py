@@ -36,7 +36,7 @@ from ..pipeline.contamination import (
 )
 from ..pipeline.contamination_run import ContaminationResult, spans_cut
 from .progress import SparkStageTimer
-from .read import _read
+from .read import read_reported
 from .session import _require_spark, _session
 from .write import _to_arrow
 
@@ -72,12 +72,7 @@ def contamination_sources(inputs, evals: EvalSets, source_options: dict, *, spar
     lean = dataclasses.replace(evals, sets=[dataclasses.replace(s, documents=None)
                                             for s in evals.sets])
     with timer.stage("read"):
-        read = _read(spark, paths, **source_options)
-        try:
-            report = read.report()
-        except BaseException:
-            read.release()
-            raise
+        read, report = read_reported(spark, paths, **source_options)
     try:
         with timer.stage("match", "evaluation items in the training documents"):
             shared = spark.sparkContext.broadcast(lean)

@@ -502,6 +502,17 @@ def _bytes(value: str) -> int:
     return int(float(value[:-1] if scale > 1 else value) * scale)
 
 
+def read_reported(spark: SparkSession, inputs, **options) -> tuple[_Read, dict]:
+    """(:func:`_read` of ``inputs``, its :meth:`~_Read.report`); the read's cache released
+    when the report refuses it (nothing processed), so the caller has nothing to undo."""
+    read = _read(spark, inputs, **options)
+    try:
+        return read, read.report()
+    except BaseException:
+        read.release()
+        raise
+
+
 def read_lines(spark: SparkSession, path: str, splits: list[tuple[int, int]]) -> DataFrame:
     """(raw, record, part) of a line file read in ``splits`` (:func:`line_splits`) by
     the Python workers, as :func:`_read` reads it: ``part`` the split, ``record`` the
@@ -557,13 +568,8 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
     data = _split_bytes(path, start, end)
     if data is None:
         return
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    ends = _newlines(buffer) + 1  # each line through its "\n"
+    buffer, ends = _line_ends(data)
     ended = buffer.size > 0 and buffer[-1] == _NEWLINE
-    if not ended:
-        ends = np.append(ends, buffer.size)
-    if ends.size == 0:
-        return
     ranks = np.arange(ends.size, dtype=np.int64)
     offsets = np.empty(ends.size + 1, dtype=np.int64)
     offsets[0] = 0
@@ -582,6 +588,16 @@ def _lines_of(path: str, start: int, end: int, part: int, batch_rows: int,
         yield pa.RecordBatch.from_arrays(
             [raw, pa.array(ranks[first:first + n]), pa.array(np.full(n, part, dtype=np.int32))],
             names=["raw", "record", "part"])
+
+
+def _line_ends(data) -> tuple[np.ndarray, np.ndarray]:
+    """(data as uint8, where each of its lines ends, through its "\n"): a last line
+    without one ends at the data's end, and data of no byte is one empty line."""
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    ends = _newlines(buffer) + 1
+    if not (buffer.size and buffer[-1] == _NEWLINE):
+        ends = np.append(ends, buffer.size)
+    return buffer, ends
 
 
 def _split_bytes(path: str, start: int, end: int):
@@ -786,10 +802,9 @@ def _lines_ranked(path: str, start: int, end: int, part: int, ranks: np.ndarray
     """The lines of ranks ``ranks`` (sorted) in the split [start, end) of ``path``, as
     :func:`_lines_of` gives them (raw with its "\n", record: the rank, part)."""
     data = _split_bytes(path, start, end)
-    buffer = np.frombuffer(data if data is not None else b"", dtype=np.uint8)
-    ends = _newlines(buffer) + 1
-    if data is not None and not (buffer.size and buffer[-1] == _NEWLINE):
-        ends = np.append(ends, buffer.size)  # the last line has no "\n" (or is empty)
+    buffer, ends = _line_ends(data if data is not None else b"")
+    if data is None:
+        ends = ends[:0]
     if ranks.size and ranks[-1] >= ends.size:
         raise RuntimeError(f"{path} changed since it was read: it has fewer lines")
     begins = np.concatenate([[0], ends[:-1]])

@@ -30,7 +30,7 @@ from ..units.run import (
     with_spared,
 )
 from .progress import SparkStageTimer
-from .read import _read
+from .read import read_reported
 from .session import _require_spark, _session
 from .units import (
     _UNIT_ROW,
@@ -82,12 +82,7 @@ def repeats_run(inputs, options: UnitOptions, *, spark=None, normalize=None,
     timer = SparkStageTimer(spark, quiet)
     cached: list[DataFrame] = []
     with timer.stage("read"):
-        read = _read(spark, paths, **source_options)
-        try:
-            report = read.report()
-        except BaseException:
-            read.release()
-            raise
+        read, report = read_reported(spark, paths, **source_options)
     try:
         with timer.stage("list", f"repeated {options.unit} units"):
             table = _listing_table(read, options, normalize, top, max_chars, hashes, cached)

@@ -53,7 +53,7 @@ from ..units import RemovalRanges, UnitAnalysis, UnitOptions, characters_left, r
 from ..units import split as unit_split
 from ..units.run import UnitResult, run_counts
 from .progress import SparkStageTimer
-from .read import _read
+from .read import read_reported
 from .session import _require_spark, _session
 
 try:  # pyspark is an optional dependency (extra "spark")
@@ -103,8 +103,8 @@ def dedup_units_sources(inputs, out, options: UnitOptions, *, spark=None, normal
         spark = _session(quiet=quiet)
     timer = SparkStageTimer(spark, quiet)
     with timer.stage("read"):
-        read = _read(spark, paths, text_strings=True, **source_options)  # the text goes back
-        report = read.report()
+        # text_strings: the text goes back
+        read, report = read_reported(spark, paths, text_strings=True, **source_options)
     cached: list[DataFrame] = []
     try:
         with timer.stage("units", f"{options.unit} of {report['processed']:,} documents"):

@@ -37,6 +37,15 @@ def test_evaluate_counts_the_truth_of_brute_force_and_what_lsh_found(parquet):
     assert sum(c["pairs"] for c in evaluation.curve) >= len(truth)
 
 
+def test_evaluate_on_embeddings_writes_its_json_as_the_result(parquet, tmp_path):
+    import json
+
+    path, _ = parquet
+    out = tmp_path / "e.json"
+    evaluation = api.evaluate(path, embeddings="vec", threshold=0.9, json_path=out)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(evaluation.as_dict()))
+
+
 def test_tune_plans_the_cosine_bits():
     plan = neardup.tune(0.9, hyperplanes=1024)
     assert plan == cosine.band_plan(0.9, 1024)

@@ -205,7 +205,12 @@ def test_files_run_same_tables_and_repeated_ids_as_local_either_way(spark, corpu
     texts, ids = zip(*[(t, i) for t, i in zip(*corpus) if t.strip()])  # all documents
     ids = [ids[k] if k % 97 else ids[k // 2] for k in range(len(ids))]  # some ids again
     path = tmp_path / "docs.jsonl"
-    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
+    lines = [json.dumps({"id": i, "text": t}) for i, t in zip(ids, texts)]
+    # records that are no documents: malformed, without text, an empty text, blank lines
+    for at, line in ((0, "not json"), (40, '{"id": "x1"}'), (41, ""),
+                     (400, json.dumps({"id": "x2", "text": ""})), (900, "{]")):
+        lines.insert(at, line)
+    path.write_text("\n".join(lines) + "\n")
     options = {k: v for k, v in OPTIONS.items()}
     local = neardup.find(path, id_field="id", **options)
     result = neardup_spark.find_sources([path], id_field="id", spark=spark,
@@ -213,6 +218,9 @@ def test_files_run_same_tables_and_repeated_ids_as_local_either_way(spark, corpu
                                         **options)
     assert result.counts == local.counts
     assert local.counts["identical_copies"] > 0 and local.counts["pairs"] > 20
+    assert local.counts["documents"] == len(ids)  # the records above are not documents
+    for key in ("records_seen", "processed", "skipped", "failed"):
+        assert result.read_report[key] == local.read_report[key], key
     written = neardup.read_results(tmp_path / "spark")
     assert written.layout == "parts" and len(written.manifest["tables"]["documents"]["files"]) > 1
     # the local reader renames a repeated id (id#2, ...); Spark keeps it and counts it
